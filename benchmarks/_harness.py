@@ -1,0 +1,263 @@
+"""Shared helpers for minispore's benchmark scripts (this file owns them; scripts import it).
+
+What lives here, and why:
+
+- **Timing** (``measure``): ``time.perf_counter`` around a loop of N calls, N chosen so that one
+  repeat lasts about ``target_s`` (0.1-0.3 s), several repeats; the first call and the
+  calibration runs are warm-up and are not reported.  Samples are seconds per op.
+- **Peer discovery** (``find_peer``): torch, jax and MindSpore are never dependencies of
+  minispore; they are found in the current interpreter, through ``MINISPORE_PEER_<NAME>`` (a path
+  to a python executable), or in ``/work/venvs/<name>`` / ``~/.venvs/<name>``.
+- **Running a measurement in another interpreter** (``run_case``/``child_entry``): every
+  implementation runs in a fresh process (no state shared between frameworks, a crash or a
+  missing import becomes "skipped: <reason>").  The child imports this file (stdlib only at top
+  level, so any peer interpreter can), executes the case's code and prints one JSON line back.
+  The parent also measures the CPU that other processes used meanwhile ("foreign load"), since
+  the machine may be shared.
+- **Reporting**: number formatting, ratios, and ``print_table`` (``rich`` if importable, else a
+  plain aligned text table).
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(BENCH_DIR)
+JSON_MARKER = "@@MINISPORE_BENCH_JSON@@"
+PEER_ROOTS = ("/work/venvs", os.path.expanduser("~/.venvs"))
+
+
+# --------------------------------------------------------------------------- timing
+
+def _time_once(run, n: int) -> float:
+    t0 = time.perf_counter()
+    run(n)
+    return time.perf_counter() - t0
+
+
+def measure(run, *, target_s: float = 0.15, repeats: int = 5, max_n: int | None = None) -> dict:
+    """Time ``run(n)`` (which performs n ops, including any sync it needs at the end).
+
+    Returns ``{"n", "samples" (seconds per op, one per repeat), "first_call_s"}``.
+    """
+    first = _time_once(run, 1)                       # compile / cache fill: warm-up, reported apart
+    n, elapsed = 1, _time_once(run, 1)
+    while elapsed < target_s / 10 and (max_n is None or n < max_n):
+        n = n * 10 if elapsed < target_s / 1000 else n * 4
+        if max_n is not None:
+            n = min(n, max_n)
+        elapsed = _time_once(run, n)                 # calibration doubles as warm-up
+    n = max(1, int(n * target_s / max(elapsed, 1e-9)))
+    if max_n is not None:
+        n = min(n, max_n)
+    samples = [_time_once(run, n) / n for _ in range(repeats)]
+    return {"n": n, "samples": samples, "first_call_s": first}
+
+
+def summarize(samples: list[float]) -> tuple[float, float, float]:
+    """(median, min, max) of a list of samples."""
+    return statistics.median(samples), min(samples), max(samples)
+
+
+# --------------------------------------------------------------------------- peers
+
+def find_peer(name: str, module: str) -> tuple[str | None, str]:
+    """Find a python interpreter that can import ``module`` (a peer framework).
+
+    Order: ``MINISPORE_PEER_<NAME>`` (an explicit choice wins), the current interpreter, then
+    ``/work/venvs/<name>/bin/python`` and ``~/.venvs/<name>/bin/python``.
+    Returns ``(python_path, how_found)``, or ``(None, reason)`` when there is none.  The child
+    process still reports an import failure as a skip.
+    """
+    var = f"MINISPORE_PEER_{name.upper()}"
+    explicit = os.environ.get(var)
+    if explicit:
+        if os.path.isfile(explicit) and os.access(explicit, os.X_OK):
+            return explicit, f"${var}"
+        return None, f"${var}={explicit} is not an executable file"
+    import importlib.util
+    if importlib.util.find_spec(module) is not None:
+        return sys.executable, "current interpreter"
+    tried = [os.path.join(root, name, "bin", "python") for root in PEER_ROOTS]
+    for path in tried:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path, path
+    return None, (f"{module} not importable here, ${var} unset, no {' or '.join(tried)}"
+                  f" (see benchmarks/README.md)")
+
+
+# --------------------------------------------------------------------------- child side
+
+def _emit(obj: dict) -> None:
+    sys.stdout.write("\n" + JSON_MARKER + json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def _one_line(exc: BaseException) -> str:
+    msg = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {msg[0] if msg else ''}".strip()
+
+
+def child_entry() -> None:
+    """Entry point of the measuring process: read the case from stdin, print one JSON line.
+
+    The case's ``code`` must define ``make(shape) -> run`` or ``-> {"run": run, "max_n": int}``,
+    where ``run(n)`` performs n ops; it may define ``VERSIONS`` (a dict) and ``NOTE`` (a str).
+    An exception while executing ``code`` (typically an ImportError) becomes a skip.
+    """
+    spec = json.load(sys.stdin)
+    for p in reversed(spec.get("sys_path", [])):
+        sys.path.insert(0, p)
+    ns: dict = {"__name__": "__bench_case__"}
+    try:
+        exec(compile(spec["code"], "<bench case>", "exec"), ns)
+    except BaseException as exc:  # noqa: BLE001 - any failure to set up means "skipped"
+        _emit({"status": "skipped", "reason": _one_line(exc),
+               "traceback": traceback.format_exc()})
+        return
+    out = {"status": "ok", "python": sys.version.split()[0], "executable": sys.executable,
+           "versions": ns.get("VERSIONS", {}), "note": ns.get("NOTE", ""), "shapes": {}}
+    for shape in spec["shapes"]:
+        key = str(tuple(shape))
+        try:
+            made = ns["make"](tuple(shape))
+            run, max_n = (made["run"], made.get("max_n")) if isinstance(made, dict) else (made, None)
+            out["shapes"][key] = measure(run, target_s=spec["target_s"],
+                                         repeats=spec["repeats"], max_n=max_n)
+        except BaseException as exc:  # noqa: BLE001
+            out["shapes"][key] = {"error": _one_line(exc), "traceback": traceback.format_exc()}
+    _emit(out)
+
+
+# --------------------------------------------------------------------------- parent side
+
+def _busy_jiffies() -> int | None:
+    """CPU time (in clock ticks) used by the whole machine so far, or None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)   # idle + iowait
+    return sum(fields[:8]) - idle
+
+
+def run_case(python: str, code: str, *, shapes, target_s: float, repeats: int,
+             sys_path=(), env: dict | None = None, timeout: float = 300) -> dict:
+    """Run one case in a fresh ``python`` process (cwd: a scratch dir) and return its JSON.
+
+    Adds ``wall_s`` and ``foreign_load`` (share of all CPUs used by other processes while the
+    child ran, or None when unknown).  Never raises for a child failure: returns a skip.
+    """
+    spec = {"code": code, "shapes": [list(s) for s in shapes], "target_s": target_s,
+            "repeats": repeats, "sys_path": list(sys_path)}
+    boot = (f"import sys; sys.path.insert(0, {BENCH_DIR!r}); "
+            "import _harness; _harness.child_entry()")
+    child_env = dict(os.environ, **(env or {}))
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy0, t0 = _busy_jiffies(), time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="minispore-bench-") as scratch:
+        try:
+            proc = subprocess.run([python, "-c", boot], input=json.dumps(spec), cwd=scratch,
+                                  env=child_env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"status": "skipped", "reason": f"timed out after {timeout:.0f} s"}
+        except OSError as exc:
+            return {"status": "skipped", "reason": _one_line(exc)}
+    wall, busy1 = time.perf_counter() - t0, _busy_jiffies()
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(JSON_MARKER)]
+    if not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"status": "skipped", "reason": f"child exited {proc.returncode}: {tail}"}
+    result = json.loads(lines[-1][len(JSON_MARKER):])
+    result["wall_s"] = wall
+    result["foreign_load"] = None
+    if busy0 is not None and busy1 is not None and wall > 0:
+        hz = os.sysconf("SC_CLK_TCK")
+        child_cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
+        foreign = (busy1 - busy0) / hz - child_cpu
+        result["foreign_load"] = max(0.0, foreign / (wall * (os.cpu_count() or 1)))
+    return result
+
+
+def machine_info() -> dict:
+    """A few facts to store next to the numbers."""
+    info = {"python": sys.version.split()[0], "platform": platform.platform(),
+            "cpu_count": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return info
+
+
+# --------------------------------------------------------------------------- reporting
+
+def fmt_num(x: float | None) -> str:
+    """About 3 significant digits, never in exponent form (0.361, 8.58, 46.2, 3925)."""
+    if x is None:
+        return "-"
+    ax = abs(x)
+    if ax >= 100:
+        return f"{x:.0f}"
+    if ax >= 10:
+        return f"{x:.1f}"
+    if ax >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def fmt_cell(median: float, lo: float, hi: float) -> str:
+    """'median (min–max)'."""
+    return f"{fmt_num(median)} ({fmt_num(lo)}\u2013{fmt_num(hi)})"
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    """a / b, or None when either is missing or b is zero."""
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def print_table(headers: list[str], rows: list[list[str]], title: str = "") -> None:
+    """Print a table: with ``rich`` when it is importable, else as aligned plain text."""
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        Console = None
+    if Console is not None:
+        table = Table(title=title or None)
+        for i, h in enumerate(headers):
+            table.add_column(h, justify="left" if i == 0 else "right")
+        for row in rows:
+            table.add_row(*row)
+        Console(width=max(120, shutil.get_terminal_size().columns)).print(table)
+        return
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths)))
+    if title:
+        print(title)
+    print(line(headers))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print(line(row))

@@ -1,0 +1,1 @@
+"""Device backends: cpu (numba), gpu (cupy), ascend_sim (simulated Ascend NPU)."""

@@ -1,0 +1,32 @@
+"""The CPU backend: buffers are C-contiguous numpy arrays; elementwise kernels are generated numba
+loops (elementwise.py, codegen.py); the rest is in kernels.py. Always available."""
+from __future__ import annotations
+
+from ...core.device import Backend
+from . import kernels
+from .elementwise import elementwise_kernel
+
+
+class CPUBackend(Backend):
+    name = "CPU"
+
+    def elementwise_supported(self) -> bool:
+        return True
+
+    def elementwise_kernel(self, op, in_metas, attrs, out_meta):
+        return elementwise_kernel(op, in_metas, attrs, out_meta)
+
+
+_backend: CPUBackend | None = None
+
+
+def available() -> tuple[bool, str]:
+    return True, ""
+
+
+def get() -> CPUBackend:
+    global _backend
+    if _backend is None:
+        _backend = CPUBackend()
+        kernels.register_all(_backend)
+    return _backend

@@ -1,0 +1,74 @@
+"""Non-elementwise CPU kernels: matmul through BLAS (numpy's, the same OpenBLAS numba's np.dot
+calls), reductions through numpy's SIMD loops, and data movement/indexing ops through their numpy
+reference (they move memory; a generated loop would not beat numpy's memcpy-based kernels).
+Every output is a fresh or immutable C-contiguous array of exactly the declared dtype."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.primitive import REGISTRY
+from .elementwise import cpu_np
+
+# ops whose CPU kernel is their numpy reference (see the module docstring)
+REF_KERNEL_OPS = (
+    "cast", "reshape", "transpose", "concat", "split", "strided_slice", "strided_slice_grad",
+    "gather", "scatter_add", "scatter_update", "slice_update", "broadcast_to", "tile", "fill",
+    "arange", "fill_like", "one_hot", "stop_gradient", "softmax", "log_softmax", "argmax",
+    "argmin", "logsumexp", "prod", "mean",
+)
+
+
+def _contig(a, np_dtype):
+    a = np.asarray(a)
+    if a.dtype != np_dtype:
+        a = a.astype(np_dtype)
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
+def ref_kernel(op):
+    def factory(in_metas, attrs, out_meta):
+        ref = op.ref
+        if isinstance(out_meta, tuple) and not hasattr(out_meta, "dtype"):
+            dts = [m.dtype.np for m in out_meta]
+            return lambda *bufs: tuple(_contig(r, d) for r, d in zip(ref(*bufs, **attrs), dts))
+        odt = out_meta.dtype.np
+        return lambda *bufs: _contig(ref(*bufs, **attrs), odt)
+    return factory
+
+
+def register_all(backend) -> None:
+    for name in REF_KERNEL_OPS:
+        backend.register(name)(ref_kernel(REGISTRY[name]))
+
+    @backend.register("matmul")
+    def matmul(in_metas, attrs, out_meta):
+        ta, tb = attrs["transpose_a"], attrs["transpose_b"]
+        c = cpu_np(out_meta.dtype)
+        odt = out_meta.dtype.np
+        cast = [m.dtype.np != c for m in in_metas]
+
+        def run(a, b):
+            if cast[0]:
+                a = a.astype(c)
+            if cast[1]:
+                b = b.astype(c)
+            r = np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b)
+            return _contig(r, odt)
+        return run
+
+    def reduction(np_fn):
+        def factory(in_metas, attrs, out_meta):
+            axis, keep = attrs["axis"], attrs["keep_dims"]
+            odt = out_meta.dtype.np
+            c = cpu_np(out_meta.dtype) if out_meta.dtype.is_float else None
+
+            def run(x):
+                if c is not None and x.dtype != c:
+                    x = x.astype(c)
+                return _contig(np_fn(x, axis=axis, keepdims=keep), odt)
+            return run
+        return factory
+
+    backend.register("sum")(reduction(np.sum))
+    backend.register("max")(reduction(np.max))
+    backend.register("min")(reduction(np.min))

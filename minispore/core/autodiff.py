@@ -1,0 +1,210 @@
+"""User-facing autodiff: `grad`, `value_and_grad`, `GradOperation`, with MindSpore's exact return
+structures (notes/mindspore.md section 5). In PyNative mode they run the function once while the
+tape records (pynative.TAPE), then chain the recorded bprops backwards."""
+from __future__ import annotations
+
+from . import context
+from .pynative import TAPE, Leaf, backward
+from .tensor import Parameter, ParameterTuple, Tensor
+
+
+def _ones_like(t: Tensor) -> Tensor:
+    from .ops.array import ones_like
+    return ones_like(t)
+
+
+def _zeros_like(t: Tensor) -> Tensor:
+    from .ops.array import zeros_like
+    return zeros_like(t)
+
+
+def _flatten_outputs(out) -> list:
+    if isinstance(out, Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _flatten_outputs(o)]
+    return []
+
+
+def _detach(obj):
+    if isinstance(obj, Tensor):
+        obj._node = None
+    elif isinstance(obj, (tuple, list)):
+        for o in obj:
+            _detach(o)
+
+
+def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tuple,
+                   has_aux: bool, sens=None):
+    """Run fn(*args) on the tape; return (output, input grads, weight grads).
+
+    Grads for non-Tensor inputs are () (MindSpore PyNative); unreachable inputs get zeros."""
+    for p in positions:
+        if not -len(args) <= p < len(args):
+            raise ValueError(f"grad: grad_position {p} is out of range for {len(args)} "
+                             f"positional input(s)")
+    watched = [args[p] for p in positions] + list(weights)
+    marked = []
+    for t in watched:
+        if isinstance(t, Tensor) and t._node is None:
+            t._node = Leaf()
+            marked.append(t)
+    targets = [t._node if isinstance(t, Tensor) else None for t in watched]
+    TAPE.depth += 1
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        TAPE.depth -= 1
+    try:
+        if has_aux:
+            if not isinstance(out, (tuple, list)) or len(out) < 2:
+                raise ValueError("grad: has_aux=True needs fn to return a tuple (output, aux...)")
+            diff_out = _flatten_outputs(out[0])
+        else:
+            diff_out = _flatten_outputs(out)
+        if not diff_out:
+            raise TypeError(f"grad: the function must return a Tensor (or a tuple of Tensors), "
+                            f"got {type(out).__name__}")
+        if sens is None:
+            sens_list = [_ones_like(t) for t in diff_out]
+        else:
+            sens_list = _flatten_outputs(sens)
+            if len(sens_list) != len(diff_out):
+                raise ValueError(f"grad: sens has {len(sens_list)} tensor(s) for "
+                                 f"{len(diff_out)} output(s)")
+        live = [t for t in targets if t is not None]
+        got = dict(zip(map(id, live), backward(diff_out, sens_list, live)))
+        grads = []
+        for t, target in zip(watched, targets):
+            if target is None:
+                grads.append(())
+                continue
+            g = got.get(id(target))
+            grads.append(g if g is not None else _zeros_like(t))
+    finally:
+        for t in marked:
+            t._node = None
+    if TAPE.depth == 0:
+        _detach(out)
+        _detach(grads)
+    return out, grads[:len(positions)], grads[len(positions):]
+
+
+def _positions(grad_position) -> tuple[tuple, bool]:
+    """(positions, single): an int or a 1-tuple gives one bare Tensor."""
+    if grad_position is None:
+        return (), False
+    if isinstance(grad_position, int) and not isinstance(grad_position, bool):
+        return (grad_position,), True
+    if isinstance(grad_position, (tuple, list)) and all(
+            isinstance(p, int) and not isinstance(p, bool) for p in grad_position):
+        return tuple(grad_position), len(grad_position) == 1
+    raise TypeError(f"grad: grad_position must be an int, a tuple of ints or None, got "
+                    f"{grad_position!r}")
+
+
+def _weights(weights) -> tuple[tuple, bool]:
+    if weights is None:
+        return (), False
+    if isinstance(weights, Parameter):
+        return (weights,), True
+    if isinstance(weights, (list, tuple, ParameterTuple)):
+        for w in weights:
+            if not isinstance(w, Tensor):
+                raise TypeError(f"grad: weights must be Parameters, got {type(w).__name__}")
+        return tuple(weights), False
+    raise TypeError(f"grad: weights must be a Parameter, a list or a ParameterTuple, got "
+                    f"{type(weights).__name__}")
+
+
+def _structure(pos_grads, w_grads, positions, weights, single_pos, single_w, return_ids):
+    if return_ids:
+        pos_grads = [(p, g) for p, g in zip(positions, pos_grads)]
+        w_grads = [(w.name if isinstance(w, Parameter) else i, g)
+                   for i, (w, g) in enumerate(zip(weights, w_grads))]
+    pg = pos_grads[0] if single_pos else tuple(pos_grads)
+    wg = w_grads[0] if single_w else tuple(w_grads)
+    if positions and weights:
+        return pg, wg
+    return pg if positions else wg
+
+
+def _grad_impl(fn, grad_position, weights, has_aux, return_ids, sens_param, with_value):
+    positions, single_pos = _positions(grad_position)
+    wts, single_w = _weights(weights)
+    if not positions and not wts:
+        raise ValueError("`grad_position` and `weight` can not be None at the same time.")
+
+    def wrapper(*args, **kwargs):
+        sens = None
+        if sens_param:
+            if "sens" in kwargs:
+                sens = kwargs.pop("sens")
+            else:
+                if not args:
+                    raise TypeError("grad: sens_param=True needs the sensitivity as the last "
+                                    "argument")
+                args, sens = args[:-1], args[-1]
+        _check_mode(fn)
+        out, pg, wg = run_with_grads(fn, args, kwargs, positions, wts, has_aux, sens)
+        g = _structure(pg, wg, positions, wts, single_pos, single_w, return_ids)
+        if has_aux:
+            aux = tuple(out[1:])
+            return (tuple(out), g) if with_value else (g, aux)
+        return (out, g) if with_value else g
+    return wrapper
+
+
+def _check_mode(fn) -> None:
+    if context.mode() == context.GRAPH_MODE and hasattr(fn, "construct"):
+        from ..nn.cell import graph_mode_unavailable
+        graph_mode_unavailable(fn)
+
+
+def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False, sens_param=False):
+    """A function computing the gradient of `fn` (MindSpore's `ms.grad`)."""
+    return _grad_impl(fn, grad_position, weights, has_aux, return_ids, sens_param, False)
+
+
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False,
+                   sens_param=False):
+    """Like `grad`, returning `(value, grads)` (`((out, aux...), grads)` with has_aux)."""
+    return _grad_impl(fn, grad_position, weights, has_aux, return_ids, sens_param, True)
+
+
+class GradOperation:
+    """MindSpore's `ops.GradOperation(get_all=False, get_by_list=False, sens_param=False)`:
+    `GradOperation(...)(fn[, weights])(*inputs[, sens])`."""
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        self.get_all, self.get_by_list, self.sens_param = get_all, get_by_list, sens_param
+
+    def __call__(self, fn, weights=None):
+        if self.get_by_list and weights is None:
+            raise TypeError("GradOperation(get_by_list=True) needs the weights: "
+                            "GradOperation(get_by_list=True)(net, ParameterTuple(...))")
+        wts = tuple(weights) if (self.get_by_list and weights is not None) else ()
+        op = self
+
+        def grad_fn(*args):
+            sens = None
+            if op.sens_param:
+                if not args:
+                    raise TypeError("GradOperation(sens_param=True): pass the sensitivity as the "
+                                    "last input")
+                args, sens = args[:-1], args[-1]
+            _check_mode(fn)
+            positions = tuple(range(len(args))) if op.get_all else ((0,) if args else ())
+            if not op.get_by_list and not positions:
+                raise ValueError("GradOperation: the function has no input to differentiate")
+            out, pg, wg = run_with_grads(fn, args, {}, positions if (op.get_all or not
+                                                                     op.get_by_list) else (),
+                                         wts, False, sens)
+            if op.get_all and op.get_by_list:
+                return tuple(pg), tuple(wg)
+            if op.get_by_list:
+                return tuple(wg)
+            if op.get_all:
+                return tuple(pg)
+            return pg[0]
+        return grad_fn

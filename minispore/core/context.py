@@ -1,0 +1,113 @@
+"""Process-wide context: execution mode, device target and graph options (MindSpore's
+`set_context` / `get_context` / `set_device`). Unknown keys and bad values raise ValueError
+listing the valid choices; a device whose backend cannot be used raises RuntimeError saying why."""
+from __future__ import annotations
+
+from typing import Any
+
+GRAPH_MODE = 0
+PYNATIVE_MODE = 1
+
+_TARGETS = ("CPU", "GPU", "Ascend")
+_JIT_LEVELS = ("O0", "O1", "O2")
+
+_state: dict[str, Any] = {
+    # NOTE: GRAPH_MODE is the default by design (the user asked for static graph first), unlike
+    # MindSpore >= 2.0 whose default is PYNATIVE_MODE.
+    "mode": GRAPH_MODE,
+    "device_target": "CPU",
+    "device_id": 0,
+    "jit_level": "O0",          # issue 3 picks the default by measurement
+    "save_graphs": False,
+    "save_graphs_path": ".",
+}
+
+
+def _check_choice(key, value, choices):
+    if value not in choices:
+        raise ValueError(f"set_context: {key}={value!r} is not valid; choose one of "
+                         f"{', '.join(repr(c) for c in choices)}")
+
+
+def _set_mode(v):
+    if isinstance(v, bool) or v not in (GRAPH_MODE, PYNATIVE_MODE):
+        raise ValueError(f"set_context: mode={v!r} is not valid; use ms.GRAPH_MODE (0) or "
+                         f"ms.PYNATIVE_MODE (1)")
+    _state["mode"] = v
+
+
+def _set_device_target(v):
+    _check_choice("device_target", v, _TARGETS)
+    from .device import get_backend
+    get_backend(v)                       # raises RuntimeError naming why it is not usable
+    _state["device_target"] = v
+
+
+def _set_device_id(v):
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"set_context: device_id={v!r} is not valid; use an int >= 0")
+    _state["device_id"] = v
+
+
+def _set_jit_level(v):
+    _check_choice("jit_level", v, _JIT_LEVELS)
+    _state["jit_level"] = v
+
+
+def _set_save_graphs(v):
+    if v not in (True, False, 0, 1, 2, 3):
+        raise ValueError(f"set_context: save_graphs={v!r} is not valid; use True/False or 0-3")
+    _state["save_graphs"] = bool(v)
+
+
+def _set_save_graphs_path(v):
+    if not isinstance(v, str) or not v:
+        raise ValueError(f"set_context: save_graphs_path={v!r} is not valid; use a directory path")
+    _state["save_graphs_path"] = v
+
+
+_SETTERS = {
+    "mode": _set_mode,
+    "device_target": _set_device_target,
+    "device_id": _set_device_id,
+    "jit_level": _set_jit_level,
+    "save_graphs": _set_save_graphs,
+    "save_graphs_path": _set_save_graphs_path,
+}
+
+
+def set_context(**kwargs) -> None:
+    """Set context options; all are validated before any is applied."""
+    unknown = [k for k in kwargs if k not in _SETTERS]
+    if unknown:
+        raise ValueError(f"set_context: unknown keyword argument(s) {', '.join(unknown)}; valid: "
+                         f"{', '.join(_SETTERS)}")
+    saved = dict(_state)
+    try:
+        for k, v in kwargs.items():
+            _SETTERS[k](v)
+    except Exception:
+        _state.update(saved)
+        raise
+
+
+def get_context(key: str):
+    if key not in _state:
+        raise ValueError(f"get_context: unknown key {key!r}; valid: {', '.join(_state)}")
+    return _state[key]
+
+
+def set_device(device_target: str, device_id: int | None = None) -> None:
+    """MindSpore 2.x `set_device`."""
+    kw = {"device_target": device_target}
+    if device_id is not None:
+        kw["device_id"] = device_id
+    set_context(**kw)
+
+
+def mode() -> int:
+    return _state["mode"]
+
+
+def device_target() -> str:
+    return _state["device_target"]

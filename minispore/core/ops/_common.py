@@ -1,0 +1,77 @@
+"""Helpers shared by the op declarations: the elementwise declaration, dtype rules, and
+`sum_to` (reducing a broadcast gradient back to an input's shape)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as dt
+from ..errors import DTypeError
+from ..primitive import ELEMENTWISE, Meta, apply, defop
+from ..shape import broadcast_shapes
+
+# dtype rules for elementwise ops: in_dtypes -> (per-input compute dtypes, output dtype)
+SAME, FLOAT, COMPARE, LOGICAL = "same", "float", "compare", "logical"
+
+
+def _dtype_names(ds) -> str:
+    return ", ".join(str(d) for d in ds)
+
+
+def make_compute(name: str, rule: str, allowed):
+    def compute(in_dtypes):
+        if rule == LOGICAL:
+            return (dt.bool_,) * len(in_dtypes), dt.bool_
+        c = in_dtypes[0]
+        for d in in_dtypes[1:]:
+            c = dt.promote(c, d)
+        if rule == FLOAT and c.kind != "f":
+            c = dt.float32
+        if allowed is not None and c not in allowed:
+            raise DTypeError(f"{name}: dtype {c} (from inputs {_dtype_names(in_dtypes)}) is not "
+                             f"supported; supported: {_dtype_names(allowed)}. Cast the input "
+                             f"with .astype(), e.g. x.astype(ms.float32)")
+        return (c,) * len(in_dtypes), (dt.bool_ if rule == COMPARE else c)
+    return compute
+
+
+def ref_array_dtype(d: dt.DType) -> np.dtype:
+    """numpy computes half types poorly (bf16 has few ufuncs): references run them in float32."""
+    return np.dtype(np.float32) if d in (dt.float16, dt.bfloat16) else d.np
+
+
+def elementwise(name, arity, scalar, np_fn, bprop=None, rule=SAME, allowed=None,
+                differentiable=True, attrs=None):
+    """Declare an elementwise primitive from its scalar template and numpy function."""
+    compute = make_compute(name, rule, allowed)
+
+    def infer(*xs, **attrs_):
+        shape = broadcast_shapes(name, *(x.shape for x in xs))
+        return Meta(shape, compute(tuple(x.dtype for x in xs))[1])
+
+    def ref(*arrays, **attrs_):
+        cdts, out = compute(tuple(dt.to_dtype(a.dtype) for a in arrays))
+        args = [np.asarray(a).astype(ref_array_dtype(c)) for a, c in zip(arrays, cdts)]
+        with np.errstate(all="ignore"):
+            r = np_fn(*args, **attrs_)
+        return np.asarray(r).astype(out.np)
+
+    return defop(name, kind=ELEMENTWISE, infer=infer, ref=ref, bprop=bprop, scalar=scalar,
+                 compute=compute, arity=arity, differentiable=differentiable,
+                 attrs=attrs or {})
+
+
+def sum_to(g, shape: tuple):
+    """Sum a broadcast gradient `g` down to `shape` (the inverse of broadcasting)."""
+    if g.shape == tuple(shape):
+        return g
+    from .reduce import sum as _sum
+    from .array import reshape
+    lead = len(g.shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(shape) if d == 1 and g.shape[lead + i] != 1)
+    return reshape(_sum(g, axes, True), shape) if axes else reshape(g, shape)
+
+
+def call(op, *inputs, **attrs):
+    """apply, for use inside declarations and bprops."""
+    return apply(op, *inputs, **attrs)

@@ -1,0 +1,544 @@
+"""Shape, data-movement, indexing and creation primitives and their functional API:
+reshape, transpose, expand_dims, squeeze, concat, stack, split, strided_slice (+ its gradient),
+gather, scatter_add, slice/scatter updates (for __setitem__), broadcast_to, tile, fill, arange,
+zeros/ones(_like), one_hot, stop_gradient."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import dtype as dt
+from ..errors import DTypeError, ShapeError
+from ..primitive import Meta, apply, defop
+from ..shape import broadcast_shapes, normalize_axis, size_of
+from ._common import sum_to
+
+
+def _shape_arg(op, shape) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        return tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{op}: shape must be an int or a tuple of ints, got {shape!r}") from None
+
+
+# ---------------------------------------------------------------- reshape & co ------------------
+def _reshape_infer(x, shape):
+    n = size_of(x.shape)
+    shape = tuple(shape)
+    if shape.count(-1) > 1 or any(d < -1 for d in shape):
+        raise ShapeError(f"reshape: target shape {shape} may contain at most one -1 and no other "
+                         f"negative size")
+    if -1 in shape:
+        rest = size_of(tuple(d for d in shape if d != -1))
+        if rest == 0 or n % rest:
+            raise ShapeError(f"reshape: cannot reshape a tensor of shape {x.shape} ({n} elements) "
+                             f"into {shape}; the -1 cannot be resolved")
+        shape = tuple(n // rest if d == -1 else d for d in shape)
+    if size_of(shape) != n:
+        raise ShapeError(f"reshape: cannot reshape a tensor of shape {x.shape} ({n} elements) "
+                         f"into {shape} ({size_of(shape)} elements); the element counts must match")
+    return Meta(shape, x.dtype)
+
+
+RESHAPE = defop("reshape", infer=_reshape_infer, ref=lambda x, shape: x.reshape(shape),
+                bprop=lambda i, o, g, shape: (reshape(g, i[0].shape),), attrs={"shape": ()},
+                arity=1)
+
+
+def _transpose_infer(x, perm):
+    if sorted(perm) != list(range(len(x.shape))):
+        raise ShapeError(f"transpose: perm {tuple(perm)} is not a permutation of the "
+                         f"{len(x.shape)} axes of shape {x.shape}")
+    return Meta(tuple(x.shape[p] for p in perm), x.dtype)
+
+
+TRANSPOSE = defop("transpose", infer=_transpose_infer,
+                  ref=lambda x, perm: np.transpose(x, perm),
+                  bprop=lambda i, o, g, perm: (transpose(g, tuple(np.argsort(perm).tolist())),),
+                  attrs={"perm": ()}, arity=1)
+
+
+def _concat_infer(*xs, axis):
+    if not xs:
+        raise ValueError("concat: needs at least one tensor")
+    r = len(xs[0].shape)
+    a = normalize_axis("concat", axis, r)
+    for k, x in enumerate(xs):
+        if len(x.shape) != r or any(x.shape[d] != xs[0].shape[d] for d in range(r) if d != a):
+            raise ShapeError(f"concat: tensor {k} has shape {x.shape}, incompatible with "
+                             f"{xs[0].shape} along axis {axis}; all dims except the axis must "
+                             f"match")
+    c = xs[0].dtype
+    for x in xs[1:]:
+        c = dt.promote(c, x.dtype)
+    shape = list(xs[0].shape)
+    shape[a] = builtins.sum(x.shape[a] for x in xs)
+    return Meta(tuple(shape), c)
+
+
+def _concat_ref(*xs, axis):
+    out = _concat_infer(*[Meta(x.shape, dt.to_dtype(x.dtype)) for x in xs], axis=axis)
+    return np.concatenate([x.astype(out.dtype.np) for x in xs], axis=axis)
+
+
+def _concat_bprop(i, o, g, axis):
+    a = normalize_axis("concat", axis, len(o.shape))
+    sizes = tuple(x.shape[a] for x in i)
+    return split(g, sizes, a) if len(i) > 1 else (g,)
+
+
+CONCAT = defop("concat", infer=_concat_infer, ref=_concat_ref, bprop=_concat_bprop,
+               attrs={"axis": 0}, arity=None)
+
+
+def _split_infer(x, sizes, axis):
+    a = normalize_axis("split", axis, len(x.shape))
+    if builtins.sum(sizes) != x.shape[a] or any(s < 0 for s in sizes):
+        raise ShapeError(f"split: sizes {tuple(sizes)} do not add up to {x.shape[a]}, the length "
+                         f"of axis {axis} of shape {x.shape}")
+    return tuple(Meta(x.shape[:a] + (s,) + x.shape[a + 1:], x.dtype) for s in sizes)
+
+
+def _split_ref(x, sizes, axis):
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+
+def _split_bprop(i, o, g, sizes, axis):
+    gs = [gi if gi is not None else zeros(oi.shape, oi.dtype) for gi, oi in zip(g, o)]
+    return (concat(gs, axis),)
+
+
+SPLIT = defop("split", infer=_split_infer, ref=_split_ref, bprop=_split_bprop,
+              attrs={"sizes": (), "axis": 0}, arity=1)
+
+
+# ---------------------------------------------------------------- slicing & gather --------------
+def _slice_meta(op, shape, begin, end, strides):
+    if not (len(begin) == len(end) == len(strides) == len(shape)):
+        raise ShapeError(f"{op}: begin/end/strides must each have {len(shape)} entries (one per "
+                         f"axis of shape {shape})")
+    if any(s == 0 for s in strides):
+        raise ValueError(f"{op}: slice step cannot be zero")
+    return tuple(len(range(b, e, s)) for b, e, s in zip(begin, end, strides))
+
+
+def _py_slices(begin, end, strides):
+    # begin/end are already normalised to [0, dim] (or -1 as the end of a negative step)
+    return tuple(slice(b, (None if e == -1 else e), s) for b, e, s in zip(begin, end, strides))
+
+
+def _ss_infer(x, begin, end, strides):
+    return Meta(_slice_meta("strided_slice", x.shape, begin, end, strides), x.dtype)
+
+
+STRIDED_SLICE = defop(
+    "strided_slice", infer=_ss_infer,
+    ref=lambda x, begin, end, strides: x[_py_slices(begin, end, strides)],
+    bprop=lambda i, o, g, begin, end, strides: (
+        apply(STRIDED_SLICE_GRAD, g, shape=i[0].shape, begin=begin, end=end, strides=strides),),
+    attrs={"begin": (), "end": (), "strides": ()}, arity=1)
+
+
+def _ssg_infer(g, shape, begin, end, strides):
+    want = _slice_meta("strided_slice_grad", tuple(shape), begin, end, strides)
+    if tuple(g.shape) != want:
+        raise ShapeError(f"strided_slice_grad: gradient shape {g.shape} != slice shape {want}")
+    return Meta(tuple(shape), g.dtype)
+
+
+def _ssg_ref(g, shape, begin, end, strides):
+    out = np.zeros(shape, g.dtype)
+    out[_py_slices(begin, end, strides)] = g
+    return out
+
+
+STRIDED_SLICE_GRAD = defop(
+    "strided_slice_grad", infer=_ssg_infer, ref=_ssg_ref,
+    bprop=lambda i, o, g, shape, begin, end, strides: (
+        apply(STRIDED_SLICE, g, begin=begin, end=end, strides=strides),),
+    attrs={"shape": (), "begin": (), "end": (), "strides": ()}, arity=1)
+
+
+def _check_index(op, idx):
+    if idx.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: indices must be an integer tensor, got {idx.dtype}; cast with "
+                         f".astype(ms.int32)")
+
+
+def _gather_infer(x, idx, axis):
+    _check_index("gather", idx)
+    a = normalize_axis("gather", axis, len(x.shape))
+    return Meta(x.shape[:a] + tuple(idx.shape) + x.shape[a + 1:], x.dtype)
+
+
+def _gather_ref(x, idx, axis):
+    a = axis % x.ndim
+    n = x.shape[a]
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"gather: index out of range for axis {axis} of size {n}")
+    return np.take(x, idx, axis=a)
+
+
+GATHER = defop("gather", infer=_gather_infer, ref=_gather_ref,
+               bprop=lambda i, o, g, axis: (
+                   scatter_add(zeros(i[0].shape, g.dtype), i[1], g, axis), None),
+               attrs={"axis": 0}, arity=2)
+
+
+def _scatter_infer(op):
+    def infer(x, idx, upd, axis):
+        _check_index(op, idx)
+        a = normalize_axis(op, axis, len(x.shape))
+        want = x.shape[:a] + tuple(idx.shape) + x.shape[a + 1:]
+        try:
+            broadcast_shapes(op, upd.shape, want)
+        except ShapeError:
+            raise ShapeError(f"{op}: updates of shape {upd.shape} do not fit the indexed region "
+                             f"{want} of a tensor of shape {x.shape}") from None
+        return Meta(tuple(x.shape), x.dtype)
+    return infer
+
+
+def _scatter_add_ref(x, idx, upd, axis):
+    a = axis % x.ndim
+    out = np.array(x, copy=True)
+    want = x.shape[:a] + idx.shape + x.shape[a + 1:]
+    u = np.broadcast_to(upd, want).astype(x.dtype)
+    ix = (slice(None),) * a + (idx,)
+    np.add.at(out, ix, u)
+    return out
+
+
+def _scatter_update_ref(x, idx, upd, axis):
+    a = axis % x.ndim
+    out = np.array(x, copy=True)
+    want = x.shape[:a] + idx.shape + x.shape[a + 1:]
+    out[(slice(None),) * a + (idx,)] = np.broadcast_to(upd, want).astype(x.dtype)
+    return out
+
+
+SCATTER_ADD = defop("scatter_add", infer=_scatter_infer("scatter_add"), ref=_scatter_add_ref,
+                    bprop=lambda i, o, g, axis: (g, None, sum_to(gather(g, i[1], axis),
+                                                                 i[2].shape)),
+                    attrs={"axis": 0}, arity=3)
+
+
+def _scatter_update_bprop(i, o, g, axis):
+    x, idx, upd = i
+    gx = apply(SCATTER_UPDATE, g, idx, zeros((), g.dtype), axis=axis)
+    return gx, None, sum_to(gather(g, idx, axis), upd.shape)
+
+
+SCATTER_UPDATE = defop("scatter_update", infer=_scatter_infer("scatter_update"),
+                       ref=_scatter_update_ref, bprop=_scatter_update_bprop,
+                       attrs={"axis": 0}, arity=3)
+
+
+def _slice_update_infer(x, v, begin, end, strides):
+    region = _slice_meta("setitem", x.shape, begin, end, strides)
+    try:
+        broadcast_shapes("setitem", v.shape, region)
+    except ShapeError:
+        raise ShapeError(f"setitem: value of shape {v.shape} cannot be broadcast to the indexed "
+                         f"region {region} of a tensor of shape {x.shape}") from None
+    if len(broadcast_shapes("setitem", v.shape, region)) > len(region):
+        raise ShapeError(f"setitem: value of shape {v.shape} has more dims than the region "
+                         f"{region}")
+    return Meta(tuple(x.shape), x.dtype)
+
+
+def _slice_update_ref(x, v, begin, end, strides):
+    out = np.array(x, copy=True)
+    out[_py_slices(begin, end, strides)] = v.astype(x.dtype)
+    return out
+
+
+def _slice_update_bprop(i, o, g, begin, end, strides):
+    x, v = i
+    gx = apply(SLICE_UPDATE, g, zeros((), g.dtype), begin=begin, end=end, strides=strides)
+    gv = apply(STRIDED_SLICE, g, begin=begin, end=end, strides=strides)
+    return gx, sum_to(gv, v.shape)
+
+
+SLICE_UPDATE = defop("slice_update", infer=_slice_update_infer, ref=_slice_update_ref,
+                     bprop=_slice_update_bprop,
+                     attrs={"begin": (), "end": (), "strides": ()}, arity=2)
+
+
+# ---------------------------------------------------------------- broadcast, tile ---------------
+def _bt_infer(x, shape):
+    shape = tuple(shape)
+    if len(shape) < len(x.shape) or broadcast_shapes("broadcast_to", x.shape, shape) != shape:
+        raise ShapeError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}; each dim "
+                         f"must equal the target or be 1")
+    return Meta(shape, x.dtype)
+
+
+BROADCAST_TO = defop("broadcast_to", infer=_bt_infer,
+                     ref=lambda x, shape: np.broadcast_to(x, shape).copy(),
+                     bprop=lambda i, o, g, shape: (sum_to(g, i[0].shape),),
+                     attrs={"shape": ()}, arity=1)
+
+
+def _tile_infer(x, reps):
+    reps = tuple(reps)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions {reps} must be >= 0")
+    nd = builtins.max(len(reps), len(x.shape))
+    s = (1,) * (nd - len(x.shape)) + tuple(x.shape)
+    r = (1,) * (nd - len(reps)) + reps
+    return Meta(tuple(a * b for a, b in zip(s, r)), x.dtype)
+
+
+def _tile_bprop(i, o, g, reps):
+    x = i[0]
+    nd = len(o.shape)
+    s = (1,) * (nd - len(x.shape)) + tuple(x.shape)
+    r = (1,) * (nd - len(reps)) + tuple(reps)
+    inter = builtins.sum(((rr, ss) for rr, ss in zip(r, s)), ())
+    from .reduce import sum as _sum
+    gs = _sum(reshape(g, inter), tuple(range(0, 2 * nd, 2)))
+    return (reshape(gs, x.shape),)
+
+
+TILE = defop("tile", infer=_tile_infer, ref=lambda x, reps: np.tile(x, reps), bprop=_tile_bprop,
+             attrs={"reps": ()}, arity=1)
+
+
+# ---------------------------------------------------------------- creation ----------------------
+def _fill_infer(shape, value, dtype):
+    return Meta(tuple(shape), dt.to_dtype(dtype))
+
+
+FILL = defop("fill", infer=_fill_infer,
+             ref=lambda shape, value, dtype: np.full(shape, value, dt.to_dtype(dtype).np),
+             attrs={"shape": (), "value": 0, "dtype": dt.float32}, arity=0, differentiable=False)
+
+
+def _arange_infer(start, stop, step, dtype):
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    return Meta((len(range(0, _ceil_div(stop - start, step))),), dt.to_dtype(dtype))
+
+
+def _ceil_div(a, b):
+    return int(np.ceil(a / b)) if (a / b) > 0 else 0
+
+
+ARANGE = defop("arange", infer=_arange_infer,
+               ref=lambda start, stop, step, dtype: np.arange(start, stop, step).astype(
+                   dt.to_dtype(dtype).np),
+               attrs={"start": 0, "stop": 1, "step": 1, "dtype": dt.int64}, arity=0,
+               differentiable=False)
+
+
+def _like_infer(x, value, dtype):
+    return Meta(tuple(x.shape), dt.to_dtype(dtype) if dtype is not None else x.dtype)
+
+
+FILL_LIKE = defop("fill_like", infer=_like_infer,
+                  ref=lambda x, value, dtype: np.full(
+                      x.shape, value, (dt.to_dtype(dtype).np if dtype is not None else x.dtype)),
+                  attrs={"value": 0, "dtype": None}, arity=1, differentiable=False)
+
+
+def _one_hot_infer(idx, depth, on_value, off_value, axis):
+    _check_index("one_hot", idx)
+    if depth < 0:
+        raise ValueError(f"one_hot: depth must be >= 0, got {depth}")
+    r = len(idx.shape) + 1
+    a = normalize_axis("one_hot", axis, r)
+    s = list(idx.shape)
+    s.insert(a, depth)
+    return Meta(tuple(s), _one_hot_dtype(on_value, off_value))
+
+
+def _one_hot_dtype(on, off):
+    return dt.float32 if isinstance(on, float) or isinstance(off, float) else dt.int64
+
+
+def _one_hot_ref(idx, depth, on_value, off_value, axis):
+    eye = (np.arange(depth) == idx[..., None])
+    out = np.where(eye, on_value, off_value).astype(_one_hot_dtype(on_value, off_value).np)
+    return np.moveaxis(out, -1, axis)
+
+
+ONE_HOT = defop("one_hot", infer=_one_hot_infer, ref=_one_hot_ref,
+                attrs={"depth": 1, "on_value": 1.0, "off_value": 0.0, "axis": -1}, arity=1,
+                differentiable=False)
+
+STOP_GRADIENT = defop("stop_gradient", infer=lambda x: Meta(tuple(x.shape), x.dtype),
+                      ref=lambda x: x, bprop=lambda i, o, g: (None,), arity=1)
+
+
+# ---------------------------------------------------------------- functional API ----------------
+def reshape(input, shape):
+    """A tensor with the same elements in `shape` (one -1 is inferred)."""
+    return apply(RESHAPE, input, shape=_shape_arg("reshape", shape))
+
+
+def transpose(input, input_perm):
+    """Permute the axes (MindSpore's ops.transpose(input, input_perm))."""
+    perm = tuple(int(p) for p in input_perm)
+    n = len(perm)
+    perm = tuple(p % n if -n <= p < n else p for p in perm)
+    return apply(TRANSPOSE, input, perm=perm)
+
+
+def permute(input, dims):
+    return transpose(input, dims)
+
+
+def expand_dims(input, axis):
+    """Insert a size-1 axis at `axis`."""
+    shape = tuple(input.shape)
+    a = normalize_axis("expand_dims", axis, len(shape) + 1)
+    return reshape(input, shape[:a] + (1,) + shape[a:])
+
+
+unsqueeze = expand_dims
+
+
+def squeeze(input, axis=None):
+    """Remove size-1 axes (all of them, or those in `axis`)."""
+    shape = tuple(input.shape)
+    if axis is None:
+        axes = {i for i, d in enumerate(shape) if d == 1}
+    else:
+        axes = {normalize_axis("squeeze", a, len(shape))
+                for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}
+        bad = [a for a in axes if shape[a] != 1]
+        if bad:
+            raise ShapeError(f"squeeze: axis {bad[0]} of shape {shape} has size {shape[bad[0]]}, "
+                             f"not 1; only size-1 axes can be squeezed")
+    return reshape(input, tuple(d for i, d in enumerate(shape) if i not in axes))
+
+
+def flatten(input, order="C", *, start_dim=1, end_dim=-1):
+    """MindSpore's ops.flatten: merge dims start_dim..end_dim (default: keep the batch dim)."""
+    shape = tuple(input.shape)
+    if not shape:
+        return reshape(input, (1,))
+    s = normalize_axis("flatten", start_dim, len(shape))
+    e = normalize_axis("flatten", end_dim, len(shape))
+    return reshape(input, shape[:s] + (size_of(shape[s:e + 1]),) + shape[e + 1:])
+
+
+def concat(tensors, axis=0):
+    """Join tensors along an existing axis."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"concat: expects a tuple or list of tensors, got {type(tensors).__name__}")
+    return apply(CONCAT, *tensors, axis=axis)
+
+
+cat = concat
+
+
+def stack(tensors, axis=0):
+    """Join tensors along a new axis (composite: expand_dims + concat)."""
+    if not tensors:
+        raise ValueError("stack: needs at least one tensor")
+    shapes = {tuple(t.shape) for t in tensors}
+    if len(shapes) > 1:
+        raise ShapeError(f"stack: all tensors must have the same shape, got {sorted(shapes)}")
+    a = normalize_axis("stack", axis, len(tensors[0].shape) + 1)
+    return concat([expand_dims(t, a) for t in tensors], a)
+
+
+def split(tensor, split_size_or_sections, axis=0):
+    """Split into chunks of `split_size_or_sections` (an int chunk size or a list of sizes)."""
+    a = normalize_axis("split", axis, len(tensor.shape))
+    n = tensor.shape[a]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        k = int(split_size_or_sections)
+        if k <= 0:
+            raise ValueError(f"split: chunk size must be > 0, got {k}")
+        sizes = tuple([k] * (n // k) + ([n % k] if n % k else []))
+    else:
+        sizes = tuple(int(s) for s in split_size_or_sections)
+    return apply(SPLIT, tensor, sizes=sizes, axis=a)
+
+
+def gather(input_params, input_indices, axis=0):
+    """Elements of `input_params` at `input_indices` along `axis` (MindSpore's ops.gather)."""
+    from ..tensor import Tensor, to_numpy
+    if not isinstance(input_indices, Tensor):
+        input_indices = Tensor(to_numpy(input_indices))
+    return apply(GATHER, input_params, input_indices, axis=axis)
+
+
+def scatter_add(input, indices, updates, axis=0):
+    """input with `updates` added at `indices` along `axis` (repeated indices accumulate)."""
+    return apply(SCATTER_ADD, input, indices, updates, axis=axis)
+
+
+def broadcast_to(input, shape):
+    shape = _shape_arg("broadcast_to", shape)
+    if -1 in shape:
+        lead = len(shape) - len(input.shape)
+        shape = tuple(input.shape[i - lead] if d == -1 else d for i, d in enumerate(shape))
+    return apply(BROADCAST_TO, input, shape=shape)
+
+
+def tile(input, dims):
+    return apply(TILE, input, reps=_shape_arg("tile", dims))
+
+
+def fill(type, shape, value):
+    """MindSpore's ops.fill(type, shape, value)."""
+    return apply(FILL, shape=_shape_arg("fill", shape), value=value, dtype=dt.to_dtype(type))
+
+
+def full(size, fill_value, *, dtype=None):
+    if dtype is None:
+        dtype = dt.scalar_dtype(fill_value)
+    return apply(FILL, shape=_shape_arg("full", size), value=fill_value, dtype=dt.to_dtype(dtype))
+
+
+def zeros(size, dtype=None):
+    return apply(FILL, shape=_shape_arg("zeros", size), value=0,
+                 dtype=dt.to_dtype(dtype) if dtype is not None else dt.float32)
+
+
+def ones(shape, dtype=None):
+    return apply(FILL, shape=_shape_arg("ones", shape), value=1,
+                 dtype=dt.to_dtype(dtype) if dtype is not None else dt.float32)
+
+
+def zeros_like(input, dtype=None):
+    return apply(FILL_LIKE, input, value=0, dtype=dt.to_dtype(dtype) if dtype is not None else None)
+
+
+def ones_like(input, dtype=None):
+    return apply(FILL_LIKE, input, value=1, dtype=dt.to_dtype(dtype) if dtype is not None else None)
+
+
+def full_like(input, fill_value, *, dtype=None):
+    return apply(FILL_LIKE, input, value=fill_value,
+                 dtype=dt.to_dtype(dtype) if dtype is not None else None)
+
+
+def arange(start=0, end=None, step=1, *, dtype=None):
+    """Evenly spaced values in [start, end); int64 for int arguments, float32 otherwise."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        dtype = dt.int64 if all(isinstance(v, (int, np.integer)) for v in (start, end, step)) \
+            else dt.float32
+    return apply(ARANGE, start=start, stop=end, step=step, dtype=dt.to_dtype(dtype))
+
+
+def one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
+    """One-hot encoding of integer `indices`: a new axis of length `depth` at `axis`."""
+    def scalar(v):
+        return v.item() if hasattr(v, "item") and not isinstance(v, (int, float)) else v
+    return apply(ONE_HOT, indices, depth=int(depth), on_value=scalar(on_value),
+                 off_value=scalar(off_value), axis=axis)
+
+
+def stop_gradient(input):
+    """The same values, with no gradient flowing back through them."""
+    return apply(STOP_GRADIENT, input)

@@ -1,0 +1,79 @@
+"""matmul: (batched, broadcasting) matrix product with transpose flags, and its functional API.
+The primitive takes operands of rank >= 2; `matmul()` adds numpy's 1-D vector rules on top."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as dt
+from ..errors import DTypeError, ShapeError
+from ..primitive import Meta, apply, defop
+from ..shape import broadcast_shapes
+from ._common import ref_array_dtype, sum_to
+
+
+def _matmul_infer(a, b, transpose_a, transpose_b):
+    for name, x in (("a", a), ("b", b)):
+        if len(x.shape) < 2:
+            raise ShapeError(f"matmul: '{name}' must have at least 2 dims, got shape {x.shape}; "
+                             f"use ops.matmul for vectors or reshape to (1, n)")
+        if x.dtype not in dt.NUMERIC:
+            raise DTypeError(f"matmul: '{name}' has dtype {x.dtype}; use a number dtype")
+    m, k = (a.shape[-1], a.shape[-2]) if transpose_a else (a.shape[-2], a.shape[-1])
+    k2, n = (b.shape[-1], b.shape[-2]) if transpose_b else (b.shape[-2], b.shape[-1])
+    if k != k2:
+        raise ShapeError(
+            f"matmul: 'a' of shape {a.shape}{' (transposed)' if transpose_a else ''} and 'b' of "
+            f"shape {b.shape}{' (transposed)' if transpose_b else ''} cannot be multiplied: the "
+            f"contracted dims are {k} and {k2}; they must be equal (transpose an operand or fix "
+            f"the shapes)")
+    batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    return Meta(batch + (m, n), dt.promote(a.dtype, b.dtype))
+
+
+def _matmul_ref(a, b, transpose_a, transpose_b):
+    out = dt.promote(dt.to_dtype(a.dtype), dt.to_dtype(b.dtype))
+    c = ref_array_dtype(out)
+    a = np.swapaxes(a, -1, -2) if transpose_a else a
+    b = np.swapaxes(b, -1, -2) if transpose_b else b
+    return np.matmul(a.astype(c), b.astype(c)).astype(out.np)
+
+
+def _matmul_bprop(i, o, g, transpose_a, transpose_b):
+    a, b = i
+    if not transpose_a and not transpose_b:
+        da, db = _mm(g, b, False, True), _mm(a, g, True, False)
+    elif not transpose_a and transpose_b:
+        da, db = _mm(g, b, False, False), _mm(g, a, True, False)
+    elif transpose_a and not transpose_b:
+        da, db = _mm(b, g, False, True), _mm(a, g, False, False)
+    else:
+        da, db = _mm(b, g, True, True), _mm(g, a, True, True)
+    return sum_to(da, a.shape), sum_to(db, b.shape)
+
+
+MATMUL = defop("matmul", infer=_matmul_infer, ref=_matmul_ref, bprop=_matmul_bprop,
+               attrs={"transpose_a": False, "transpose_b": False}, arity=2)
+
+
+def _mm(a, b, ta, tb):
+    return apply(MATMUL, a, b, transpose_a=ta, transpose_b=tb)
+
+
+def matmul(input, other, transpose_a=False, transpose_b=False):
+    """Matrix product with numpy's rules (1-D operands are vectors; batch dims broadcast)."""
+    from .array import expand_dims, squeeze
+    a_vec, b_vec = len(input.shape) == 1, len(other.shape) == 1
+    if a_vec:
+        input = expand_dims(input, 0)
+    if b_vec:
+        other = expand_dims(other, -1)
+    out = _mm(input, other, transpose_a, transpose_b)
+    if a_vec:
+        out = squeeze(out, -2)
+    if b_vec:
+        out = squeeze(out, -1)
+    return out
+
+
+def bmm(input, mat2):
+    return _mm(input, mat2, False, False)

@@ -1,0 +1,212 @@
+"""Reduction primitives (sum, mean, prod, max, min, argmax, argmin, logsumexp) and their
+functional API. `axis` is None (all axes), an int or a tuple; `keep_dims` keeps reduced axes."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as dt
+from ..errors import DTypeError, ShapeError
+from ..primitive import REDUCE, Meta, apply, defop
+from ..shape import normalize_axes, normalize_axis, reduced_shape, size_of
+from ._common import ref_array_dtype
+
+_ATTRS = {"axis": None, "keep_dims": False}
+
+
+def _reduction(name, out_dtype, ref_fn, bprop, empty_ok=True, allowed=dt.NUMERIC + (dt.bool_,),
+               differentiable=True):
+    def infer(x, axis=None, keep_dims=False):
+        if x.dtype not in allowed:
+            raise DTypeError(f"{name}: dtype {x.dtype} is not supported; supported: "
+                             f"{', '.join(map(str, allowed))}")
+        axes = normalize_axes(name, axis, len(x.shape))
+        if not empty_ok and any(x.shape[a] == 0 for a in axes):
+            raise ShapeError(f"{name}: cannot reduce over a zero-size axis of shape {x.shape}; "
+                             f"this reduction has no identity")
+        return Meta(reduced_shape(x.shape, axes, keep_dims), out_dtype(x.dtype))
+
+    def ref(x, axis=None, keep_dims=False):
+        axes = normalize_axes(name, axis, x.ndim)
+        od = out_dtype(dt.to_dtype(x.dtype))
+        a = x.astype(ref_array_dtype(od)) if od.kind == "f" else x
+        return np.asarray(ref_fn(a, axes, keep_dims)).astype(od.np)
+
+    return defop(name, kind=REDUCE, infer=infer, ref=ref, bprop=bprop, attrs=dict(_ATTRS),
+                 arity=1, differentiable=differentiable)
+
+
+def _int_sum_dtype(d):
+    return dt.int64 if d is dt.bool_ else d
+
+
+def _float_dtype(d):
+    return d if d.is_float else dt.float32
+
+
+def _keep(g, x, axis, keep_dims):
+    """Reshape a reduced gradient so it broadcasts against x."""
+    from .array import reshape
+    if keep_dims:
+        return g
+    axes = normalize_axes("grad", axis, len(x.shape))
+    return reshape(g, reduced_shape(x.shape, axes, True))
+
+
+def _sum_bprop(i, o, g, axis, keep_dims):
+    from .array import broadcast_to
+    return (broadcast_to(_keep(g, i[0], axis, keep_dims), i[0].shape),)
+
+
+def _mean_bprop(i, o, g, axis, keep_dims):
+    from .array import broadcast_to
+    from .math import div
+    x = i[0]
+    n = size_of(x.shape) // max(size_of(o.shape), 1) if size_of(x.shape) else 1
+    return (broadcast_to(div(_keep(g, x, axis, keep_dims), n), x.shape),)
+
+
+def _prod_bprop(i, o, g, axis, keep_dims):
+    """d prod / d x_j = product of the other elements, exact also when x has zeros."""
+    from .math import cast, div, equal, mul, where
+    x = i[0]
+    gk, ok = _keep(g, x, axis, keep_dims), _keep(o, x, axis, keep_dims)
+    is_zero = equal(x, 0)
+    n_zero = sum(cast(is_zero, dt.int32), axis, True)
+    prod_nonzero = prod(where(is_zero, 1, x), axis, True)
+    safe_x = where(is_zero, 1, x)
+    none_zero = div(ok, safe_x)                                  # no zero in the slice
+    one_zero = where(is_zero, prod_nonzero, 0)                   # exactly one zero
+    d = where(equal(n_zero, 0), none_zero, where(equal(n_zero, 1), one_zero, 0))
+    return (mul(d, gk),)
+
+
+def _minmax_bprop(i, o, g, axis, keep_dims):
+    """Split the gradient evenly between tied extrema (as JAX does)."""
+    from .math import cast, div, equal, mul
+    x = i[0]
+    hit = cast(equal(x, _keep(o, x, axis, keep_dims)), g.dtype)
+    count = sum(hit, axis, True)
+    return (mul(div(hit, count), _keep(g, x, axis, keep_dims)),)
+
+
+def _logsumexp_bprop(i, o, g, axis, keep_dims):
+    from .math import exp, mul, sub
+    x = i[0]
+    return (mul(exp(sub(x, _keep(o, x, axis, keep_dims))), _keep(g, x, axis, keep_dims)),)
+
+
+def _np_logsumexp(a, axes, keep):
+    m = np.max(a, axis=axes, keepdims=True) if a.size else np.zeros([1] * a.ndim, a.dtype)
+    m = np.where(np.isfinite(m), m, 0)
+    r = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
+    return r if keep else np.squeeze(r, axis=axes)
+
+
+_FL = dt.FLOATS
+SUM = _reduction("sum", _int_sum_dtype, lambda a, ax, k: np.sum(a, ax, keepdims=k), _sum_bprop)
+MEAN = _reduction("mean", _float_dtype,
+                  lambda a, ax, k: np.mean(a, ax, keepdims=k) if a.size else
+                  np.full(reduced_shape(a.shape, ax, k), np.nan), _mean_bprop,
+                  allowed=dt.NUMERIC)
+PROD = _reduction("prod", _int_sum_dtype, lambda a, ax, k: np.prod(a, ax, keepdims=k), _prod_bprop)
+MAX = _reduction("max", lambda d: d, lambda a, ax, k: np.max(a, ax, keepdims=k), _minmax_bprop,
+                 empty_ok=False)
+MIN = _reduction("min", lambda d: d, lambda a, ax, k: np.min(a, ax, keepdims=k), _minmax_bprop,
+                 empty_ok=False)
+LOGSUMEXP = _reduction("logsumexp", _float_dtype, _np_logsumexp, _logsumexp_bprop,
+                       allowed=dt.NUMERIC)
+
+
+def _arg_infer(name):
+    def infer(x, axis=None, keep_dims=False):
+        if x.dtype not in dt.NUMERIC:
+            raise DTypeError(f"{name}: dtype {x.dtype} is not supported; cast to a number type")
+        if axis is None:
+            if size_of(x.shape) == 0:
+                raise ShapeError(f"{name}: the input of shape {x.shape} is empty")
+            return Meta((1,) * len(x.shape) if keep_dims else (), dt.int64)
+        a = normalize_axis(name, axis, len(x.shape))
+        if x.shape and x.shape[a] == 0:
+            raise ShapeError(f"{name}: axis {axis} of shape {x.shape} is empty")
+        return Meta(reduced_shape(x.shape, (a,), keep_dims), dt.int64)
+    return infer
+
+
+def _arg_ref(fn):
+    def ref(x, axis=None, keep_dims=False):
+        if axis is None:
+            r = fn(x.reshape(-1).astype(ref_array_dtype(dt.to_dtype(x.dtype))))
+            return np.asarray(r, np.int64).reshape((1,) * x.ndim if keep_dims else ())
+        r = fn(x.astype(ref_array_dtype(dt.to_dtype(x.dtype))), axis=axis, keepdims=keep_dims)
+        return np.asarray(r, np.int64)
+    return ref
+
+
+ARGMAX = defop("argmax", kind=REDUCE, infer=_arg_infer("argmax"), ref=_arg_ref(np.argmax),
+               attrs=dict(_ATTRS), arity=1, differentiable=False)
+ARGMIN = defop("argmin", kind=REDUCE, infer=_arg_infer("argmin"), ref=_arg_ref(np.argmin),
+               attrs=dict(_ATTRS), arity=1, differentiable=False)
+
+
+# ---------------------------------------------------------------- functional API ----------------
+def _axis(axis):
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    return None if axis == () else axis
+
+
+def sum(input, axis=None, keep_dims=False, *, dtype=None, keepdims=None):
+    """Sum over `axis` (None or () = all axes)."""
+    from .math import cast
+    k = keep_dims if keepdims is None else keepdims
+    if dtype is not None:
+        input = cast(input, dtype)
+    return apply(SUM, input, axis=_axis(axis), keep_dims=bool(k))
+
+
+def mean(input, axis=None, keep_dims=False, *, keepdims=None):
+    return apply(MEAN, input, axis=_axis(axis), keep_dims=bool(keep_dims if keepdims is None
+                                                                else keepdims))
+
+
+def prod(input, axis=None, keep_dims=False, *, keepdims=None):
+    return apply(PROD, input, axis=_axis(axis), keep_dims=bool(keep_dims if keepdims is None
+                                                                else keepdims))
+
+
+def amax(input, axis=None, keep_dims=False, *, keepdims=None):
+    """Maximum values over `axis` (the values only)."""
+    return apply(MAX, input, axis=_axis(axis), keep_dims=bool(keep_dims if keepdims is None
+                                                               else keepdims))
+
+
+def amin(input, axis=None, keep_dims=False, *, keepdims=None):
+    return apply(MIN, input, axis=_axis(axis), keep_dims=bool(keep_dims if keepdims is None
+                                                               else keepdims))
+
+
+def max(input, axis=None, keepdims=False):
+    """MindSpore's ops.max: a tuple (values, indices) of the maximum along `axis`."""
+    return amax(input, axis, keepdims), argmax(input, axis, keepdims)
+
+
+def min(input, axis=None, keepdims=False):
+    """MindSpore's ops.min: a tuple (values, indices) of the minimum along `axis`."""
+    return amin(input, axis, keepdims), argmin(input, axis, keepdims)
+
+
+def argmax(input, axis=None, keepdims=False):
+    """Indices (int64) of the maxima along `axis` (None: of the flattened input)."""
+    return apply(ARGMAX, input, axis=axis, keep_dims=bool(keepdims))
+
+
+def argmin(input, axis=None, keepdims=False):
+    return apply(ARGMIN, input, axis=axis, keep_dims=bool(keepdims))
+
+
+def logsumexp(input, axis=None, keep_dims=False):
+    """log(sum(exp(input))) over `axis`, computed stably."""
+    return apply(LOGSUMEXP, input, axis=_axis(axis), keep_dims=bool(keep_dims))
+
+
+reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod = sum, mean, amax, amin, prod

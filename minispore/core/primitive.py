@@ -1,0 +1,113 @@
+"""The op declaration (OpDef), the registry of every primitive, and dispatch to the executor.
+
+Every primitive is declared once with `defop` (DESIGN.md, "One op, declared once"): its attributes
+and defaults, `infer` (the only place shape/dtype errors are raised), the numpy reference `ref`,
+the `bprop` written with minispore ops, and for elementwise ops a scalar template. The functional
+API (`ops.mul`) and MindSpore's Primitive classes (`ops.Mul()`) both call `apply`, which hands the
+op to the current executor: the eager executor, or the graph builder while a graph is traced.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple
+
+from . import dtype as dt
+
+ELEMENTWISE = "elementwise"
+REDUCE = "reduce"
+OTHER = "other"
+
+
+class Meta(NamedTuple):
+    """Static type of a tensor value: what `infer` consumes and produces."""
+    shape: tuple
+    dtype: dt.DType
+
+
+@dataclass(eq=False)
+class OpDef:
+    """Everything true of one primitive on every device.
+
+    infer(*inputs, **attrs) -> Meta or tuple of Meta  (inputs have .shape and .dtype)
+    ref(*arrays, **attrs) -> ndarray or tuple          (numpy semantics: the specification)
+    bprop(inputs, out, dout, **attrs) -> tuple         (one grad or None per input; minispore ops)
+    scalar: template lambda for elementwise ops (see scalar_expr.py)
+    compute: elementwise ops only: in_dtypes -> (compute dtype, output dtype)
+    """
+    name: str
+    infer: Callable
+    ref: Callable
+    kind: str = OTHER
+    bprop: Callable | None = None
+    attrs: dict = field(default_factory=dict)
+    scalar: Callable | None = None
+    compute: Callable | None = None
+    arity: int | None = None          # number of tensor inputs (None: variadic sequence)
+    n_out: int = 1                    # >1: the op returns a tuple of tensors
+    differentiable: bool = True       # False: outputs carry no gradient (argmax, comparisons)
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name})"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+def defop(name: str, **kw) -> OpDef:
+    op = OpDef(name, **kw)
+    if name in REGISTRY:
+        raise ValueError(f"primitive {name!r} declared twice")
+    if op.differentiable and op.bprop is None:
+        raise ValueError(f"primitive {name!r} is differentiable but declares no bprop")
+    REGISTRY[name] = op
+    return op
+
+
+def normalize_attrs(op: OpDef, attrs: dict) -> tuple:
+    """Attributes in declaration order with defaults filled, as a hashable tuple."""
+    for k in attrs:
+        if k not in op.attrs:
+            raise TypeError(f"{op.name}: unexpected attribute {k!r}; valid: "
+                            f"{', '.join(op.attrs) or 'none'}")
+    return tuple((k, _hashable(attrs.get(k, d))) for k, d in op.attrs.items())
+
+
+def _hashable(v):
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    return v
+
+
+class _ExecutorSlot:
+    """Which executor handles `apply` now: the eager one, or a graph builder while tracing."""
+    current: Any = None
+
+
+executor = _ExecutorSlot()
+
+
+def apply(op: OpDef, *inputs, **attrs):
+    """Run (or, while tracing, record) primitive `op` on `inputs` with `attrs`."""
+    return executor.current.apply(op, inputs, normalize_attrs(op, attrs))
+
+
+class Primitive:
+    """MindSpore's Primitive: an op with its attributes bound, called on tensors.
+
+    `Primitive(opdef, **attrs)`; subclasses in `minispore.ops` give MindSpore's names
+    (`ops.Mul()`, `ops.MatMul(transpose_b=True)`)."""
+
+    def __init__(self, op: OpDef | str, **attrs):
+        self.op = REGISTRY[op] if isinstance(op, str) else op
+        self.attrs = normalize_attrs(self.op, attrs)
+        self.name = type(self).__name__ if type(self) is not Primitive else self.op.name
+
+    def __call__(self, *inputs):
+        return executor.current.apply(self.op, inputs, self.attrs)
+
+    def __repr__(self) -> str:
+        a = ", ".join(f"{k}={v!r}" for k, v in self.attrs)
+        return f"Prim[{self.name}]({a})" if a else f"Prim[{self.name}]"

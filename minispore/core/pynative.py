@@ -1,0 +1,249 @@
+"""The eager (PyNative) executor and the autodiff tape.
+
+`EagerExecutor.apply` is the hot path of every op outside a compiled graph: convert Python scalars,
+look up the cached plan for (op, attrs, input shapes/dtypes) on the current backend (infer + kernel
+lookup happen once per signature), launch, wrap the output, and record a TapeNode only while a
+gradient is being taken (`TAPE.depth > 0`) and an input is being tracked.
+
+Tape: a tracked tensor's `_node` is a Leaf (an input being differentiated) or a (TapeNode, index)
+tuple; the node keeps aliases of its inputs/outputs (same immutable buffers, same `_node`), so a
+later `__setitem__` that rebinds a tensor cannot change what the backward pass sees. `backward`
+walks the nodes reachable from the output in reverse topological order and chains each op's bprop,
+itself run through this executor, so ops it runs are recorded when an outer gradient is active
+(grad of grad).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import context
+from . import dtype as dt
+from .device import get_backend
+from .primitive import ELEMENTWISE, Meta, OpDef, executor
+from .tensor import Tensor, to_numpy
+
+
+class Leaf:
+    """The tape identity of an input being differentiated."""
+    __slots__ = ("__weakref__",)
+
+
+class TapeNode:
+    __slots__ = ("op", "attrs", "inputs", "outputs", "refs")
+
+    def __init__(self, op, attrs, inputs, outputs, refs):
+        self.op, self.attrs, self.inputs, self.outputs, self.refs = op, attrs, inputs, outputs, refs
+
+
+class _Tape:
+    depth = 0          # > 0 while a gradient is being taken
+
+
+TAPE = _Tape()
+
+
+def _alias(t: Tensor) -> Tensor:
+    a = Tensor.__new__(Tensor)
+    a._buf, a.shape, a.dtype, a._node = t._buf, t.shape, t.dtype, t._node
+    return a
+
+
+def _wrap(buf, meta) -> Tensor:
+    t = Tensor.__new__(Tensor)
+    t._buf, t.shape, t.dtype, t._node = buf, meta.shape, meta.dtype, None
+    return t
+
+
+def to_tensor(op: OpDef, x, ref_dtype) -> Tensor:
+    """An op input that is not a Tensor: a Python scalar takes MindSpore's scalar promotion
+    against the op's tensor inputs; arrays and nested lists become tensors."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float, np.number, np.bool_)):
+        d = dt.promote_with_scalar(ref_dtype, x) if (ref_dtype is not None and
+                                                   op.kind == ELEMENTWISE) else dt.scalar_dtype(x)
+        return Tensor(to_numpy(x, d))
+    if isinstance(x, (np.ndarray, list, tuple)):
+        return Tensor(x)
+    raise TypeError(f"{op.name}: expected a Tensor or a number as input, got "
+                    f"{type(x).__name__}")
+
+
+class EagerExecutor:
+    def __init__(self) -> None:
+        self._target = None
+        self._backend = None
+
+    def backend(self):
+        target = context._state["device_target"]
+        if target is not self._target:
+            self._backend = get_backend(target)
+            self._target = target
+        return self._backend
+
+    def apply(self, op: OpDef, inputs: tuple, attrs: tuple):
+        if op.arity is None and len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+            inputs = tuple(inputs[0])
+        if op.arity is not None and len(inputs) != op.arity:
+            raise TypeError(f"{op.name}: takes {op.arity} tensor input(s), got {len(inputs)}")
+        ts = inputs
+        for x in inputs:
+            if not isinstance(x, Tensor):
+                ref = None
+                for y in inputs:
+                    if isinstance(y, Tensor):
+                        ref = y.dtype if ref is None else dt.promote(ref, y.dtype)
+                ts = tuple(to_tensor(op, y, ref) for y in inputs)
+                break
+        backend = self.backend()
+        key = (op, attrs) + tuple((t.shape, t.dtype) for t in ts)
+        plan = backend.plans.get(key)
+        if plan is None:
+            plan = self._plan(backend, op, ts, attrs)
+            backend.plans[key] = plan
+        fn, out_meta = plan
+        res = fn(*[t._buf for t in ts])
+        backend.counters["launches"] += 1
+        if out_meta.__class__ is Meta:
+            out = _wrap(res, out_meta)
+        else:
+            out = tuple(_wrap(r, m) for r, m in zip(res, out_meta))
+        if TAPE.depth and op.differentiable:
+            for t in ts:
+                if t._node is not None:
+                    record(op, attrs, ts, out)
+                    break
+        return out
+
+    @staticmethod
+    def _plan(backend, op, ts, attrs):
+        kw = dict(attrs)
+        out_meta = op.infer(*ts, **kw)         # raises the op's shape/dtype errors
+        metas = tuple(Meta(t.shape, t.dtype) for t in ts)
+        return backend.kernel(op, metas, kw, out_meta), out_meta
+
+    def binary(self, op: OpDef, a: Tensor, b):
+        """`a (op) b` from Tensor operators: the same as apply, minus the generic plumbing."""
+        if b.__class__ is not Tensor or a.__class__ is not Tensor:
+            return self.apply(op, (a, b), ())
+        backend = self.backend()
+        plan = backend.plans.get((op, (), (a.shape, a.dtype), (b.shape, b.dtype)))
+        if plan is None:
+            return self.apply(op, (a, b), ())
+        fn, meta = plan
+        t = Tensor.__new__(Tensor)
+        t._buf = fn(a._buf, b._buf)
+        t.shape = meta.shape
+        t.dtype = meta.dtype
+        t._node = None
+        backend.counters["launches"] += 1
+        if TAPE.depth and op.differentiable and (a._node is not None or b._node is not None):
+            record(op, (), (a, b), t)
+        return t
+
+
+def record(op, attrs, inputs, out) -> None:
+    ins = tuple(_alias(t) for t in inputs)
+    outs = out if isinstance(out, tuple) else (out,)
+    node = TapeNode(op, attrs, ins, None, None)
+    refs = tuple((node, i) for i in range(len(outs)))
+    for o, r in zip(outs, refs):
+        o._node = r
+    node.refs = refs
+    node.outputs = tuple(_alias(o) for o in outs)
+
+
+EAGER = EagerExecutor()
+executor.current = EAGER
+
+
+def _toposort(root_ref, targets: set) -> list:
+    """TapeNodes reachable from root_ref that lead to a target, in topological order."""
+    order, reach, state = [], {}, {}
+    if not isinstance(root_ref, tuple):
+        return order
+    stack = [(root_ref[0], False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            r = False
+            for x in node.inputs:
+                ref = x._node
+                if ref is not None and (ref in targets or
+                                        (isinstance(ref, tuple) and reach.get(ref[0]))):
+                    r = True
+            reach[node] = r
+            if r:
+                order.append(node)
+            continue
+        if node in state:
+            continue
+        state[node] = True
+        stack.append((node, True))
+        for x in node.inputs:
+            ref = x._node
+            if isinstance(ref, tuple) and ref[0] not in state:
+                stack.append((ref[0], False))
+    return order
+
+
+def backward(roots: list, sens: list, targets: list) -> list:
+    """Gradients of sum(root_i * sens_i) with respect to each tape identity in `targets`
+    (None where a target is unreachable)."""
+    from .ops.math import add, cast
+    tset = set(targets)
+    grads: dict = {}
+    nodes: list = []
+    seen = set()
+    for r, s in zip(roots, sens):
+        ref = r._node
+        if ref is None:
+            continue
+        grads[ref] = add(grads[ref], s) if ref in grads else s
+        for n in _toposort(ref, tset):
+            if n not in seen:
+                seen.add(n)
+                nodes.append(n)
+    # a node's consumers come after it in every per-root order; merge by depth-first finishing
+    nodes = _merge_order(nodes)
+    for node in reversed(nodes):
+        douts = [grads.get(r) for r in node.refs]
+        if all(d is None for d in douts):
+            continue
+        if len(douts) == 1:
+            dout, out = douts[0], node.outputs[0]
+        else:
+            dout, out = tuple(douts), node.outputs
+        gs = node.op.bprop(node.inputs, out, dout, **dict(node.attrs))
+        for x, g in zip(node.inputs, gs):
+            ref = x._node
+            if ref is None or g is None or not x.dtype.is_float:
+                continue
+            if g.dtype is not x.dtype:
+                g = cast(g, x.dtype)
+            grads[ref] = add(grads[ref], g) if ref in grads else g
+    return [grads.get(t) for t in targets]
+
+
+def _merge_order(nodes: list) -> list:
+    """A topological order of `nodes` (inputs before consumers)."""
+    inset = set(nodes)
+    order, state = [], {}
+    for start in nodes:
+        if start in state:
+            continue
+        stack = [(start, False)]
+        while stack:
+            n, done = stack.pop()
+            if done:
+                order.append(n)
+                continue
+            if n in state:
+                continue
+            state[n] = True
+            stack.append((n, True))
+            for x in n.inputs:
+                ref = x._node
+                if isinstance(ref, tuple) and ref[0] in inset and ref[0] not in state:
+                    stack.append((ref[0], False))
+    return order

@@ -1,0 +1,229 @@
+"""Tensor and Parameter: a buffer on a device plus its shape and dtype, and a tape link.
+
+Invariant: a Tensor's buffer is C-contiguous and never written after creation; `__setitem__`
+builds a new buffer and rebinds the tensor to it (so tape records made earlier keep the old
+value, and views are never surprised). Operators and methods are attached in tensor_methods.py.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from . import dtype as dt
+
+
+class Tensor:
+    """MindSpore's Tensor: `Tensor(input_data=None, dtype=None, shape=None, init=None)`.
+
+    Attributes: `_buf` the device buffer (a numpy array on the CPU), `shape`, `dtype`, and `_node`:
+    None, or the autodiff record (a Leaf or a (TapeNode, index)) while a gradient is taken."""
+
+    __slots__ = ("_buf", "shape", "dtype", "_node", "__weakref__")
+
+    def __init__(self, input_data=None, dtype=None, shape=None, init=None, const_arg=False,
+                 device=None):
+        if input_data is None:
+            if shape is None:
+                raise ValueError("Tensor: give input_data, or shape together with dtype")
+            if init is not None:
+                raise NotImplementedError("Tensor(init=...) lazy initialisation is not "
+                                          "implemented yet; use minispore.ops.zeros/ones")
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            arr = np.zeros(shape, (dt.to_dtype(dtype) if dtype is not None else dt.float32).np)
+        else:
+            arr = to_numpy(input_data, dtype)
+        self._buf = arr
+        self.shape = arr.shape
+        self.dtype = dt.to_dtype(arr.dtype)
+        self._node = None
+
+    # -- conversion ---------------------------------------------------------------------------
+    def asnumpy(self) -> np.ndarray:
+        """A numpy copy of the value (synchronises the device)."""
+        return np.array(self._buf, copy=True)
+
+    numpy = asnumpy
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._buf
+        return a.astype(dtype) if dtype is not None else a
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"Tensor.item: only a tensor with one element can be converted to a "
+                             f"Python scalar, got shape {self.shape}")
+        return self._buf.reshape(()).item()
+
+    def tolist(self):
+        return self._buf.tolist()
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(f"The truth value of a Tensor with shape {self.shape} is ambiguous; "
+                             f"use .any() or .all() style reductions")
+        return bool(self._buf.reshape(()))
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self.size != 1:
+            raise TypeError(f"only integer Tensors of one element can be used as an index, got "
+                            f"{self.dtype} {self.shape}")
+        return int(self.item())
+
+    # -- metadata -----------------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d Tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, value="
+                f"{format_value(self._buf)})")
+
+    def __str__(self) -> str:
+        return str(np.asarray(self._buf))
+
+
+def format_value(a: np.ndarray) -> str:
+    """MindSpore's repr of a tensor's value: ' 1.00000000e+00' floats, 0-d as a plain number."""
+    if a.ndim == 0:
+        v = a.item()
+        return " " + (format(v, "g") if isinstance(v, float) else str(v))
+    fmt = {"float_kind": lambda v: f"{v: .8e}"} if a.dtype.kind == "f" else None
+    s = np.array2string(np.asarray(a, np.float64) if a.dtype.kind == "f" else a,
+                        separator=", ", formatter=fmt, threshold=1000)
+    return (" " if a.ndim == 1 else "\n") + s
+
+
+def to_numpy(data, dtype=None) -> np.ndarray:
+    """A fresh C-contiguous numpy array for `data` with MindSpore's default dtypes: Python floats
+    give float32, Python ints int64, bools bool; numpy arrays keep their dtype."""
+    target = dt.to_dtype(dtype).np if dtype is not None else None
+    if isinstance(data, Tensor):
+        arr = data._buf
+    elif isinstance(data, np.ndarray):
+        arr = data
+    elif isinstance(data, np.generic):
+        arr = np.asarray(data)
+    else:
+        if isinstance(data, (list, tuple)):
+            data = _unwrap_nested(data)
+        arr = np.asarray(data)
+        if target is None and arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        if arr.dtype == object:
+            raise TypeError(f"Tensor: cannot convert {type(data).__name__} with ragged or "
+                            f"non-numeric elements to a tensor")
+    if target is not None and arr.dtype != target:
+        arr = arr.astype(target)
+    elif target is None:
+        dt.to_dtype(arr.dtype)                        # rejects unsupported dtypes clearly
+    return np.array(arr, order="C", copy=True)
+
+
+def _unwrap_nested(seq):
+    return [_unwrap_nested(x) if isinstance(x, (list, tuple)) else
+            (x.asnumpy() if isinstance(x, Tensor) else x) for x in seq]
+
+
+def tensor(input_data=None, dtype=None, shape=None, init=None, const_arg=False, device=None):
+    """MindSpore's lowercase `ms.tensor`."""
+    return Tensor(input_data, dtype, shape, init, const_arg, device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A Tensor sharing `array`'s memory when it is C-contiguous (copied otherwise)."""
+    t = Tensor.__new__(Tensor)
+    a = np.ascontiguousarray(array)
+    t._buf, t.shape, t.dtype, t._node = a, a.shape, dt.to_dtype(a.dtype), None
+    return t
+
+
+def wrap(buf: np.ndarray, dtype: dt.DType | None = None) -> Tensor:
+    """A Tensor around an existing contiguous buffer (no copy): used by executors."""
+    t = Tensor.__new__(Tensor)
+    t._buf = buf
+    t.shape = buf.shape
+    t.dtype = dtype if dtype is not None else dt.to_dtype(buf.dtype)
+    t._node = None
+    return t
+
+
+_param_ids = itertools.count(1)
+
+
+class Parameter(Tensor):
+    """A trainable Tensor with a name: `Parameter(default_input, name=None, requires_grad=True)`."""
+
+    __slots__ = ("name", "requires_grad", "_user_named")
+
+    def __init__(self, default_input, name=None, requires_grad=True, layerwise_parallel=False,
+                 parallel_optimizer=True, storage_format="", device=None):
+        Tensor.__init__(self, default_input)
+        self._user_named = name is not None
+        self.name = name if name is not None else f"Parameter#{next(_param_ids)}"
+        self.requires_grad = bool(requires_grad)
+
+    def set_data(self, data, slice_shape=False) -> "Parameter":
+        """Replace the value; the shape may change only when `slice_shape` is True."""
+        arr = to_numpy(data, None if isinstance(data, (np.ndarray, Tensor)) else self.dtype)
+        if arr.shape != self.shape and not slice_shape:
+            raise ValueError(f"Parameter.set_data: {self.name} has shape {self.shape}, new data "
+                             f"has shape {arr.shape}; pass data of the same shape")
+        self._buf, self.shape, self.dtype = arr, arr.shape, dt.to_dtype(arr.dtype)
+        return self
+
+    def clone(self, init="same") -> "Parameter":
+        p = Parameter(self._buf, name=self.name, requires_grad=self.requires_grad)
+        return p
+
+    @property
+    def data(self) -> "Parameter":
+        return self
+
+    def __repr__(self) -> str:
+        return (f"Parameter (name={self.name}, shape={self.shape}, dtype={self.dtype}, "
+                f"requires_grad={self.requires_grad})")
+
+    def __reduce__(self):
+        return (Parameter, (self.asnumpy(), self.name, self.requires_grad))
+
+
+class ParameterTuple(tuple):
+    """A tuple of Parameters (MindSpore's); anything else in it is a TypeError."""
+
+    def __new__(cls, iterable=()):
+        items = tuple(iterable)
+        for i, p in enumerate(items):
+            if not isinstance(p, Parameter):
+                raise TypeError(f"ParameterTuple: item {i} is a {type(p).__name__}, not a "
+                                f"Parameter")
+        return super().__new__(cls, items)

@@ -1,0 +1,190 @@
+"""Tensor operators and methods, attached to Tensor once the ops exist. Each is a thin call of a
+functional op, so every operator goes through the same primitives (and the same executor) as
+`ops.*`. Binary operators between two Tensors take the executor's `binary` fast path."""
+from __future__ import annotations
+
+from . import dtype as dt
+from .indexing import getitem, setitem
+from .ops import array as A
+from .ops import linalg as L
+from .ops import math as M
+from .ops import nn as N
+from .ops import reduce as R
+from .primitive import executor
+from .tensor import Tensor
+
+
+def _op(op, reflected=False):
+    if reflected:
+        def f(self, other):
+            return executor.current.apply(op, (other, self), ())
+    else:
+        def f(self, other):
+            return executor.current.binary(op, self, other)
+    f.__name__ = f"__{'r' if reflected else ''}{op.name}__"
+    return f
+
+
+_BINARY = {
+    "add": M.ADD, "sub": M.SUB, "mul": M.MUL, "truediv": M.DIV, "floordiv": M.FLOOR_DIV,
+    "mod": M.MOD, "pow": M.POW, "and": None, "or": None, "xor": None,
+    "lshift": M.LEFT_SHIFT, "rshift": M.RIGHT_SHIFT,
+}
+for _name, _p in _BINARY.items():
+    if _p is not None:
+        setattr(Tensor, f"__{_name}__", _op(_p))
+        setattr(Tensor, f"__r{_name}__", _op(_p, reflected=True))
+for _name, _p in (("lt", M.LESS), ("le", M.LESS_EQUAL), ("gt", M.GREATER),
+                  ("ge", M.GREATER_EQUAL), ("eq", M.EQUAL), ("ne", M.NOT_EQUAL)):
+    setattr(Tensor, f"__{_name}__", _op(_p))
+
+
+def _logic(bool_op, int_op):
+    def f(self, other):
+        is_bool = self.dtype is dt.bool_ and (
+            isinstance(other, bool) or getattr(other, "dtype", None) is dt.bool_)
+        return executor.current.apply(bool_op if is_bool else int_op, (self, other), ())
+
+    def r(self, other):
+        return f(self, other)
+    return f, r
+
+
+Tensor.__and__, Tensor.__rand__ = _logic(M.LOGICAL_AND, M.BITWISE_AND)
+Tensor.__or__, Tensor.__ror__ = _logic(M.LOGICAL_OR, M.BITWISE_OR)
+Tensor.__xor__, Tensor.__rxor__ = _logic(M.NOT_EQUAL, M.BITWISE_XOR)
+Tensor.__hash__ = object.__hash__          # __eq__ is elementwise, as in MindSpore
+
+
+def _matmul(self, other):
+    return L.matmul(self, other if isinstance(other, Tensor) else Tensor(other))
+
+
+def _rmatmul(self, other):
+    return L.matmul(Tensor(other), self)
+
+
+Tensor.__matmul__, Tensor.__rmatmul__ = _matmul, _rmatmul
+Tensor.__neg__ = lambda self: M.neg(self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: M.abs(self)
+Tensor.__invert__ = lambda self: M.logical_not(self) if self.dtype is dt.bool_ \
+    else M.bitwise_not(self)
+Tensor.__getitem__ = getitem
+Tensor.__setitem__ = setitem
+
+
+# ---------------------------------------------------------------- methods -----------------------
+def _shape_args(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def reshape(self, *shape):
+    return A.reshape(self, _shape_args(shape))
+
+
+def transpose(self, *axes):
+    axes = _shape_args(axes)
+    return A.transpose(self, axes if axes else tuple(range(self.ndim))[::-1])
+
+
+def flatten(self, order="C", *, start_dim=0, end_dim=-1):
+    """Tensor.flatten merges start_dim..end_dim (default: everything, as MindSpore's method)."""
+    return A.flatten(self, order, start_dim=start_dim, end_dim=end_dim)
+
+
+def tensor_sum(self, axis=None, dtype=None, keepdims=False, initial=None):
+    r = R.sum(self, axis, keepdims, dtype=dtype)
+    return r + initial if initial is not None else r
+
+
+def tensor_max(self, axis=None, keepdims=False, *, initial=None, where=None):
+    return R.amax(self, axis, keepdims)
+
+
+def tensor_min(self, axis=None, keepdims=False, *, initial=None, where=None):
+    return R.amin(self, axis, keepdims)
+
+
+_METHODS = {
+    "reshape": reshape,
+    "view": reshape,
+    "transpose": transpose,
+    "permute": lambda self, *axes: A.transpose(self, _shape_args(axes)),
+    "flatten": flatten,
+    "ravel": lambda self: A.reshape(self, (-1,)),
+    "squeeze": lambda self, axis=None: A.squeeze(self, axis),
+    "expand_dims": lambda self, axis: A.expand_dims(self, axis),
+    "unsqueeze": lambda self, dim: A.expand_dims(self, dim),
+    "astype": lambda self, dtype, copy=True: M.cast(self, dtype),
+    "to": lambda self, dtype: M.cast(self, dtype),
+    "float": lambda self: M.cast(self, dt.float32),
+    "half": lambda self: M.cast(self, dt.float16),
+    "double": lambda self: M.cast(self, dt.float64),
+    "int": lambda self: M.cast(self, dt.int32),
+    "long": lambda self: M.cast(self, dt.int64),
+    "bool": lambda self: M.cast(self, dt.bool_),
+    "sum": tensor_sum,
+    "mean": lambda self, axis=None, keep_dims=False: R.mean(self, axis, keep_dims),
+    "prod": lambda self, axis=None, keep_dims=False: R.prod(self, axis, keep_dims),
+    "max": tensor_max,
+    "min": tensor_min,
+    "argmax": lambda self, axis=None, keepdims=False: R.argmax(self, axis, keepdims),
+    "argmin": lambda self, axis=None, keepdims=False: R.argmin(self, axis, keepdims),
+    "logsumexp": lambda self, axis, keepdims=False: R.logsumexp(self, axis, keepdims),
+    "abs": lambda self: M.abs(self),
+    "neg": lambda self: M.neg(self),
+    "exp": lambda self: M.exp(self),
+    "log": lambda self: M.log(self),
+    "sqrt": lambda self: M.sqrt(self),
+    "rsqrt": lambda self: M.rsqrt(self),
+    "square": lambda self: M.square(self),
+    "sin": lambda self: M.sin(self),
+    "cos": lambda self: M.cos(self),
+    "tanh": lambda self: M.tanh(self),
+    "sigmoid": lambda self: M.sigmoid(self),
+    "relu": lambda self: M.relu(self),
+    "floor": lambda self: M.floor(self),
+    "ceil": lambda self: M.ceil(self),
+    "round": lambda self: M.round(self),
+    "sign": lambda self: M.sign(self),
+    "pow": lambda self, exponent: M.pow(self, exponent),
+    "add": lambda self, other: M.add(self, other),
+    "sub": lambda self, other: M.sub(self, other),
+    "mul": lambda self, other: M.mul(self, other),
+    "div": lambda self, other: M.div(self, other),
+    "matmul": lambda self, other: L.matmul(self, other),
+    "softmax": lambda self, axis=-1: N.softmax(self, axis),
+    "clip": lambda self, min=None, max=None: _clip(self, min, max),
+    "tile": lambda self, reps: A.tile(self, reps),
+    "broadcast_to": lambda self, shape: A.broadcast_to(self, shape),
+    "copy": lambda self: _copy(self),
+    "clone": lambda self: _copy(self),
+    "stop_gradient": lambda self: A.stop_gradient(self),
+}
+
+
+def _clip(x, lo, hi):
+    if lo is not None:
+        x = M.maximum(x, lo)
+    if hi is not None:
+        x = M.minimum(x, hi)
+    return x
+
+
+def _copy(x):
+    """A new tensor with the same value (differentiable; buffers are immutable, so shared)."""
+    return A.reshape(x, tuple(x.shape)) if x._node is not None else _fresh(x)
+
+
+def _fresh(x):
+    t = Tensor.__new__(Tensor)
+    t._buf, t.shape, t.dtype, t._node = x._buf, x.shape, x.dtype, None
+    return t
+
+
+for _n, _f in _METHODS.items():
+    setattr(Tensor, _n, _f)
+Tensor.T = property(lambda self: transpose(self))

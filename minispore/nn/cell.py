@@ -1,0 +1,216 @@
+"""nn.Cell and the containers CellList / SequentialCell (MindSpore's object model).
+
+A Cell registers the Parameters and sub-Cells assigned to its attributes; assigning a sub-Cell
+prefixes its parameters' names with the attribute name (`fc1.weight`), as MindSpore does. In
+PYNATIVE_MODE calling a Cell runs `construct` eagerly; GRAPH_MODE compilation is issue 3, so there
+calling a Cell raises NotImplementedError saying how to run it now."""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..core import context
+from ..core.tensor import Parameter
+
+
+def graph_mode_unavailable(cell) -> None:
+    raise NotImplementedError(
+        f"{type(cell).__name__}: GRAPH_MODE (the default mode) compiles Cell.construct to a graph, "
+        f"and the graph compiler is not implemented yet; run it eagerly with "
+        f"ms.set_context(mode=ms.PYNATIVE_MODE)")
+
+
+class Cell:
+    """Base class of networks: define `construct`, call the cell."""
+
+    def __init__(self, auto_prefix=True, flags=None):
+        d = self.__dict__
+        d["_params"] = OrderedDict()
+        d["_cells"] = OrderedDict()
+        d["_auto_prefix"] = auto_prefix
+        d["training"] = False
+        d["requires_grad"] = False
+
+    def __setattr__(self, name, value):
+        if "_params" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}: call super().__init__() in __init__ "
+                                 f"before assigning attribute {name!r}")
+        params, cells = self._params, self._cells
+        if isinstance(value, Parameter):
+            if not value._user_named:
+                value.name = name
+                value._user_named = True
+            params[name] = value
+            cells.pop(name, None)
+        elif isinstance(value, Cell):
+            if self._auto_prefix:
+                for _, p in value.parameters_and_names():
+                    p.name = f"{name}.{p.name}"
+            cells[name] = value
+            params.pop(name, None)
+        else:
+            params.pop(name, None)
+            cells.pop(name, None)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        self._params.pop(name, None)
+        self._cells.pop(name, None)
+        object.__delattr__(self, name)
+
+    # -- running ------------------------------------------------------------------------------
+    def construct(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define construct()")
+
+    def __call__(self, *args, **kwargs):
+        if context._state["mode"] == context.GRAPH_MODE:
+            graph_mode_unavailable(self)
+        return self.construct(*args, **kwargs)
+
+    # -- introspection ------------------------------------------------------------------------
+    def cells_and_names(self, cells=None, name_prefix=""):
+        seen = set() if cells is None else cells
+        if id(self) in seen:
+            return
+        seen.add(id(self))
+        yield name_prefix, self
+        for name, c in self._cells.items():
+            if c is not None:
+                yield from c.cells_and_names(seen, f"{name_prefix}.{name}" if name_prefix
+                                             else name)
+
+    def name_cells(self):
+        return OrderedDict(self._cells)
+
+    def cells(self):
+        return list(self._cells.values())
+
+    def parameters_and_names(self, name_prefix="", expand=True):
+        """(attribute path, Parameter) for every distinct Parameter, depth first."""
+        seen = set()
+        cells = self.cells_and_names(name_prefix=name_prefix) if expand else [(name_prefix, self)]
+        for cell_name, cell in cells:
+            for pname, p in cell._params.items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    yield (f"{cell_name}.{pname}" if cell_name else pname), p
+
+    def get_parameters(self, expand=True):
+        for _, p in self.parameters_and_names(expand=expand):
+            yield p
+
+    def trainable_params(self, recurse=True):
+        return [p for p in self.get_parameters(recurse) if p.requires_grad]
+
+    def untrainable_params(self, recurse=True):
+        return [p for p in self.get_parameters(recurse) if not p.requires_grad]
+
+    def insert_child_to_cell(self, child_name, child_cell):
+        setattr(self, child_name, child_cell)
+
+    def set_train(self, mode=True):
+        for _, c in self.cells_and_names():
+            c.__dict__["training"] = mode
+        return self
+
+    def set_grad(self, requires_grad=True):
+        self.__dict__["requires_grad"] = requires_grad
+        return self
+
+    def extend_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extend_repr()
+        if not self._cells:
+            return f"{type(self).__name__}<{extra}>"
+        lines = [f"{type(self).__name__}<{extra}"]
+        for name, c in self._cells.items():
+            sub = repr(c).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {sub}")
+        return "\n".join(lines) + "\n  >"
+
+
+class SequentialCell(Cell):
+    """Cells run in order: `SequentialCell(c1, c2)`, `SequentialCell([c1, c2])` or an
+    OrderedDict of named cells."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], (list, tuple)):
+            args = tuple(args[0])
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, c in args[0].items():
+                setattr(self, name, _check_cell(c))
+        else:
+            for i, c in enumerate(args):
+                setattr(self, str(i), _check_cell(c))
+
+    def __getitem__(self, i):
+        items = list(self._cells.values())
+        if isinstance(i, slice):
+            return SequentialCell(items[i])
+        return items[i]
+
+    def __len__(self):
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(self._cells.values())
+
+    def append(self, cell):
+        setattr(self, str(len(self._cells)), _check_cell(cell))
+        return self
+
+    def construct(self, x):
+        for c in self._cells.values():
+            x = c(x)
+        return x
+
+
+class CellList(Cell):
+    """A list of Cells registered as children '0', '1', ..."""
+
+    def __init__(self, args=None):
+        super().__init__()
+        for c in args or ():
+            self.append(c)
+
+    def __getitem__(self, i):
+        items = list(self._cells.values())
+        if isinstance(i, slice):
+            return CellList(items[i])
+        return items[i]
+
+    def __len__(self):
+        return len(self._cells)
+
+    def __iter__(self):
+        return iter(self._cells.values())
+
+    def append(self, cell):
+        setattr(self, str(len(self._cells)), _check_cell(cell))
+        return self
+
+    def extend(self, cells):
+        for c in cells:
+            self.append(c)
+        return self
+
+    def insert(self, index, cell):
+        items = list(self._cells.values())
+        items.insert(index, _check_cell(cell))
+        for k in list(self._cells):
+            self.__delattr__(k)
+        for i, c in enumerate(items):
+            object.__setattr__(self, str(i), c)
+            self._cells[str(i)] = c
+        return self
+
+    def construct(self, *inputs):
+        raise NotImplementedError("CellList is a container: iterate over it in construct()")
+
+
+def _check_cell(c):
+    if not isinstance(c, Cell):
+        raise TypeError(f"expected a Cell, got {type(c).__name__}")
+    return c

@@ -1,0 +1,24 @@
+"""minispore.ops: the functional API and MindSpore's Primitive classes, all thin views of the
+declarations in minispore.core.ops."""
+from ..core.autodiff import GradOperation
+from ..core.ops.array import (arange, broadcast_to, cat, concat, expand_dims, fill, flatten, full,
+                              full_like, gather, one_hot, ones, ones_like, permute, reshape,
+                              scatter_add, split, squeeze, stack, stop_gradient, tile, transpose,
+                              unsqueeze, zeros, zeros_like)
+from ..core.ops.linalg import bmm, matmul
+from ..core.ops.math import (abs, absolute, add, bitwise_and, bitwise_not, bitwise_or,
+                             bitwise_xor, cast, ceil, cos, div, divide, eq, equal, erf, exp, floor,
+                             floor_div, floor_divide, floor_mod, ge, gelu, greater, greater_equal,
+                             gt, le, left_shift, less, less_equal, log, log1p, logical_and,
+                             logical_not, logical_or, lt, maximum, minimum, mod, mul, multiply, ne,
+                             neg, negative, not_equal, pow, reciprocal, relu, remainder,
+                             right_shift, round, rsqrt, sigmoid, sign, sin, softplus, sqrt, square,
+                             sub, subtract, tanh, true_divide, where)
+from ..core.ops.nn import log_softmax, softmax
+from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean, min, prod,
+                               reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sum)
+from ..core.primitive import Primitive
+from .primitives import *  # noqa: F401,F403
+from .primitives import _SIMPLE
+
+__all__ = [n for n in dir() if not n.startswith("_")] + list(_SIMPLE)

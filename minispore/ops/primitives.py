@@ -1,0 +1,182 @@
+"""MindSpore's Primitive classes as thin views of the declarations in core/ops: attributes go to
+`__init__`, tensors (and MindSpore's call-time arguments such as `axis` or `shape`) to `__call__`."""
+from __future__ import annotations
+
+from ..core.ops import array as A
+from ..core.ops import linalg as L
+from ..core.ops import math as M
+from ..core.ops import nn as N
+from ..core.ops import reduce as R
+from ..core.primitive import Primitive
+
+
+def _simple(cls_name, op):
+    """A Primitive class with no attributes: `Cls()(*tensors)`."""
+    def __init__(self):
+        Primitive.__init__(self, op)
+    return type(cls_name, (Primitive,), {"__init__": __init__,
+                                        "__doc__": f"MindSpore's {cls_name}: primitive "
+                                                   f"'{op.name}'."})
+
+
+_SIMPLE = {
+    "Add": M.ADD, "Sub": M.SUB, "Mul": M.MUL, "Div": M.DIV, "RealDiv": M.DIV,
+    "FloorDiv": M.FLOOR_DIV, "FloorMod": M.MOD, "Pow": M.POW, "Maximum": M.MAXIMUM,
+    "Minimum": M.MINIMUM, "Equal": M.EQUAL, "NotEqual": M.NOT_EQUAL, "Less": M.LESS,
+    "LessEqual": M.LESS_EQUAL, "Greater": M.GREATER, "GreaterEqual": M.GREATER_EQUAL,
+    "LogicalAnd": M.LOGICAL_AND, "LogicalOr": M.LOGICAL_OR, "LogicalNot": M.LOGICAL_NOT,
+    "Neg": M.NEG, "Abs": M.ABS, "Exp": M.EXP, "Log": M.LOG, "Log1p": M.LOG1P, "Sqrt": M.SQRT,
+    "Rsqrt": M.RSQRT, "Square": M.SQUARE, "Reciprocal": M.RECIPROCAL, "Sin": M.SIN, "Cos": M.COS,
+    "Tanh": M.TANH, "Sigmoid": M.SIGMOID, "ReLU": M.RELU, "Erf": M.ERF, "Softplus": M.SOFTPLUS,
+    "Sign": M.SIGN, "Floor": M.FLOOR, "Ceil": M.CEIL, "Round": M.ROUND, "Select": M.WHERE,
+    "StopGradient": A.STOP_GRADIENT,
+}
+globals().update({name: _simple(name, op) for name, op in _SIMPLE.items()})
+
+
+class MatMul(Primitive):
+    """`MatMul(transpose_a=False, transpose_b=False)(a, b)`."""
+
+    def __init__(self, transpose_a=False, transpose_b=False):
+        super().__init__(L.MATMUL, transpose_a=transpose_a, transpose_b=transpose_b)
+
+
+class BatchMatMul(MatMul):
+    pass
+
+
+class GeLU(Primitive):
+    def __init__(self, approximate="tanh"):
+        super().__init__(M.GELU, approximate=approximate)
+
+
+class _Reduce(Primitive):
+    _fn = None
+
+    def __init__(self, keep_dims=False):
+        self.keep_dims = keep_dims
+        self.name = type(self).__name__
+
+    def __call__(self, x, axis=()):
+        return type(self)._fn(x, axis, self.keep_dims)
+
+
+class ReduceSum(_Reduce):
+    _fn = staticmethod(R.sum)
+
+
+class ReduceMean(_Reduce):
+    _fn = staticmethod(R.mean)
+
+
+class ReduceMax(_Reduce):
+    _fn = staticmethod(R.amax)
+
+
+class ReduceMin(_Reduce):
+    _fn = staticmethod(R.amin)
+
+
+class ReduceProd(_Reduce):
+    _fn = staticmethod(R.prod)
+
+
+class Argmax(Primitive):
+    def __init__(self, axis=-1, output_type=None):
+        self.axis, self.name = axis, "Argmax"
+
+    def __call__(self, x):
+        return R.argmax(x, self.axis)
+
+
+class Argmin(Argmax):
+    def __call__(self, x):
+        return R.argmin(x, self.axis)
+
+
+class Softmax(Primitive):
+    def __init__(self, axis=-1):
+        super().__init__(N.SOFTMAX, axis=axis[0] if isinstance(axis, (tuple, list)) else axis)
+
+
+class LogSoftmax(Primitive):
+    def __init__(self, axis=-1):
+        super().__init__(N.LOG_SOFTMAX, axis=axis)
+
+
+class _Call(Primitive):
+    """A Primitive whose MindSpore call signature carries non-tensor arguments."""
+    _fn = None
+
+    def __init__(self):
+        self.name = type(self).__name__
+
+    def __call__(self, *args):
+        return type(self)._fn(*args)
+
+
+def _call_class(name, fn, doc):
+    return type(name, (_Call,), {"_fn": staticmethod(fn), "__doc__": doc})
+
+
+Reshape = _call_class("Reshape", A.reshape, "`Reshape()(x, shape)`")
+Transpose = _call_class("Transpose", A.transpose, "`Transpose()(x, perm)`")
+Cast = _call_class("Cast", M.cast, "`Cast()(x, dtype)`")
+ExpandDims = _call_class("ExpandDims", A.expand_dims, "`ExpandDims()(x, axis)`")
+Tile = _call_class("Tile", A.tile, "`Tile()(x, multiples)`")
+BroadcastTo = None
+Gather = _call_class("Gather", A.gather, "`Gather()(params, indices, axis)`")
+OnesLike = _call_class("OnesLike", A.ones_like, "`OnesLike()(x)`")
+ZerosLike = _call_class("ZerosLike", A.zeros_like, "`ZerosLike()(x)`")
+Fill = _call_class("Fill", A.fill, "`Fill()(dtype, shape, value)`")
+Zeros = _call_class("Zeros", lambda shape, dtype: A.zeros(shape, dtype), "`Zeros()(shape, dtype)`")
+Ones = _call_class("Ones", lambda shape, dtype: A.ones(shape, dtype), "`Ones()(shape, dtype)`")
+
+
+class Concat(Primitive):
+    def __init__(self, axis=0):
+        self.axis, self.name = axis, "Concat"
+
+    def __call__(self, tensors):
+        return A.concat(tensors, self.axis)
+
+
+class Stack(Concat):
+    def __call__(self, tensors):
+        return A.stack(tensors, self.axis)
+
+
+class Split(Primitive):
+    def __init__(self, axis=0, output_num=1):
+        self.axis, self.output_num, self.name = axis, output_num, "Split"
+
+    def __call__(self, x):
+        n = x.shape[self.axis]
+        if n % self.output_num:
+            raise ValueError(f"Split: axis {self.axis} of shape {x.shape} is not divisible into "
+                             f"{self.output_num} equal parts")
+        return A.split(x, n // self.output_num, self.axis)
+
+
+class Squeeze(Primitive):
+    def __init__(self, axis=()):
+        self.axis, self.name = axis, "Squeeze"
+
+    def __call__(self, x):
+        return A.squeeze(x, self.axis if self.axis != () else None)
+
+
+class BroadcastTo(Primitive):  # noqa: F811
+    def __init__(self, shape):
+        self.shape, self.name = tuple(shape), "BroadcastTo"
+
+    def __call__(self, x):
+        return A.broadcast_to(x, self.shape)
+
+
+class OneHot(Primitive):
+    def __init__(self, axis=-1):
+        self.axis, self.name = axis, "OneHot"
+
+    def __call__(self, indices, depth, on_value, off_value):
+        return A.one_hot(indices, depth, on_value, off_value, self.axis)
