@@ -152,6 +152,29 @@ def _busy_jiffies() -> int | None:
     return sum(fields[:8]) - idle
 
 
+def machine_load(interval_s: float = 0.5) -> float | None:
+    """Share of all CPUs busy over ``interval_s`` (this process sleeps meanwhile), or None."""
+    b0 = _busy_jiffies()
+    time.sleep(interval_s)
+    b1 = _busy_jiffies()
+    if b0 is None or b1 is None:
+        return None
+    return (b1 - b0) / os.sysconf("SC_CLK_TCK") / (interval_s * (os.cpu_count() or 1))
+
+
+def wait_for_quiet(max_wait_s: float, threshold: float = 0.25) -> float | None:
+    """Wait (at most ``max_wait_s``) until other processes use < ``threshold`` of the CPUs.
+
+    Returns the last load seen (None off Linux).  The machine may be shared: a benchmark started
+    while tests run measures the tests.
+    """
+    deadline = time.monotonic() + max_wait_s
+    load = machine_load()
+    while load is not None and load >= threshold and time.monotonic() < deadline:
+        load = machine_load()
+    return load
+
+
 def run_case(python: str, code: str, *, shapes, target_s: float, repeats: int,
              sys_path=(), env: dict | None = None, timeout: float = 300) -> dict:
     """Run one case in a fresh ``python`` process (cwd: a scratch dir) and return its JSON.

@@ -127,9 +127,12 @@ class EagerExecutor:
         if b.__class__ is not Tensor or a.__class__ is not Tensor:
             return self.apply(op, (a, b), ())
         backend = self.backend()
-        plan = backend.plans.get((op, (), (a.shape, a.dtype), (b.shape, b.dtype)))
+        key = (op, a.shape, a.dtype, b.shape, b.dtype)      # flat: cheaper than apply's key
+        plan = backend.plans.get(key)
         if plan is None:
-            return self.apply(op, (a, b), ())
+            out = self.apply(op, (a, b), ())
+            backend.plans[key] = backend.plans[(op, (), (a.shape, a.dtype), (b.shape, b.dtype))]
+            return out
         fn, meta = plan
         t = Tensor.__new__(Tensor)
         t._buf = fn(a._buf, b._buf)

@@ -160,9 +160,12 @@ def tensor(input_data=None, dtype=None, shape=None, init=None, const_arg=False, 
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A Tensor sharing `array`'s memory when it is C-contiguous (copied otherwise)."""
+    """A Tensor sharing `array`'s memory when it is C-contiguous, aligned and writeable (copied
+    otherwise). Writing to `array` afterwards changes the tensor, as in MindSpore."""
     t = Tensor.__new__(Tensor)
     a = np.ascontiguousarray(array)
+    if not a.flags.writeable or not a.flags.aligned:      # kernels assume plain arrays
+        a = a.copy()
     t._buf, t.shape, t.dtype, t._node = a, a.shape, dt.to_dtype(a.dtype), None
     return t
 

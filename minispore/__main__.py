@@ -1,0 +1,6 @@
+"""`python -m minispore ...`: see cli.py."""
+import sys
+
+from .cli import main
+
+sys.exit(main())
