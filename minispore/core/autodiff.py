@@ -50,37 +50,13 @@ def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tup
             t._node = Leaf()
             marked.append(t)
     targets = [t._node if isinstance(t, Tensor) else None for t in watched]
-    TAPE.depth += 1
     try:
-        out = fn(*args, **kwargs)
-    finally:
-        TAPE.depth -= 1
-    try:
-        if has_aux:
-            if not isinstance(out, (tuple, list)) or len(out) < 2:
-                raise ValueError("grad: has_aux=True needs fn to return a tuple (output, aux...)")
-            diff_out = _flatten_outputs(out[0])
-        else:
-            diff_out = _flatten_outputs(out)
-        if not diff_out:
-            raise TypeError(f"grad: the function must return a Tensor (or a tuple of Tensors), "
-                            f"got {type(out).__name__}")
-        if sens is None:
-            sens_list = [_ones_like(t) for t in diff_out]
-        else:
-            sens_list = _flatten_outputs(sens)
-            if len(sens_list) != len(diff_out):
-                raise ValueError(f"grad: sens has {len(sens_list)} tensor(s) for "
-                                 f"{len(diff_out)} output(s)")
-        live = [t for t in targets if t is not None]
-        got = dict(zip(map(id, live), backward(diff_out, sens_list, live)))
-        grads = []
-        for t, target in zip(watched, targets):
-            if target is None:
-                grads.append(())
-                continue
-            g = got.get(id(target))
-            grads.append(g if g is not None else _zeros_like(t))
+        TAPE.depth += 1
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            TAPE.depth -= 1
+        grads = _backward_from(out, watched, targets, has_aux, sens)
     finally:
         for t in marked:
             t._node = None
@@ -88,6 +64,35 @@ def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tup
         _detach(out)
         _detach(grads)
     return out, grads[:len(positions)], grads[len(positions):]
+
+
+def _backward_from(out, watched, targets, has_aux, sens) -> list:
+    if has_aux:
+        if not isinstance(out, (tuple, list)) or len(out) < 2:
+            raise ValueError("grad: has_aux=True needs fn to return a tuple (output, aux...)")
+        diff_out = _flatten_outputs(out[0])
+    else:
+        diff_out = _flatten_outputs(out)
+    if not diff_out:
+        raise TypeError(f"grad: the function must return a Tensor (or a tuple of Tensors), "
+                        f"got {type(out).__name__}")
+    if sens is None:
+        sens_list = [_ones_like(t) for t in diff_out]
+    else:
+        sens_list = _flatten_outputs(sens)
+        if len(sens_list) != len(diff_out):
+            raise ValueError(f"grad: sens has {len(sens_list)} tensor(s) for "
+                             f"{len(diff_out)} output(s)")
+    live = [t for t in targets if t is not None]
+    got = dict(zip(map(id, live), backward(diff_out, sens_list, live)))
+    grads = []
+    for t, target in zip(watched, targets):
+        if target is None:
+            grads.append(())
+            continue
+        g = got.get(id(target))
+        grads.append(g if g is not None else _zeros_like(t))
+    return grads
 
 
 def _positions(grad_position) -> tuple[tuple, bool]:

@@ -1,0 +1,229 @@
+"""Shared test helpers: the tolerance table (notes/testing.md 6.8), assert_close with readable
+failure messages, input generators (domains) and finite differences in float64."""
+from __future__ import annotations
+
+import numpy as np
+
+import minispore as ms
+from minispore.core import dtype as dt
+from minispore.core.primitive import REGISTRY, Meta, apply
+from minispore.core.tensor import Tensor
+
+# ---------------------------------------------------------------- tolerances --------------------
+# forward (rtol, atol) per dtype: torch's table; float32 reductions/matmul get the looser row.
+FORWARD_TOL = {
+    dt.float64: (1e-7, 1e-7),
+    dt.float32: (1.3e-6, 1e-5),
+    dt.float16: (1e-3, 1e-5),
+    dt.bfloat16: (1.6e-2, 1e-5),
+}
+FORWARD_TOL_ACCUM = {          # reductions, matmul, softmax: summation order may differ
+    dt.float64: (1e-7, 1e-7),
+    dt.float32: (1e-5, 1e-5),
+    dt.float16: (1e-3, 1e-3),
+    dt.bfloat16: (1.6e-2, 1e-2),
+}
+# gradient of a low-precision dtype compared with the float64 gradient (JAX's defaults)
+GRAD_TOL = {dt.float32: 2e-3, dt.float16: 1e-2, dt.bfloat16: 1e-1}
+# finite differences (torch gradcheck defaults)
+FD_EPS, FD_RTOL, FD_ATOL = 1e-6, 1e-3, 1e-5
+
+
+def forward_tol(dtype, accum: bool = False, override=None):
+    if override and dtype in override:
+        return override[dtype]
+    table = FORWARD_TOL_ACCUM if accum else FORWARD_TOL
+    return table.get(dtype, (0.0, 0.0))
+
+
+def assert_close(actual, expected, rtol: float, atol: float, what: str = "") -> None:
+    """Equal shapes and dtypes; floats within rtol/atol (NaN and inf positions must agree);
+    ints and bools exactly. The message names `what` and the worst element."""
+    a, e = np.asarray(actual), np.asarray(expected)
+    assert a.shape == e.shape, f"{what}: shape {a.shape} != expected {e.shape}"
+    assert a.dtype == e.dtype, f"{what}: dtype {a.dtype} != expected {e.dtype}"
+    if a.dtype.kind not in "fc" and a.dtype.name != "bfloat16":
+        if not np.array_equal(a, e):
+            bad = np.argwhere(a != e)
+            i = tuple(bad[0])
+            raise AssertionError(f"{what}: {len(bad)} of {a.size} elements differ (exact dtype "
+                                 f"{a.dtype}); first at {i}: got {a[i]!r}, want {e[i]!r}\n"
+                                 f"got:\n{a}\nwant:\n{e}")
+        return
+    a64, e64 = a.astype(np.float64), e.astype(np.float64)
+    nan_a, nan_e = np.isnan(a64), np.isnan(e64)
+    if not np.array_equal(nan_a, nan_e):
+        raise AssertionError(f"{what}: NaN positions differ\ngot:\n{a}\nwant:\n{e}")
+    inf_a, inf_e = np.isinf(a64), np.isinf(e64)
+    if not np.array_equal(a64[inf_a | inf_e], e64[inf_a | inf_e]):
+        raise AssertionError(f"{what}: inf values differ\ngot:\n{a}\nwant:\n{e}")
+    fin = ~(nan_a | inf_a | inf_e)
+    err = np.abs(a64 - e64)
+    bound = atol + rtol * np.abs(e64)
+    bad = fin & (err > bound)
+    if bad.any():
+        excess = np.where(bad, err - bound, -np.inf)
+        i = np.unravel_index(int(np.argmax(excess)), a.shape)
+        raise AssertionError(
+            f"{what}: {int(bad.sum())} of {a.size} elements outside rtol={rtol:g} atol={atol:g}; "
+            f"worst at {tuple(int(k) for k in i)}: got {a64[i]!r}, want {e64[i]!r} "
+            f"(abs err {err[i]:.3g})\ngot:\n{a}\nwant:\n{e}")
+
+
+# ---------------------------------------------------------------- domains -----------------------
+# A generator is gen(rng, shape, dtype: DType) -> np.ndarray of dtype.np. Float values are drawn
+# from the domain; int dtypes get small ints from the domain's integer version; bool gets coins.
+
+def _finish(v, dtype):
+    return np.asarray(v).astype(dtype.np)
+
+
+def _coins(rng, shape):
+    return rng.random(shape) < 0.5
+
+
+def rand_default(rng, shape, dtype):
+    """Values in [-2, 2] (ints in [-5, 5])."""
+    if dtype is dt.bool_:
+        return _coins(rng, shape)
+    if dtype.is_int:
+        lo = 0 if dtype.kind == "u" else -5
+        return _finish(rng.integers(lo, 6, shape), dtype)
+    return _finish(rng.uniform(-2.0, 2.0, shape), dtype)
+
+
+def rand_positive(rng, shape, dtype):
+    """Values in [0.5, 2] (ints in [1, 5]): log, sqrt, rsqrt, pow's base."""
+    if dtype is dt.bool_:
+        return np.ones(shape, bool)
+    if dtype.is_int:
+        return _finish(rng.integers(1, 6, shape), dtype)
+    return _finish(rng.uniform(0.5, 2.0, shape), dtype)
+
+
+def rand_nonzero(rng, shape, dtype):
+    """|values| in [0.25, 2] (ints in +-[1, 5]): divisors, and away from the kinks of abs/relu/sign
+    at 0."""
+    if dtype is dt.bool_:
+        return np.ones(shape, bool)
+    sign = np.where(_coins(rng, shape), 1, -1)
+    if dtype.is_int:
+        mag = rng.integers(1, 6, shape)
+        return _finish(mag if dtype.kind == "u" else sign * mag, dtype)
+    return _finish(sign * rng.uniform(0.25, 2.0, shape), dtype)
+
+
+def rand_off_half(rng, shape, dtype):
+    """Floats at least 0.15 from every multiple of 0.5 (the jumps of floor/ceil/round, and of
+    floor_div/mod by +-0.5, 1, 2): k/2 + 0.25 +- 0.1."""
+    if not dtype.is_float:
+        return rand_default(rng, shape, dtype)
+    k = rng.integers(-4, 4, shape)
+    return _finish(k * 0.5 + 0.25 + rng.uniform(-0.1, 0.1, shape), dtype)
+
+
+def rand_pow2_divisor(rng, shape, dtype):
+    """Divisors in +-{0.5, 1, 2} (ints: +-[1, 5]); with rand_off_half numerators the quotient is
+    never near an integer, so floor_div/mod are smooth there."""
+    if not dtype.is_float:
+        return rand_nonzero(rng, shape, dtype)
+    mag = rng.choice(np.array([0.5, 1.0, 2.0]), shape)
+    return _finish(np.where(_coins(rng, shape), 1.0, -1.0) * mag, dtype)
+
+
+def rand_distinct(rng, shape, dtype):
+    """All-distinct values (a shuffled grid, spacing 0.37): no ties for max/min/argmax."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if dtype is dt.bool_:
+        return _coins(rng, shape)
+    if dtype.is_int:
+        v = rng.permutation(n) - n // 2
+        if dtype.kind == "u":
+            v = v - v.min() if n else v
+        return _finish(v.reshape(shape), dtype)
+    v = (rng.permutation(n) - n / 2) * 0.37 + rng.uniform(-0.05, 0.05, n)
+    return _finish(v.reshape(shape), dtype)
+
+
+def rand_grid_a(rng, shape, dtype):
+    """Integers + noise: with rand_grid_b (half-integers + noise) no element pair is within 0.3,
+    so maximum/minimum never tie."""
+    if not dtype.is_float:
+        return _finish(2 * rng.integers(-3, 3, shape), dtype) if dtype is not dt.bool_ \
+            else _coins(rng, shape)
+    return _finish(rng.integers(-3, 3, shape) + rng.uniform(-0.1, 0.1, shape), dtype)
+
+
+def rand_grid_b(rng, shape, dtype):
+    if not dtype.is_float:
+        return _finish(2 * rng.integers(-3, 3, shape) + 1, dtype) if dtype is not dt.bool_ \
+            else _coins(rng, shape)
+    return _finish(rng.integers(-3, 3, shape) + 0.5 + rng.uniform(-0.1, 0.1, shape), dtype)
+
+
+def rand_small_nonneg_int(rng, shape, dtype):
+    """Shift amounts and int exponents: [0, 3]."""
+    return _finish(rng.integers(0, 4, shape), dtype)
+
+
+def rand_bool(rng, shape, dtype=None):
+    return _coins(rng, shape)
+
+
+# ---------------------------------------------------------------- running ops -------------------
+def to_tensor(a: np.ndarray) -> Tensor:
+    return Tensor(np.asarray(a))
+
+
+def run_op(name: str, args, attrs):
+    """Run primitive `name` on numpy `args`; return a numpy array or a tuple of them (plus the
+    raw minispore outputs)."""
+    op = REGISTRY[name]
+    out = apply(op, *[to_tensor(a) for a in args], **attrs)
+    return out
+
+
+def as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+def infer_meta(name: str, args, attrs):
+    op = REGISTRY[name]
+    full = dict(op.attrs)
+    full.update(attrs)
+    metas = [Meta(tuple(np.shape(a)), dt.to_dtype(np.asarray(a).dtype)) for a in args]
+    return op.infer(*metas, **full)
+
+
+def ref_op(name: str, args, attrs):
+    op = REGISTRY[name]
+    full = dict(op.attrs)
+    full.update(attrs)
+    return op.ref(*[np.asarray(a) for a in args], **full)
+
+
+# ---------------------------------------------------------------- finite differences ------------
+def fd_directional(f, xs, ts, eps: float = FD_EPS):
+    """Central difference of f (float64 numpy -> tuple of float64 arrays) along tangents ts:
+    (f(x + eps t) - f(x - eps t)) / 2 eps, one array per output."""
+    plus = as_tuple(f(*[x + eps * t for x, t in zip(xs, ts)]))
+    minus = as_tuple(f(*[x - eps * t for x, t in zip(xs, ts)]))
+    return tuple((np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps)
+                 for p, m in zip(plus, minus))
+
+
+def fd_jacobian(f, xs, wrt: int, eps: float = FD_EPS):
+    """Full Jacobian of f's outputs (flattened, concatenated) w.r.t. xs[wrt], shape (n_out, n_in)."""
+    x = xs[wrt]
+    cols = []
+    for k in range(x.size):
+        t = [np.zeros_like(a) for a in xs]
+        t[wrt].reshape(-1)[k] = 1.0
+        d = fd_directional(f, xs, t, eps)
+        cols.append(np.concatenate([np.ravel(o) for o in d]) if d else np.zeros(0))
+    n_out = sum(np.size(o) for o in as_tuple(f(*xs)))
+    return np.stack(cols, axis=1) if cols else np.zeros((n_out, 0))
+
+
+def set_pynative():
+    ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -1,0 +1,86 @@
+"""nn.Cell: registration, hierarchical parameter names, containers, modes."""
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import Parameter, Tensor, nn
+
+
+class Dense(nn.Cell):
+    def __init__(self, i, o):
+        super().__init__()
+        self.weight = Parameter(Tensor(np.ones((o, i), np.float32)))
+        self.bias = Parameter(Tensor(np.zeros(o, np.float32)))
+
+    def construct(self, x):
+        return ms.ops.matmul(x, self.weight.T) + self.bias
+
+
+class MLP(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = Dense(4, 3)
+        self.fc2 = Dense(3, 2)
+        self.frozen = Parameter(Tensor([1.0]), name="frozen", requires_grad=False)
+
+    def construct(self, x):
+        return self.fc2(ms.ops.relu(self.fc1(x))) * self.frozen
+
+
+def test_hierarchical_names_and_params():
+    net = MLP()
+    names = [n for n, _ in net.parameters_and_names()]
+    assert names == ["frozen", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert [p.name for p in net.trainable_params()] == ["fc1.weight", "fc1.bias", "fc2.weight",
+                                                        "fc2.bias"]
+    assert [p.name for p in net.get_parameters()][0] == "frozen"
+    assert [n for n, _ in net.cells_and_names()] == ["", "fc1", "fc2"]
+
+    class Outer(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.backbone = MLP()
+    assert Outer().trainable_params()[0].name == "backbone.fc1.weight"
+
+
+def test_pynative_runs_and_graph_mode_says_what_to_do():
+    net = MLP()
+    x = Tensor(np.ones((2, 4), np.float32))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(net(x).asnumpy(), np.full((2, 2), 12.0))
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        with pytest.raises(NotImplementedError, match="PYNATIVE_MODE"):
+            net(x)
+        # standalone ops still run eagerly in GRAPH_MODE, as in MindSpore
+        np.testing.assert_allclose(ms.ops.add(x, x).asnumpy(), 2 * np.ones((2, 4)))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def test_sequential_and_cell_list():
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    seq = nn.SequentialCell([Dense(4, 3), Dense(3, 2)])
+    assert [n for n, _ in seq.parameters_and_names()] == ["0.weight", "0.bias", "1.weight",
+                                                          "1.bias"]
+    assert seq(Tensor(np.ones((1, 4), np.float32))).shape == (1, 2)
+    assert len(seq) == 2 and isinstance(seq[1], Dense)
+    cl = nn.CellList([Dense(2, 2)])
+    cl.append(Dense(2, 2))
+    assert len(cl) == 2 and len(cl.trainable_params()) == 4
+    with pytest.raises(TypeError, match="expected a Cell"):
+        nn.SequentialCell([1])
+
+
+def test_set_train_and_grad_flags():
+    net = MLP()
+    net.set_train()
+    assert net.training and net.fc1.training
+    net.set_train(False)
+    assert not net.fc2.training
+    assert net.set_grad().requires_grad
+
+
+def test_repr_tree():
+    r = repr(MLP())
+    assert r.startswith("MLP<") and "(fc1): Dense<>" in r
