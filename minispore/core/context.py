@@ -38,9 +38,10 @@ def _set_mode(v):
 
 def _set_device_target(v):
     _check_choice("device_target", v, _TARGETS)
-    from .device import get_backend
-    get_backend(v)                       # raises RuntimeError naming why it is not usable
+    from .device import current, get_backend
+    b = get_backend(v)                   # raises RuntimeError naming why it is not usable
     _state["device_target"] = v
+    current.backend = b
 
 
 def _set_device_id(v):
@@ -82,12 +83,14 @@ def set_context(**kwargs) -> None:
     if unknown:
         raise ValueError(f"set_context: unknown keyword argument(s) {', '.join(unknown)}; valid: "
                          f"{', '.join(_SETTERS)}")
-    saved = dict(_state)
+    from .device import current
+    saved, saved_backend = dict(_state), current.backend
     try:
         for k, v in kwargs.items():
             _SETTERS[k](v)
     except Exception:
         _state.update(saved)
+        current.backend = saved_backend
         raise
 
 

@@ -85,6 +85,11 @@ class Backend:
 _cache: dict[str, Backend] = {}
 
 
+class current:
+    """The backend of the current device_target (set by set_context; None until first use)."""
+    backend: Backend | None = None
+
+
 def get_backend(target: str) -> Backend:
     """The usable backend for `target`; DeviceError (RuntimeError) saying why if it is not."""
     b = _cache.get(target)

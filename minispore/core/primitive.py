@@ -45,6 +45,7 @@ class OpDef:
     arity: int | None = None          # number of tensor inputs (None: variadic sequence)
     n_out: int = 1                    # >1: the op returns a tuple of tensors
     differentiable: bool = True       # False: outputs carry no gradient (argmax, comparisons)
+    attr_cache: dict = field(default_factory=dict, repr=False)   # see normalize_attrs
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"
@@ -67,12 +68,27 @@ def defop(name: str, **kw) -> OpDef:
 
 
 def normalize_attrs(op: OpDef, attrs: dict) -> tuple:
-    """Attributes in declaration order with defaults filled, as a hashable tuple."""
+    """Attributes in declaration order with defaults filled, as a hashable tuple (memoised per
+    op: the same call site passes the same attributes again and again)."""
+    if not attrs and not op.attrs:
+        return ()
+    try:
+        raw = tuple(attrs.items())
+        hit = op.attr_cache.get(raw)
+    except TypeError:                       # an unhashable value (a list): normalise it
+        raw = hit = None
+    if hit is not None:
+        return hit
     for k in attrs:
         if k not in op.attrs:
             raise TypeError(f"{op.name}: unexpected attribute {k!r}; valid: "
                             f"{', '.join(op.attrs) or 'none'}")
-    return tuple((k, _hashable(attrs.get(k, d))) for k, d in op.attrs.items())
+    norm = tuple((k, _hashable(attrs.get(k, d))) for k, d in op.attrs.items())
+    if raw is not None:
+        if len(op.attr_cache) > 4096:
+            op.attr_cache.clear()
+        op.attr_cache[raw] = norm
+    return norm
 
 
 def _hashable(v):

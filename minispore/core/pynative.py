@@ -18,7 +18,7 @@ import numpy as np
 
 from . import context
 from . import dtype as dt
-from .device import get_backend
+from .device import current, get_backend
 from .primitive import ELEMENTWISE, Meta, OpDef, executor
 from .tensor import Tensor, to_numpy
 
@@ -54,15 +54,28 @@ def _wrap(buf, meta) -> Tensor:
     return t
 
 
+_SCALARS = (bool, int, float, np.number, np.bool_)
+
+# Python-scalar operands as 0-d tensors, memoised: buffers are immutable and these tensors are
+# never handed to user code, so sharing them is safe (x * 2 in a loop converts 2 once).
+_scalars: dict = {}
+
+
 def to_tensor(op: OpDef, x, ref_dtype) -> Tensor:
     """An op input that is not a Tensor: a Python scalar takes MindSpore's scalar promotion
     against the op's tensor inputs; arrays and nested lists become tensors."""
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, (bool, int, float, np.number, np.bool_)):
+    if isinstance(x, _SCALARS):
         d = dt.promote_with_scalar(ref_dtype, x) if (ref_dtype is not None and
                                                    op.kind == ELEMENTWISE) else dt.scalar_dtype(x)
-        return Tensor(to_numpy(x, d))
+        key = (x.__class__, x, d)
+        t = _scalars.get(key)
+        if t is None:
+            if len(_scalars) > 1024:
+                _scalars.clear()
+            t = _scalars[key] = Tensor(to_numpy(x, d))
+        return t
     if isinstance(x, (np.ndarray, list, tuple)):
         return Tensor(x)
     raise TypeError(f"{op.name}: expected a Tensor or a number as input, got "
@@ -70,16 +83,12 @@ def to_tensor(op: OpDef, x, ref_dtype) -> Tensor:
 
 
 class EagerExecutor:
-    def __init__(self) -> None:
-        self._target = None
-        self._backend = None
-
-    def backend(self):
-        target = context._state["device_target"]
-        if target is not self._target:
-            self._backend = get_backend(target)
-            self._target = target
-        return self._backend
+    @staticmethod
+    def backend():
+        b = current.backend
+        if b is None:
+            b = current.backend = get_backend(context._state["device_target"])
+        return b
 
     def apply(self, op: OpDef, inputs: tuple, attrs: tuple):
         if op.arity is None and len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
@@ -95,14 +104,27 @@ class EagerExecutor:
                         ref = y.dtype if ref is None else dt.promote(ref, y.dtype)
                 ts = tuple(to_tensor(op, y, ref) for y in inputs)
                 break
-        backend = self.backend()
-        key = (op, attrs) + tuple((t.shape, t.dtype) for t in ts)
+        backend = current.backend or self.backend()
+        n = len(ts)
+        if n == 1:
+            x = ts[0]
+            key = (op, attrs, x.shape, x.dtype)
+        elif n == 2:
+            x, y = ts
+            key = (op, attrs, x.shape, x.dtype, y.shape, y.dtype)
+        else:
+            key = (op, attrs) + tuple((t.shape, t.dtype) for t in ts)
         plan = backend.plans.get(key)
         if plan is None:
             plan = self._plan(backend, op, ts, attrs)
             backend.plans[key] = plan
         fn, out_meta = plan
-        res = fn(*[t._buf for t in ts])
+        if n == 1:
+            res = fn(x._buf)
+        elif n == 2:
+            res = fn(x._buf, y._buf)
+        else:
+            res = fn(*[t._buf for t in ts])
         backend.counters["launches"] += 1
         if out_meta.__class__ is Meta:
             out = _wrap(res, out_meta)
@@ -122,16 +144,22 @@ class EagerExecutor:
         metas = tuple(Meta(t.shape, t.dtype) for t in ts)
         return backend.kernel(op, metas, kw, out_meta), out_meta
 
-    def binary(self, op: OpDef, a: Tensor, b):
-        """`a (op) b` from Tensor operators: the same as apply, minus the generic plumbing."""
-        if b.__class__ is not Tensor or a.__class__ is not Tensor:
-            return self.apply(op, (a, b), ())
-        backend = self.backend()
+    def binary(self, op: OpDef, a, b):
+        """`a (op) b` from Tensor operators (either side may be a Python scalar): the same as
+        apply, minus the generic plumbing."""
+        if a.__class__ is not Tensor or b.__class__ is not Tensor:
+            if isinstance(a, Tensor) and isinstance(b, _SCALARS):
+                b = to_tensor(op, b, a.dtype)
+            elif isinstance(b, Tensor) and isinstance(a, _SCALARS):
+                a = to_tensor(op, a, b.dtype)
+            if a.__class__ is not Tensor or b.__class__ is not Tensor:   # Parameters, arrays
+                return self.apply(op, (a, b), ())
+        backend = current.backend or self.backend()
         key = (op, a.shape, a.dtype, b.shape, b.dtype)      # flat: cheaper than apply's key
         plan = backend.plans.get(key)
         if plan is None:
             out = self.apply(op, (a, b), ())
-            backend.plans[key] = backend.plans[(op, (), (a.shape, a.dtype), (b.shape, b.dtype))]
+            backend.plans[key] = backend.plans[(op, (), a.shape, a.dtype, b.shape, b.dtype)]
             return out
         fn, meta = plan
         t = Tensor.__new__(Tensor)

@@ -17,7 +17,7 @@ from .tensor import Tensor
 def _op(op, reflected=False):
     if reflected:
         def f(self, other):
-            return executor.current.apply(op, (other, self), ())
+            return executor.current.binary(op, other, self)
     else:
         def f(self, other):
             return executor.current.binary(op, self, other)

@@ -3,8 +3,10 @@
 Per (op, attrs, input types) the plan decides once: casts to the compute dtype (half types compute
 in float32 on the CPU, as PyTorch's CPU kernels do), the dispatch variant (flat contiguous loop,
 one-element inputs hoisted out of the loop, or the rank-r strided loop for real broadcasting) and
-serial vs prange (prange costs ~0.1 ms per call on 2 cores, so it is used only from PARALLEL_MIN
-elements up; see benchmarks/eager_dispatch.py)."""
+serial vs prange. prange's fixed cost measured here is ~2 us per call (2 cores, numba 0.68, omp
+layer), so the crossover depends on the work per element: a cheap op (add) pays off from ~64 Ki
+elements (1.3x at 64 Ki, 2.2x at 1 Mi), an op with a transcendental call (exp, tanh) from ~4 Ki
+(1.15x at 4 Ki, 1.9x at 128 Ki). MINISPORE_CPU_PARALLEL_MIN overrides both thresholds."""
 from __future__ import annotations
 
 import os
@@ -17,7 +19,15 @@ from ...core import scalar_expr as E
 from ...core.shape import size_of
 from .codegen import MAX_ND, elementwise_source, module_for
 
-PARALLEL_MIN = int(os.environ.get("MINISPORE_CPU_PARALLEL_MIN", 1 << 18))
+_PAR_ENV = os.environ.get("MINISPORE_CPU_PARALLEL_MIN")
+PARALLEL_MIN_CHEAP = int(_PAR_ENV or 1 << 16)
+PARALLEL_MIN_TRANSCENDENTAL = int(_PAR_ENV or 1 << 12)
+_TRANSCENDENTAL = {"exp", "log", "log1p", "sin", "cos", "tanh", "erf", "pow", "sqrt"}
+
+
+def _has_transcendental(e: E.Expr) -> bool:
+    return e.op in _TRANSCENDENTAL or any(
+        _has_transcendental(a) for a in e.args if isinstance(a, E.Expr))
 
 
 def cpu_np(d: dt.DType) -> np.dtype:
@@ -35,8 +45,11 @@ def entry_point(dispatcher, sample_args):
 
 
 def kernel_module(op, attrs: dict):
-    expr = E.build(lambda *xs: op.scalar(*xs, **attrs), op.arity)
-    return module_for(op.name, elementwise_source(expr, op.arity))
+    return module_for(op.name, elementwise_source(_expr(op, attrs), op.arity))
+
+
+def _expr(op, attrs):
+    return E.build(lambda *xs: op.scalar(*xs, **attrs), op.arity)
 
 
 def elementwise_kernel(op, in_metas, attrs, out_meta):
@@ -72,7 +85,9 @@ def elementwise_kernel(op, in_metas, attrs, out_meta):
         return run
 
     pat = "".join(pattern)
-    fn = entry_point(getattr(mod, ("par_" if n >= PARALLEL_MIN else "flat_") + pat),
+    par_min = PARALLEL_MIN_TRANSCENDENTAL if _has_transcendental(_expr(op, attrs)) \
+        else PARALLEL_MIN_CHEAP
+    fn = entry_point(getattr(mod, ("par_" if n >= par_min else "flat_") + pat),
                      [np.empty(1, c) for c in cnp] + [np.empty(1, out_np)])
     direct = (not any(casts) and out_np == final_np and len(shape) == 1
               and all(len(m.shape) == 1 for m in in_metas))
@@ -88,6 +103,21 @@ def elementwise_kernel(op, in_metas, attrs, out_meta):
             fn(a, out)
             return out
         return run1
+
+    if op.arity == 2 and not any(casts) and out_np == final_np:   # e.g. x * 2, x + bias
+        ra, rb = (len(m.shape) != 1 for m in in_metas)
+        if len(shape) == 1 and not ra:                             # vector (op) scalar
+            def run2v(a, b):
+                out = np.empty(shape, out_np)
+                fn(a, b.reshape(1) if rb else b, out)
+                return out
+            return run2v
+
+        def run2f(a, b):
+            out = np.empty(n, out_np)
+            fn(a.reshape(-1) if ra else a, b.reshape(-1) if rb else b, out)
+            return out.reshape(shape)
+        return run2f
 
     def run(*bufs):
         args = [(b.astype(c) if k else b).reshape(-1) for b, c, k in zip(bufs, cnp, casts)]

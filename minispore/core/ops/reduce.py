@@ -13,20 +13,28 @@ from ._common import ref_array_dtype
 _ATTRS = {"axis": None, "keep_dims": False}
 
 
+def reduction_axes(name: str, axis, ndim: int) -> tuple:
+    """The sorted non-negative axes a reduction runs over. A 0-d tensor accepts axis 0 (as
+    normalize_axis allows) but has no axis to reduce: the result is the value itself, so the
+    axes are () for infer, the reference, the kernels and the bprops alike."""
+    axes = normalize_axes(name, axis, ndim)
+    return () if ndim == 0 else axes
+
+
 def _reduction(name, out_dtype, ref_fn, bprop, empty_ok=True, allowed=dt.NUMERIC + (dt.bool_,),
                differentiable=True):
     def infer(x, axis=None, keep_dims=False):
         if x.dtype not in allowed:
             raise DTypeError(f"{name}: dtype {x.dtype} is not supported; supported: "
                              f"{', '.join(map(str, allowed))}")
-        axes = normalize_axes(name, axis, len(x.shape))
+        axes = reduction_axes(name, axis, len(x.shape))
         if not empty_ok and any(x.shape[a] == 0 for a in axes):
             raise ShapeError(f"{name}: cannot reduce over a zero-size axis of shape {x.shape}; "
                              f"this reduction has no identity")
         return Meta(reduced_shape(x.shape, axes, keep_dims), out_dtype(x.dtype))
 
     def ref(x, axis=None, keep_dims=False):
-        axes = normalize_axes(name, axis, x.ndim)
+        axes = reduction_axes(name, axis, x.ndim)
         od = out_dtype(dt.to_dtype(x.dtype))
         a = x.astype(ref_array_dtype(od)) if od.kind == "f" else x
         return np.asarray(ref_fn(a, axes, keep_dims)).astype(od.np)
@@ -48,7 +56,7 @@ def _keep(g, x, axis, keep_dims):
     from .array import reshape
     if keep_dims:
         return g
-    axes = normalize_axes("grad", axis, len(x.shape))
+    axes = reduction_axes("grad", axis, len(x.shape))
     return reshape(g, reduced_shape(x.shape, axes, True))
 
 
