@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-import minispore as ms
 from minispore.core import dtype as dt
 from minispore.core.primitive import REGISTRY, Meta, apply
 from minispore.core.tensor import Tensor
@@ -58,7 +57,8 @@ def assert_close(actual, expected, rtol: float, atol: float, what: str = "") -> 
     if not np.array_equal(a64[inf_a | inf_e], e64[inf_a | inf_e]):
         raise AssertionError(f"{what}: inf values differ\ngot:\n{a}\nwant:\n{e}")
     fin = ~(nan_a | inf_a | inf_e)
-    err = np.abs(a64 - e64)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(a64 - e64)
     bound = atol + rtol * np.abs(e64)
     bad = fin & (err > bound)
     if bad.any():
@@ -176,8 +176,7 @@ def to_tensor(a: np.ndarray) -> Tensor:
 
 
 def run_op(name: str, args, attrs):
-    """Run primitive `name` on numpy `args`; return a numpy array or a tuple of them (plus the
-    raw minispore outputs)."""
+    """Run primitive `name` on numpy `args` through `apply`: a Tensor, or a tuple of them."""
     op = REGISTRY[name]
     out = apply(op, *[to_tensor(a) for a in args], **attrs)
     return out
@@ -208,12 +207,17 @@ def fd_directional(f, xs, ts, eps: float = FD_EPS):
     (f(x + eps t) - f(x - eps t)) / 2 eps, one array per output."""
     plus = as_tuple(f(*[x + eps * t for x, t in zip(xs, ts)]))
     minus = as_tuple(f(*[x - eps * t for x, t in zip(xs, ts)]))
-    return tuple((np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps)
-                 for p, m in zip(plus, minus))
+    out = []
+    for p, m in zip(plus, minus):
+        p, m = np.asarray(p, np.float64), np.asarray(m, np.float64)
+        same = (p == m) | (np.isnan(p) & np.isnan(m))      # unchanged, also nan/inf: slope 0
+        with np.errstate(invalid="ignore"):
+            out.append(np.where(same, 0.0, (p - m) / (2 * eps)))
+    return tuple(out)
 
 
 def fd_jacobian(f, xs, wrt: int, eps: float = FD_EPS):
-    """Full Jacobian of f's outputs (flattened, concatenated) w.r.t. xs[wrt], shape (n_out, n_in)."""
+    """Full Jacobian of f's outputs (flattened, concatenated) w.r.t. xs[wrt]: (n_out, n_in)."""
     x = xs[wrt]
     cols = []
     for k in range(x.size):
@@ -225,5 +229,78 @@ def fd_jacobian(f, xs, wrt: int, eps: float = FD_EPS):
     return np.stack(cols, axis=1) if cols else np.zeros((n_out, 0))
 
 
-def set_pynative():
-    ms.set_context(mode=ms.PYNATIVE_MODE)
+# ---------------------------------------------------------------- the matrix --------------------
+ALL_BACKENDS = ("CPU", "GPU", "Ascend")
+MODES = ("pynative", "graph")
+GRAPH_SKIP = "graph mode: issue 3"
+_availability = None
+
+
+def selected_backends() -> tuple:
+    """Backends named in MINISPORE_TEST_BACKENDS (comma-separated, any case), default all."""
+    import os
+    env = os.environ.get("MINISPORE_TEST_BACKENDS", "").strip()
+    if not env:
+        return ALL_BACKENDS
+    want = {w.strip().lower() for w in env.split(",") if w.strip()}
+    unknown = want - {b.lower() for b in ALL_BACKENDS}
+    if unknown:
+        raise ValueError(f"MINISPORE_TEST_BACKENDS names unknown backend(s) {sorted(unknown)}; "
+                         f"valid: {', '.join(ALL_BACKENDS)}")
+    return tuple(b for b in ALL_BACKENDS if b.lower() in want)
+
+
+def backend_availability() -> dict:
+    global _availability
+    if _availability is None:
+        from minispore.core.device import availability
+        _availability = availability()
+    return _availability
+
+
+def backend_marks(name: str) -> list:
+    import pytest
+    marks = [pytest.mark.gpu] if name == "GPU" else []
+    ok, why = backend_availability()[name]
+    if not ok:
+        marks.append(pytest.mark.skip(reason=f"backend {name} not available: {why}"))
+    return marks
+
+
+def backend_params() -> list:
+    import pytest
+    return [pytest.param(b, marks=backend_marks(b), id=b) for b in selected_backends()]
+
+
+def mode_marks(mode: str) -> list:
+    import pytest
+    return [pytest.mark.skip(reason=GRAPH_SKIP)] if mode == "graph" else []
+
+
+def mode_params() -> list:
+    import pytest
+    return [pytest.param(m, marks=mode_marks(m), id=m) for m in MODES]
+
+
+def dtype_id(d) -> str:
+    return "bfloat16" if d is dt.bfloat16 else d.np.name
+
+
+def matrix(cases, dtypes_of=None, test: str = "forward"):
+    """pytest.params for (case, backend, mode[, dtype]) with ids like sin-CPU-pynative-float32;
+    an (test, dtype) xfail listed in the OpCase becomes a strict xfail mark."""
+    import pytest
+    out = []
+    for case in cases:
+        dts = dtypes_of(case) if dtypes_of is not None else (None,)
+        for b in selected_backends():
+            for m in MODES:
+                for d in dts:
+                    marks = backend_marks(b) + mode_marks(m)
+                    reason = case.xfail_reason(test, d)
+                    if reason:
+                        marks.append(pytest.mark.xfail(strict=True, reason=reason))
+                    parts = [case.name, b, m] + ([dtype_id(d)] if d is not None else [])
+                    vals = (case, b, m) + ((d,) if d is not None else ())
+                    out.append(pytest.param(*vals, marks=marks, id="-".join(parts)))
+    return out

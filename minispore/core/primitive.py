@@ -68,12 +68,14 @@ def defop(name: str, **kw) -> OpDef:
 
 
 def normalize_attrs(op: OpDef, attrs: dict) -> tuple:
-    """Attributes in declaration order with defaults filled, as a hashable tuple (memoised per
-    op: the same call site passes the same attributes again and again)."""
+    """Attributes in declaration order with defaults filled, as a hashable tuple of
+    (name, value, type(value)) (memoised per op: a call site passes the same attributes again and
+    again). The type is part of the tuple because 1, 1.0 and True are equal and hash alike, yet
+    are different attributes (one_hot's dtype, a bool axis being an error)."""
     if not attrs and not op.attrs:
         return ()
     try:
-        raw = tuple(attrs.items())
+        raw = (tuple(attrs.items()), tuple(map(type, attrs.values())))
         hit = op.attr_cache.get(raw)
     except TypeError:                       # an unhashable value (a list): normalise it
         raw = hit = None
@@ -83,12 +85,18 @@ def normalize_attrs(op: OpDef, attrs: dict) -> tuple:
         if k not in op.attrs:
             raise TypeError(f"{op.name}: unexpected attribute {k!r}; valid: "
                             f"{', '.join(op.attrs) or 'none'}")
-    norm = tuple((k, _hashable(attrs.get(k, d))) for k, d in op.attrs.items())
+    norm = tuple((k, v, type(v)) for k, v in
+                 ((k, _hashable(attrs.get(k, d))) for k, d in op.attrs.items()))
     if raw is not None:
         if len(op.attr_cache) > 4096:
             op.attr_cache.clear()
         op.attr_cache[raw] = norm
     return norm
+
+
+def attrs_dict(attrs: tuple) -> dict:
+    """The keyword arguments that a normalised attribute tuple stands for."""
+    return {k: v for k, v, _ in attrs}
 
 
 def _hashable(v):
@@ -125,5 +133,5 @@ class Primitive:
         return executor.current.apply(self.op, inputs, self.attrs)
 
     def __repr__(self) -> str:
-        a = ", ".join(f"{k}={v!r}" for k, v in self.attrs)
+        a = ", ".join(f"{k}={v!r}" for k, v, _ in self.attrs)
         return f"Prim[{self.name}]({a})" if a else f"Prim[{self.name}]"

@@ -19,7 +19,7 @@ import numpy as np
 from . import context
 from . import dtype as dt
 from .device import current, get_backend
-from .primitive import ELEMENTWISE, Meta, OpDef, executor
+from .primitive import ELEMENTWISE, Meta, OpDef, attrs_dict, executor
 from .tensor import Tensor, to_numpy
 
 
@@ -139,7 +139,7 @@ class EagerExecutor:
 
     @staticmethod
     def _plan(backend, op, ts, attrs):
-        kw = dict(attrs)
+        kw = attrs_dict(attrs)
         out_meta = op.infer(*ts, **kw)         # raises the op's shape/dtype errors
         metas = tuple(Meta(t.shape, t.dtype) for t in ts)
         return backend.kernel(op, metas, kw, out_meta), out_meta
@@ -245,7 +245,7 @@ def backward(roots: list, sens: list, targets: list) -> list:
             dout, out = douts[0], node.outputs[0]
         else:
             dout, out = tuple(douts), node.outputs
-        gs = node.op.bprop(node.inputs, out, dout, **dict(node.attrs))
+        gs = node.op.bprop(node.inputs, out, dout, **attrs_dict(node.attrs))
         for x, g in zip(node.inputs, gs):
             ref = x._node
             if ref is None or g is None or not x.dtype.is_float:

@@ -28,10 +28,11 @@ def broadcast_shapes(op: str, *shapes: tuple) -> tuple:
 def normalize_axis(op: str, axis: int, ndim: int) -> int:
     if isinstance(axis, bool) or not isinstance(axis, int):
         raise TypeError(f"{op}: axis must be an int, got {type(axis).__name__} {axis!r}")
-    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+    n = max(ndim, 1)                 # a 0-d tensor accepts axis 0 and -1, as PyTorch's ops do
+    if not -n <= axis < n:
         raise ShapeError(f"{op}: axis {axis} out of range for a tensor of rank {ndim}; "
-                         f"use an axis in [{-ndim}, {ndim - 1}]")
-    return axis % ndim if ndim else 0
+                         f"use an axis in [{-n}, {n - 1}]")
+    return axis % n
 
 
 def normalize_axes(op: str, axis, ndim: int) -> tuple:

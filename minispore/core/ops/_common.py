@@ -27,9 +27,10 @@ def make_compute(name: str, rule: str, allowed):
         if rule == FLOAT and c.kind != "f":
             c = dt.float32
         if allowed is not None and c not in allowed:
+            hint = next((d for d in (dt.float32, dt.int32) if d in allowed), allowed[0])
             raise DTypeError(f"{name}: dtype {c} (from inputs {_dtype_names(in_dtypes)}) is not "
                              f"supported; supported: {_dtype_names(allowed)}. Cast the input "
-                             f"with .astype(), e.g. x.astype(ms.float32)")
+                             f"with .astype(), e.g. x.astype(ms.{hint.np.name})")
         return (c,) * len(in_dtypes), (dt.bool_ if rule == COMPARE else c)
     return compute
 

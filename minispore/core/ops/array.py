@@ -107,6 +107,8 @@ def _split_ref(x, sizes, axis):
 
 
 def _split_bprop(i, o, g, sizes, axis):
+    if not isinstance(g, tuple):         # the tape hands a one-chunk split its gradient bare
+        g, o = (g,), (o,)
     gs = [gi if gi is not None else zeros(oi.shape, oi.dtype) for gi, oi in zip(g, o)]
     return (concat(gs, axis),)
 

@@ -26,7 +26,12 @@ def _matmul_infer(a, b, transpose_a, transpose_b):
             f"shape {b.shape}{' (transposed)' if transpose_b else ''} cannot be multiplied: the "
             f"contracted dims are {k} and {k2}; they must be equal (transpose an operand or fix "
             f"the shapes)")
-    batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    try:
+        batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    except ShapeError:
+        raise ShapeError(f"matmul: the batch dims {tuple(a.shape[:-2])} of 'a' of shape {a.shape} "
+                         f"and {tuple(b.shape[:-2])} of 'b' of shape {b.shape} cannot be "
+                         f"broadcast together; make each batch dim equal or 1") from None
     return Meta(batch + (m, n), dt.promote(a.dtype, b.dtype))
 
 

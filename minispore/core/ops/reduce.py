@@ -2,6 +2,8 @@
 functional API. `axis` is None (all axes), an int or a tuple; `keep_dims` keeps reduced axes."""
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .. import dtype as dt
@@ -69,22 +71,31 @@ def _mean_bprop(i, o, g, axis, keep_dims):
     from .array import broadcast_to
     from .math import div
     x = i[0]
-    n = size_of(x.shape) // max(size_of(o.shape), 1) if size_of(x.shape) else 1
+    # builtins.max: this module's `max` is the functional ops.max
+    n = size_of(x.shape) // builtins.max(size_of(o.shape), 1) if size_of(x.shape) else 1
     return (broadcast_to(div(_keep(g, x, axis, keep_dims), n), x.shape),)
 
 
 def _prod_bprop(i, o, g, axis, keep_dims):
-    """d prod / d x_j = product of the other elements, exact also when x has zeros."""
-    from .math import cast, div, equal, mul, where
+    """d prod / d x_j = product of the other elements, exact also when x has zeros, and written so
+    that its own derivative (grad of grad) is exact there too: a zero factor of a product of
+    others is carried as the (zero) input itself, not as a constant 0, so the derivative with
+    respect to that input survives."""
+    from .math import cast, div, equal, mul, sub, where
     x = i[0]
     gk, ok = _keep(g, x, axis, keep_dims), _keep(o, x, axis, keep_dims)
     is_zero = equal(x, 0)
     n_zero = sum(cast(is_zero, dt.int32), axis, True)
     prod_nonzero = prod(where(is_zero, 1, x), axis, True)
     safe_x = where(is_zero, 1, x)
+    zsum = sum(where(is_zero, x, 0), axis, True)                 # the zero inputs (value 0)
     none_zero = div(ok, safe_x)                                  # no zero in the slice
-    one_zero = where(is_zero, prod_nonzero, 0)                   # exactly one zero
-    d = where(equal(n_zero, 0), none_zero, where(equal(n_zero, 1), one_zero, 0))
+    # exactly one zero x_z: others of x_z = prod_nonzero; others of x_j = x_z * prod_nonzero / x_j
+    one_zero = where(is_zero, prod_nonzero, mul(zsum, div(prod_nonzero, safe_x)))
+    # two zeros x_z, x_w: others of x_z = x_w * prod_nonzero; of a nonzero x_j: 0 to first order
+    two_zero = where(is_zero, mul(sub(zsum, x), prod_nonzero), 0)
+    d = where(equal(n_zero, 0), none_zero,
+              where(equal(n_zero, 1), one_zero, where(equal(n_zero, 2), two_zero, 0)))
     return (mul(d, gk),)
 
 
@@ -106,7 +117,8 @@ def _logsumexp_bprop(i, o, g, axis, keep_dims):
 def _np_logsumexp(a, axes, keep):
     m = np.max(a, axis=axes, keepdims=True) if a.size else np.zeros([1] * a.ndim, a.dtype)
     m = np.where(np.isfinite(m), m, 0)
-    r = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
+    with np.errstate(divide="ignore"):                 # an empty slice: log(0) = -inf
+        r = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
     return r if keep else np.squeeze(r, axis=axes)
 
 

@@ -1,0 +1,62 @@
+"""Test configuration: the backend and mode parameters, the per-test context, the hypothesis
+profile, and the MINISPORE_TEST_BACKENDS filter (notes/testing.md 6.1-6.2).
+
+- `backend` (indirect): CPU, GPU, Ascend, filtered by MINISPORE_TEST_BACKENDS=CPU,Ascend. A backend
+  that cannot run here is still a parameter; its cells SKIP with the reason from
+  `minispore.core.device.availability()`. GPU cells also carry the `gpu` marker.
+- `mode`: 'pynative', and 'graph' which skips until graph mode exists ("graph mode: issue 3").
+- every test runs in PYNATIVE_MODE on CPU unless a `backend` parameter says otherwise; the previous
+  context is restored afterwards.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from hypothesis import settings
+
+import minispore as ms
+from minispore.core import context as _context
+
+sys.path.insert(0, os.path.dirname(__file__))           # helpers.py, opdb.py
+
+from helpers import backend_params, mode_params  # noqa: E402
+
+settings.register_profile("minispore", max_examples=100, deadline=None,
+                          derandomize=bool(os.environ.get("CI")))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "minispore"))
+
+
+def _explicit_params(metafunc) -> set:
+    names = set()
+    for m in metafunc.definition.iter_markers("parametrize"):
+        a = m.args[0]
+        names.update(x.strip() for x in (a.split(",") if isinstance(a, str) else a))
+    return names
+
+
+def pytest_generate_tests(metafunc):
+    explicit = _explicit_params(metafunc)
+    if "backend" in metafunc.fixturenames and "backend" not in explicit:
+        metafunc.parametrize("backend", backend_params(), indirect=True)
+    if "mode" in metafunc.fixturenames and "mode" not in explicit:
+        metafunc.parametrize("mode", mode_params())
+
+
+@pytest.fixture(autouse=True)
+def _pynative_context():
+    """PyNative on CPU for every test (graph mode is not implemented yet); restore afterwards."""
+    saved = dict(_context._state)
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    yield
+    _context._state.clear()
+    _context._state.update(saved)
+
+
+@pytest.fixture
+def backend(request):
+    """The device target of this cell, set in the context for the test's duration."""
+    target = getattr(request, "param", "CPU")
+    ms.set_context(device_target=target)
+    return target
