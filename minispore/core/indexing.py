@@ -13,6 +13,7 @@ import numpy as np
 from . import dtype as dt
 from .errors import ShapeError
 from .ops import array as A
+from .ops import index_ops as X
 from .ops import math as M
 from .tensor import Tensor, to_numpy
 
@@ -98,7 +99,7 @@ class _Plan:
     def basic(self, x):
         y = x
         if not self.is_full_slice():
-            y = A.apply(A.STRIDED_SLICE, x, begin=tuple(self.begin), end=tuple(self.end),
+            y = X.apply(X.STRIDED_SLICE, x, begin=tuple(self.begin), end=tuple(self.end),
                         strides=tuple(self.strides))
         if tuple(y.shape) != self.out_shape:
             y = A.reshape(y, self.out_shape)
@@ -147,7 +148,7 @@ def getitem(x: Tensor, key):
     axis, idx, is_mask, nd = p.adv
     if is_mask:
         y, idx = _flat_mask(y, axis, idx, nd)
-    return A.gather(y, idx, axis)
+    return X.gather(y, idx, axis)
 
 
 def setitem(x: Tensor, key, value) -> None:
@@ -161,7 +162,7 @@ def setitem(x: Tensor, key, value) -> None:
         v = _fit("setitem", value, p.out_shape)
         if tuple(v.shape) != p.region:
             v = A.reshape(v, p.region)
-        new = A.apply(A.SLICE_UPDATE, x, v, begin=tuple(p.begin), end=tuple(p.end),
+        new = X.apply(X.SLICE_UPDATE, x, v, begin=tuple(p.begin), end=tuple(p.end),
                       strides=tuple(p.strides))
     else:
         axis, idx, is_mask, nd = p.adv
@@ -172,7 +173,7 @@ def setitem(x: Tensor, key, value) -> None:
         if is_mask:                      # merge the mask's dims, index the true positions
             target, idx = _flat_mask(x, axis, idx, nd)
         want = tuple(target.shape[:axis]) + tuple(idx.shape) + tuple(target.shape[axis + 1:])
-        new = A.apply(A.SCATTER_UPDATE, target, idx, _fit("setitem", value, want), axis=axis)
+        new = X.apply(X.SCATTER_UPDATE, target, idx, _fit("setitem", value, want), axis=axis)
         if is_mask:
             new = A.reshape(new, x.shape)
     x._buf, x._node = new._buf, new._node

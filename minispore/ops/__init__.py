@@ -2,9 +2,9 @@
 declarations in minispore.core.ops."""
 from ..core.autodiff import GradOperation
 from ..core.ops.array import (arange, broadcast_to, cat, concat, expand_dims, fill, flatten, full,
-                              full_like, gather, one_hot, ones, ones_like, permute, reshape,
-                              scatter_add, split, squeeze, stack, stop_gradient, tile, transpose,
-                              unsqueeze, zeros, zeros_like)
+                              full_like, one_hot, ones, ones_like, permute, reshape, split, squeeze,
+                              stack, stop_gradient, tile, transpose, unsqueeze, zeros, zeros_like)
+from ..core.ops.index_ops import gather, scatter_add
 from ..core.ops.linalg import bmm, matmul
 from ..core.ops.math import (abs, absolute, add, bitwise_and, bitwise_not, bitwise_or,
                              bitwise_xor, cast, ceil, cos, div, divide, eq, equal, erf, exp, floor,

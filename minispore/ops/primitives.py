@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.ops import array as A
+from ..core.ops import index_ops as X
 from ..core.ops import linalg as L
 from ..core.ops import math as M
 from ..core.ops import nn as N
@@ -124,8 +125,7 @@ Transpose = _call_class("Transpose", A.transpose, "`Transpose()(x, perm)`")
 Cast = _call_class("Cast", M.cast, "`Cast()(x, dtype)`")
 ExpandDims = _call_class("ExpandDims", A.expand_dims, "`ExpandDims()(x, axis)`")
 Tile = _call_class("Tile", A.tile, "`Tile()(x, multiples)`")
-BroadcastTo = None
-Gather = _call_class("Gather", A.gather, "`Gather()(params, indices, axis)`")
+Gather = _call_class("Gather", X.gather, "`Gather()(params, indices, axis)`")
 OnesLike = _call_class("OnesLike", A.ones_like, "`OnesLike()(x)`")
 ZerosLike = _call_class("ZerosLike", A.zeros_like, "`ZerosLike()(x)`")
 Fill = _call_class("Fill", A.fill, "`Fill()(dtype, shape, value)`")
@@ -166,7 +166,7 @@ class Squeeze(Primitive):
         return A.squeeze(x, self.axis if self.axis != () else None)
 
 
-class BroadcastTo(Primitive):  # noqa: F811
+class BroadcastTo(Primitive):
     def __init__(self, shape):
         self.shape, self.name = tuple(shape), "BroadcastTo"
 

@@ -1,2 +1,2 @@
 """Op declarations, one file per family; importing this package registers every primitive."""
-from . import array, linalg, math, nn, reduce  # noqa: F401
+from . import array, index_ops, linalg, math, nn, reduce  # noqa: F401

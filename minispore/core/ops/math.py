@@ -13,7 +13,7 @@ from scipy import special as _sp
 from .. import dtype as dt
 from .. import scalar_expr as E
 from ..primitive import Meta, apply, defop
-from ._common import COMPARE, FLOAT, LOGICAL, SAME, elementwise, sum_to
+from ._common import COMPARE, FLOAT, LOGICAL, elementwise, sum_to
 
 FL = dt.FLOATS
 NUM = dt.NUMERIC
