@@ -6,11 +6,13 @@ lookup happen once per signature), launch, wrap the output, and record a TapeNod
 gradient is being taken (`TAPE.depth > 0`) and an input is being tracked.
 
 Tape: a tracked tensor's `_node` is a Leaf (an input being differentiated) or a (TapeNode, index)
-tuple; the node keeps aliases of its inputs/outputs (same immutable buffers, same `_node`), so a
-later `__setitem__` that rebinds a tensor cannot change what the backward pass sees. `backward`
-walks the nodes reachable from the output in reverse topological order and chains each op's bprop,
-itself run through this executor, so ops it runs are recorded when an outer gradient is active
-(grad of grad).
+tuple. A node keeps its inputs as (buffer, shape, dtype, _node) records and its outputs as
+(buffer, shape, dtype): buffers are immutable, so a later `__setitem__` that rebinds a tensor
+cannot change what the backward pass sees, and nothing points back from a node to its outputs, so
+the tape has no reference cycles and is freed by refcounting alone (cycles made every recorded op
+pay for the garbage collector). `backward` walks the nodes reachable from the outputs in reverse
+topological order and chains each op's bprop, itself run through this executor, so the ops it
+runs are recorded when an outer gradient is active (grad of grad).
 """
 from __future__ import annotations
 
@@ -29,10 +31,10 @@ class Leaf:
 
 
 class TapeNode:
-    __slots__ = ("op", "attrs", "inputs", "outputs", "refs")
+    __slots__ = ("op", "attrs", "inputs", "outputs")
 
-    def __init__(self, op, attrs, inputs, outputs, refs):
-        self.op, self.attrs, self.inputs, self.outputs, self.refs = op, attrs, inputs, outputs, refs
+    def __init__(self, op, attrs, inputs, outputs):
+        self.op, self.attrs, self.inputs, self.outputs = op, attrs, inputs, outputs
 
 
 class _Tape:
@@ -42,10 +44,10 @@ class _Tape:
 TAPE = _Tape()
 
 
-def _alias(t: Tensor) -> Tensor:
-    a = Tensor.__new__(Tensor)
-    a._buf, a.shape, a.dtype, a._node = t._buf, t.shape, t.dtype, t._node
-    return a
+def _tensor(buf, shape, dtype, ref) -> Tensor:
+    t = Tensor.__new__(Tensor)
+    t._buf, t.shape, t.dtype, t._node = buf, shape, dtype, ref
+    return t
 
 
 def _wrap(buf, meta) -> Tensor:
@@ -69,6 +71,8 @@ def to_tensor(op: OpDef, x, ref_dtype) -> Tensor:
     if isinstance(x, _SCALARS):
         d = dt.promote_with_scalar(ref_dtype, x) if (ref_dtype is not None and
                                                    op.kind == ELEMENTWISE) else dt.scalar_dtype(x)
+        if x == 0 and isinstance(x, float):      # -0.0 == 0.0: never share a signed zero
+            return Tensor(to_numpy(x, d))
         key = (x.__class__, x, d)
         t = _scalars.get(key)
         if t is None:
@@ -174,47 +178,46 @@ class EagerExecutor:
 
 
 def record(op, attrs, inputs, out) -> None:
-    ins = tuple(_alias(t) for t in inputs)
-    outs = out if isinstance(out, tuple) else (out,)
-    node = TapeNode(op, attrs, ins, None, None)
-    refs = tuple((node, i) for i in range(len(outs)))
-    for o, r in zip(outs, refs):
-        o._node = r
-    node.refs = refs
-    node.outputs = tuple(_alias(o) for o in outs)
+    node = TapeNode(op, attrs, tuple((t._buf, t.shape, t.dtype, t._node) for t in inputs), None)
+    if out.__class__ is tuple:
+        node.outputs = tuple((o._buf, o.shape, o.dtype) for o in out)
+        for i, o in enumerate(out):
+            o._node = (node, i)
+    else:
+        node.outputs = ((out._buf, out.shape, out.dtype),)
+        out._node = (node, 0)
 
 
 EAGER = EagerExecutor()
 executor.current = EAGER
 
 
-def _toposort(root_ref, targets: set) -> list:
-    """TapeNodes reachable from root_ref that lead to a target, in topological order."""
-    order, reach, state = [], {}, {}
-    if not isinstance(root_ref, tuple):
-        return order
-    stack = [(root_ref[0], False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            r = False
-            for x in node.inputs:
-                ref = x._node
-                if ref is not None and (ref in targets or
-                                        (isinstance(ref, tuple) and reach.get(ref[0]))):
-                    r = True
-            reach[node] = r
-            if r:
-                order.append(node)
+def _reachable(root_refs, targets: set) -> list:
+    """TapeNodes reachable from `root_refs` that lead to a target, inputs before consumers
+    (an iterative post-order depth-first walk: tapes can be far deeper than Python's stack)."""
+    reach: dict = {}
+    order = []
+    for rref in root_refs:
+        if rref.__class__ is not tuple:
             continue
-        if node in state:
-            continue
-        state[node] = True
-        stack.append((node, True))
-        for x in node.inputs:
-            ref = x._node
-            if isinstance(ref, tuple) and ref[0] not in state:
-                stack.append((ref[0], False))
+        stack = [(rref[0], False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                for rec in node.inputs:
+                    ref = rec[3]
+                    if ref is not None and (ref in targets or
+                                            (ref.__class__ is tuple and reach[ref[0]])):
+                        reach[node] = True
+                        order.append(node)
+                        break
+            elif node not in reach:
+                reach[node] = False
+                stack.append((node, True))
+                for rec in node.inputs:
+                    ref = rec[3]
+                    if ref.__class__ is tuple and ref[0] not in reach:
+                        stack.append((ref[0], False))
     return order
 
 
@@ -224,29 +227,23 @@ def backward(roots: list, sens: list, targets: list) -> list:
     from .ops.math import add, cast
     tset = set(targets)
     grads: dict = {}
-    nodes: list = []
-    seen = set()
     for r, s in zip(roots, sens):
         ref = r._node
-        if ref is None:
-            continue
-        grads[ref] = add(grads[ref], s) if ref in grads else s
-        for n in _toposort(ref, tset):
-            if n not in seen:
-                seen.add(n)
-                nodes.append(n)
-    # a node's consumers come after it in every per-root order; merge by depth-first finishing
-    nodes = _merge_order(nodes)
-    for node in reversed(nodes):
-        douts = [grads.get(r) for r in node.refs]
+        if ref is not None:
+            grads[ref] = add(grads[ref], s) if ref in grads else s
+    for node in reversed(_reachable([r._node for r in roots], tset)):
+        n_out = len(node.outputs)
+        douts = [grads.get((node, i)) if (node, i) in tset else grads.pop((node, i), None)
+                 for i in range(n_out)]
         if all(d is None for d in douts):
             continue
-        if len(douts) == 1:
-            dout, out = douts[0], node.outputs[0]
+        outs = [_tensor(b, s, d, (node, i)) for i, (b, s, d) in enumerate(node.outputs)]
+        ins = tuple(_tensor(*rec) for rec in node.inputs)
+        if n_out == 1:
+            gs = node.op.bprop(ins, outs[0], douts[0], **attrs_dict(node.attrs))
         else:
-            dout, out = tuple(douts), node.outputs
-        gs = node.op.bprop(node.inputs, out, dout, **attrs_dict(node.attrs))
-        for x, g in zip(node.inputs, gs):
+            gs = node.op.bprop(ins, tuple(outs), tuple(douts), **attrs_dict(node.attrs))
+        for x, g in zip(ins, gs):
             ref = x._node
             if ref is None or g is None or not x.dtype.is_float:
                 continue
@@ -254,27 +251,3 @@ def backward(roots: list, sens: list, targets: list) -> list:
                 g = cast(g, x.dtype)
             grads[ref] = add(grads[ref], g) if ref in grads else g
     return [grads.get(t) for t in targets]
-
-
-def _merge_order(nodes: list) -> list:
-    """A topological order of `nodes` (inputs before consumers)."""
-    inset = set(nodes)
-    order, state = [], {}
-    for start in nodes:
-        if start in state:
-            continue
-        stack = [(start, False)]
-        while stack:
-            n, done = stack.pop()
-            if done:
-                order.append(n)
-                continue
-            if n in state:
-                continue
-            state[n] = True
-            stack.append((n, True))
-            for x in n.inputs:
-                ref = x._node
-                if isinstance(ref, tuple) and ref[0] in inset and ref[0] not in state:
-                    stack.append((ref[0], False))
-    return order
