@@ -4,9 +4,10 @@ profile, and the MINISPORE_TEST_BACKENDS filter (notes/testing.md 6.1-6.2).
 - `backend` (indirect): CPU, GPU, Ascend, filtered by MINISPORE_TEST_BACKENDS=CPU,Ascend. A backend
   that cannot run here is still a parameter; its cells SKIP with the reason from
   `minispore.core.device.availability()`. GPU cells also carry the `gpu` marker.
-- `mode`: 'pynative', and 'graph' which skips until graph mode exists ("graph mode: issue 3").
-- every test runs in PYNATIVE_MODE on CPU unless a `backend` parameter says otherwise; the previous
-  context is restored afterwards.
+- `mode`: 'pynative' or 'graph'; a test with a `mode` parameter runs in that context mode (in
+  GRAPH_MODE, helpers.run_op and ms.grad compile their functions to graphs).
+- every other test runs in PYNATIVE_MODE on CPU unless a `backend` parameter says otherwise; the
+  previous context is restored afterwards.
 """
 from __future__ import annotations
 
@@ -45,10 +46,13 @@ def pytest_generate_tests(metafunc):
 
 
 @pytest.fixture(autouse=True)
-def _pynative_context():
-    """PyNative on CPU for every test (graph mode is not implemented yet); restore afterwards."""
+def _context_per_test(request):
+    """PyNative on CPU for every test, or GRAPH_MODE for a test whose `mode` parameter is
+    'graph'; the previous context is restored afterwards."""
     saved = dict(_context._state)
-    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    callspec = getattr(request.node, "callspec", None)
+    graph = callspec is not None and callspec.params.get("mode") == "graph"
+    ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE, device_target="CPU")
     yield
     _context._state.clear()
     _context._state.update(saved)

@@ -43,6 +43,7 @@ def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tup
         if not -len(args) <= p < len(args):
             raise ValueError(f"grad: grad_position {p} is out of range for {len(args)} "
                              f"positional input(s)")
+    fn = _callable(fn)
     watched = [args[p] for p in positions] + list(weights)
     marked = []
     for t in watched:
@@ -141,6 +142,10 @@ def _grad_impl(fn, grad_position, weights, has_aux, return_ids, sens_param, with
         raise ValueError("`grad_position` and `weight` can not be None at the same time.")
 
     def wrapper(*args, **kwargs):
+        compiled = _in_graph_mode(compute, args, kwargs, f"grad_{getattr(fn, '__name__', 'fn')}")
+        return compiled[0] if compiled is not None else compute(*args, **kwargs)
+
+    def compute(*args, **kwargs):
         sens = None
         if sens_param:
             if "sens" in kwargs:
@@ -150,7 +155,6 @@ def _grad_impl(fn, grad_position, weights, has_aux, return_ids, sens_param, with
                     raise TypeError("grad: sens_param=True needs the sensitivity as the last "
                                     "argument")
                 args, sens = args[:-1], args[-1]
-        _check_mode(fn)
         out, pg, wg = run_with_grads(fn, args, kwargs, positions, wts, has_aux, sens)
         g = _structure(pg, wg, positions, wts, single_pos, single_w, return_ids)
         if has_aux:
@@ -160,10 +164,26 @@ def _grad_impl(fn, grad_position, weights, has_aux, return_ids, sens_param, with
     return wrapper
 
 
-def _check_mode(fn) -> None:
-    if context.mode() == context.GRAPH_MODE and hasattr(fn, "construct"):
-        from ..nn.cell import graph_mode_unavailable
-        graph_mode_unavailable(fn)
+def _callable(fn):
+    """Inside a graph being built, a user function is parsed, not run as Python."""
+    from .graph.builder import GraphBuilder
+    from .graph.parser import InlineCall, is_user_function
+    from .primitive import executor
+    if isinstance(executor.current, GraphBuilder) and is_user_function(fn):
+        return InlineCall(executor.current.parser, fn)
+    return fn
+
+
+def _in_graph_mode(compute, args, kwargs, name):
+    """In GRAPH_MODE, a gradient called from Python compiles forward and backward as one graph
+    (MindSpore's behaviour); None when the call should run eagerly instead."""
+    from .graph import compile as graph_compile
+    from .graph.builder import GraphBuilder
+    from .primitive import executor
+    if context.mode() != context.GRAPH_MODE or isinstance(executor.current, GraphBuilder) \
+            or TAPE.depth:
+        return None
+    return (graph_compile.run(compute, args, kwargs, parse=False, name=name),)
 
 
 def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False, sens_param=False):
@@ -192,13 +212,16 @@ class GradOperation:
         op = self
 
         def grad_fn(*args):
+            compiled = _in_graph_mode(compute, args, {}, "grad_operation")
+            return compiled[0] if compiled is not None else compute(*args)
+
+        def compute(*args):
             sens = None
             if op.sens_param:
                 if not args:
                     raise TypeError("GradOperation(sens_param=True): pass the sensitivity as the "
                                     "last input")
                 args, sens = args[:-1], args[-1]
-            _check_mode(fn)
             positions = tuple(range(len(args))) if op.get_all else ((0,) if args else ())
             if not op.get_by_list and not positions:
                 raise ValueError("GradOperation: the function has no input to differentiate")

@@ -41,28 +41,40 @@ class Tensor:
     # -- conversion ---------------------------------------------------------------------------
     def asnumpy(self) -> np.ndarray:
         """A numpy copy of the value (synchronises the device)."""
-        return np.array(self._buf, copy=True)
+        return np.array(self._concrete(), copy=True)
+
+    def _concrete(self):
+        """The buffer; a clear error for a symbolic tensor (graph mode, while compiling)."""
+        b = self._buf
+        if isinstance(b, np.ndarray):
+            return b
+        from .errors import GraphSyntaxError
+        raise GraphSyntaxError(
+            f"the value of this {self.dtype} tensor of shape {self.shape} is not known while the "
+            f"graph is compiled; it cannot be read, converted to a Python value or used as a "
+            f"Python condition here. Use tensor ops (e.g. ops.where), a tensor `if`/`while` "
+            f"directly in construct, or PyNative mode")
 
     numpy = asnumpy
 
     def __array__(self, dtype=None, copy=None):
-        a = self._buf
+        a = self._concrete()
         return a.astype(dtype) if dtype is not None else a
 
     def item(self):
         if self.size != 1:
             raise ValueError(f"Tensor.item: only a tensor with one element can be converted to a "
                              f"Python scalar, got shape {self.shape}")
-        return self._buf.reshape(()).item()
+        return self._concrete().reshape(()).item()
 
     def tolist(self):
-        return self._buf.tolist()
+        return self._concrete().tolist()
 
     def __bool__(self) -> bool:
         if self.size != 1:
             raise ValueError(f"The truth value of a Tensor with shape {self.shape} is ambiguous; "
                              f"use .any() or .all() style reductions")
-        return bool(self._buf.reshape(()))
+        return bool(self._concrete().reshape(()))
 
     def __int__(self) -> int:
         return int(self.item())
@@ -105,10 +117,14 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
+        if not isinstance(self._buf, np.ndarray):
+            return f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, value=<symbolic {self._buf}>)"
         return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, value="
                 f"{format_value(self._buf)})")
 
     def __str__(self) -> str:
+        if not isinstance(self._buf, np.ndarray):
+            return repr(self)
         return str(np.asarray(self._buf))
 
 

@@ -2,21 +2,18 @@
 
 A Cell registers the Parameters and sub-Cells assigned to its attributes; assigning a sub-Cell
 prefixes its parameters' names with the attribute name (`fc1.weight`), as MindSpore does. In
-PYNATIVE_MODE calling a Cell runs `construct` eagerly; GRAPH_MODE compilation is issue 3, so there
-calling a Cell raises NotImplementedError saying how to run it now."""
+PYNATIVE_MODE calling a Cell runs `construct` eagerly; in GRAPH_MODE the call compiles the source
+of `construct` to a graph (cached per input signature) and runs it; inside a graph being built, a
+sub-Cell call is parsed and inlined."""
 from __future__ import annotations
 
 from collections import OrderedDict
 
 from ..core import context
+from ..core.graph import compile as graph_compile
+from ..core.graph.builder import GraphBuilder
+from ..core.primitive import executor
 from ..core.tensor import Parameter
-
-
-def graph_mode_unavailable(cell) -> None:
-    raise NotImplementedError(
-        f"{type(cell).__name__}: GRAPH_MODE (the default mode) compiles Cell.construct to a graph, "
-        f"and the graph compiler is not implemented yet; run it eagerly with "
-        f"ms.set_context(mode=ms.PYNATIVE_MODE)")
 
 
 class Cell:
@@ -62,8 +59,12 @@ class Cell:
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
 
     def __call__(self, *args, **kwargs):
+        ex = executor.current
+        if isinstance(ex, GraphBuilder):                 # a sub-Cell inside a graph: inline
+            return ex.parser.call_cell(self, args, kwargs)
         if context._state["mode"] == context.GRAPH_MODE:
-            graph_mode_unavailable(self)
+            return graph_compile.run(type(self).construct, (self,) + args, kwargs, key_obj=self,
+                                     name=type(self).__name__)
         return self.construct(*args, **kwargs)
 
     # -- introspection ------------------------------------------------------------------------

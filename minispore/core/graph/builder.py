@@ -1,0 +1,196 @@
+"""The graph builder: the executor that runs while a graph is being built.
+
+It is the twin of the eager executor (DESIGN.md, "Dispatch"): `apply` runs the op's `infer`
+(so shape and dtype errors are the same as in PyNative, plus the user's source line) and appends a
+Node instead of launching a kernel; the result is a symbolic Tensor whose `_buf` is an ir.Value.
+Tensors from outside the graph become graph inputs: Parameters by reference, other tensors as
+constants. The tape works unchanged on symbolic tensors, so `ms.grad` inside compiled code replays
+the same bprop declarations through this builder: the reverse-mode transform on the IR.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as dt
+from ..errors import MinisporeError
+from ..primitive import ELEMENTWISE, Meta, OpDef, attrs_dict, executor
+from ..pynative import TAPE, record
+from ..tensor import Parameter, Tensor, to_numpy
+from . import ir
+
+_SCALARS = (bool, int, float, np.number, np.bool_)
+
+
+def is_symbolic(t) -> bool:
+    return isinstance(t, Tensor) and isinstance(t._buf, ir.Value)
+
+
+def sym(v: ir.Value) -> Tensor:
+    t = Tensor.__new__(Tensor)
+    t._buf, t.shape, t.dtype, t._node = v, v.shape, v.dtype, None
+    return t
+
+
+class GraphBuilder:
+    """Appends nodes to the innermost open graph. Nested graphs (If/While regions) are opened
+    with `region()`; parameters and constants always go to the outermost graph."""
+
+    def __init__(self, name: str):
+        self.root = ir.Graph(name)
+        self.stack = [self.root]
+        self.loc: ir.Loc | None = None
+        self._params: dict[int, ir.Value] = {}      # Parameter -> its graph input
+        self._current: dict[int, ir.Value] = {}     # Parameter -> its value after assignments
+        self._consts: dict = {}
+
+    @property
+    def graph(self) -> ir.Graph:
+        return self.stack[-1]
+
+    # -- entering and leaving ----------------------------------------------------------------
+    def __enter__(self):
+        self._saved = executor.current
+        executor.current = self
+        return self
+
+    def __exit__(self, *exc):
+        executor.current = self._saved
+
+    def region(self, name: str) -> "_Region":
+        return _Region(self, name)
+
+    # -- values ---------------------------------------------------------------------------------
+    def input(self, shape, dtype) -> Tensor:
+        v = ir.Value(shape, dtype)
+        self.root.inputs.append(v)
+        return sym(v)
+
+    def value_of(self, t: Tensor) -> ir.Value:
+        """The IR value of a tensor: symbolic as is, a Parameter as a graph input, any other
+        tensor as a constant."""
+        if isinstance(t._buf, ir.Value):
+            return t._buf
+        if isinstance(t, Parameter):
+            v = self._current.get(id(t)) or self._params.get(id(t))
+            if v is None:
+                v = self._params[id(t)] = ir.Value(t.shape, t.dtype)
+                self.root.params.append((v, t))
+            return v
+        return self.const(np.asarray(t._buf), t.dtype)
+
+    def const(self, array: np.ndarray, dtype: dt.DType) -> ir.Value:
+        key = (dtype, array.shape, array.tobytes()) if array.size <= 64 else None
+        if key is not None and key in self._consts:
+            return self._consts[key]
+        v = ir.Value(array.shape, dtype)
+        self.root.nodes.insert(self._n_consts(), ir.Node(ir.CONST, [], (("value", array),),
+                                                         [v], self.loc))
+        if key is not None:
+            self._consts[key] = v
+        return v
+
+    def _n_consts(self) -> int:
+        n = 0
+        for node in self.root.nodes:
+            if node.op != ir.CONST:
+                break
+            n += 1
+        return n
+
+    def to_tensor(self, op: OpDef, x, ref_dtype) -> Tensor:
+        if isinstance(x, Tensor):
+            return x
+        if isinstance(x, _SCALARS):
+            d = dt.promote_with_scalar(ref_dtype, x) if (ref_dtype is not None and
+                                                       op.kind == ELEMENTWISE) \
+                else dt.scalar_dtype(x)
+            return sym(self.const(to_numpy(x, d), d))
+        if isinstance(x, (np.ndarray, list, tuple)):
+            a = to_numpy(x)
+            return sym(self.const(a, dt.to_dtype(a.dtype)))
+        raise TypeError(f"{op.name}: expected a Tensor or a number as input, got "
+                        f"{type(x).__name__}")
+
+    # -- the executor interface -------------------------------------------------------------------
+    def apply(self, op: OpDef, inputs: tuple, attrs: tuple):
+        if op.arity is None and len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+            inputs = tuple(inputs[0])
+        if op.arity is not None and len(inputs) != op.arity:
+            raise TypeError(f"{op.name}: takes {op.arity} tensor input(s), got {len(inputs)}")
+        ref = None
+        for y in inputs:
+            if isinstance(y, Tensor):
+                ref = y.dtype if ref is None else dt.promote(ref, y.dtype)
+        ts = tuple(self.to_tensor(op, x, ref) for x in inputs)
+        try:
+            meta = op.infer(*ts, **attrs_dict(attrs))
+        except MinisporeError as e:
+            raise self.located(e) from None
+        in_vals = [self.value_of(t) for t in ts]
+        # the tape must see graph values, never a Parameter's current buffer (which a backward
+        # pass would otherwise bake into the graph as a constant)
+        ts = tuple(t if isinstance(t._buf, ir.Value) else _alias(t, v) for t, v in zip(ts, in_vals))
+        metas = (meta,) if isinstance(meta, Meta) else tuple(meta)
+        outs = [ir.Value(m.shape, m.dtype) for m in metas]
+        self.graph.nodes.append(ir.Node(op, in_vals, attrs, outs, self.loc))
+        res = sym(outs[0]) if isinstance(meta, Meta) else tuple(sym(v) for v in outs)
+        if TAPE.depth and op.differentiable:
+            for t in ts:
+                if t._node is not None:
+                    record(op, attrs, ts, res)
+                    break
+        return res
+
+    def binary(self, op: OpDef, a, b):
+        return self.apply(op, (a, b), ())
+
+    def assign(self, p: Parameter, value) -> None:
+        """`p` takes `value` after the call; later reads of `p` in this graph see `value`."""
+        from ..errors import ShapeError
+        if len(self.stack) > 1:
+            raise NotImplementedError(
+                f"assigning Parameter '{p.name}' under a tensor condition or loop is not "
+                f"supported; compute the new value with ops.where and assign it once")
+        if not isinstance(value, Tensor):
+            value = sym(self.const(to_numpy(value, p.dtype), p.dtype))
+        if tuple(value.shape) != tuple(p.shape):
+            raise ShapeError(f"assign: Parameter '{p.name}' has shape {p.shape}, the value has "
+                             f"shape {value.shape}; they must match")
+        if value.dtype is not p.dtype:
+            from ..ops.math import cast
+            value = cast(value, p.dtype)
+        v = self.value_of(value)
+        self.value_of(p)                           # make sure p is a graph input
+        self.emit(ir.ASSIGN, [v], (("param", p, Parameter),), [])
+        self._current[id(p)] = v
+
+    def emit(self, kind: str, inputs: list, attrs: tuple, out_metas, subgraphs=()) -> list:
+        outs = [ir.Value(m.shape, m.dtype) for m in out_metas]
+        self.graph.nodes.append(ir.Node(kind, inputs, attrs, outs, self.loc, tuple(subgraphs)))
+        return outs
+
+    def located(self, e: Exception) -> Exception:
+        """The same exception type with the user's source line appended."""
+        if self.loc is None or getattr(e, "_ms_located", False):
+            return e
+        new = type(e)(f"{e}\n{self.loc.caret()}")
+        new._ms_located = True
+        return new
+
+
+def _alias(t: Tensor, v: ir.Value) -> Tensor:
+    a = sym(v)
+    a._node = t._node
+    return a
+
+
+class _Region:
+    def __init__(self, b: GraphBuilder, name: str):
+        self.b, self.g = b, ir.Graph(name)
+
+    def __enter__(self) -> ir.Graph:
+        self.b.stack.append(self.g)
+        return self.g
+
+    def __exit__(self, *exc):
+        self.b.stack.pop()

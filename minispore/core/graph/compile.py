@@ -1,0 +1,165 @@
+"""Compiling a Cell call, an @ms.jit function or a gradient to a graph, and running it.
+
+`run(fn, args, kwargs, parse=...)` looks the call up in the compile cache (keyed by the function,
+the Cell instance, the input shapes/dtypes, the Python-value arguments and the context options: a
+new shape recompiles, as in MindSpore and JAX), builds the graph on a miss (the parser converts
+the source of user code; minispore's own functions, such as the gradient wrappers, run through
+the builder), optimizes it, prepares the backend program and runs it. Parameters are graph inputs
+bound by reference; Parameter assignments land after the call.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .. import context
+from ..device import current, get_backend
+from ..primitive import executor
+from ..pynative import TAPE
+from ..tensor import Tensor, wrap
+from . import ir
+from .builder import GraphBuilder, sym
+from .execute import Program
+from .parser import Parser
+
+
+class Compiled:
+    """One cached compilation: the graph, its program, and how to rebuild the result."""
+
+    def __init__(self, graph, program, out_tree):
+        self.graph, self.program, self.out_tree = graph, program, out_tree
+
+
+_cache: dict = {}
+stats = {"compiles": 0, "parses": 0}
+
+
+def _flatten_args(args):
+    """(tensors in order, hashable signature with tensors replaced by their types)."""
+    tensors, sig = [], []
+
+    def visit(a):
+        if isinstance(a, Tensor):
+            tensors.append(a)
+            return ("T", a.shape, a.dtype)
+        if isinstance(a, (tuple, list)):
+            return (type(a).__name__, tuple(visit(x) for x in a))
+        if isinstance(a, dict):
+            return ("dict", tuple((k, visit(v)) for k, v in sorted(a.items())))
+        try:
+            hash(a)
+            return ("C", type(a).__name__, a)
+        except TypeError:
+            return ("O", id(a))
+    for a in args:
+        sig.append(visit(a))
+    return tensors, tuple(sig)
+
+
+def _symbolic_args(b: GraphBuilder, args):
+    def conv(a):
+        if isinstance(a, Tensor):
+            return b.input(a.shape, a.dtype)
+        if isinstance(a, tuple):
+            return tuple(conv(x) for x in a)
+        if isinstance(a, list):
+            return [conv(x) for x in a]
+        if isinstance(a, dict):
+            return {k: conv(v) for k, v in a.items()}
+        return a
+    return [conv(a) for a in args]
+
+
+def _flatten_out(obj, b: GraphBuilder, values: list):
+    if isinstance(obj, Tensor):
+        values.append(b.value_of(obj))
+        return ("T", len(values) - 1)
+    if isinstance(obj, (tuple, list)):
+        return (type(obj).__name__, tuple(_flatten_out(o, b, values) for o in obj))
+    return ("C", obj)
+
+
+def _rebuild(tree, outs):
+    kind = tree[0]
+    if kind == "T":
+        return outs[tree[1]]
+    if kind == "C":
+        return tree[1]
+    items = [_rebuild(t, outs) for t in tree[1]]
+    return tuple(items) if kind == "tuple" else list(items)
+
+
+def _options() -> tuple:
+    s = context._state
+    return (s["device_target"], s["jit_level"])
+
+
+def build(fn, args, kwargs, parse: bool, name: str):
+    """Parse/trace `fn(*args, **kwargs)` into an optimized graph."""
+    from . import passes
+    b = GraphBuilder(name)
+    b.parser = Parser(b)
+    saved_depth = TAPE.depth
+    TAPE.depth = 0                                  # a graph is differentiated inside itself
+    try:
+        with b:
+            sargs = _symbolic_args(b, args)
+            skw = dict(zip(kwargs, _symbolic_args(b, list(kwargs.values()))))
+            stats["parses"] += 1
+            result = b.parser.call_function(fn, sargs, skw) if parse else fn(*sargs, **skw)
+            values: list = []
+            tree = _flatten_out(result, b, values)
+            b.root.outputs = values
+    finally:
+        TAPE.depth = saved_depth
+    g = b.root
+    dump = _dumper(name) if context._state["save_graphs"] else None
+    if dump:
+        dump("0_parsed", g)
+    g = passes.run_pipeline(g, verify_each=bool(os.environ.get("MINISPORE_VERIFY")), dump=dump)
+    ir.verify(g)
+    return g, tree
+
+
+def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
+    """Compile (once per signature) and run `fn(*args, **kwargs)` as a graph."""
+    kwargs = kwargs or {}
+    if isinstance(executor.current, GraphBuilder):      # already inside a graph: inline
+        p = executor.current.parser
+        return p.call_function(fn, args, kwargs) if parse else fn(*args, **kwargs)
+    if TAPE.depth:
+        # an eager gradient is being taken through this call: interpret the source eagerly so
+        # the tape sees every op (MindSpore differentiates through jit graphs the same way)
+        from ..pynative import EAGER
+        return Parser(EAGER).call_function(fn, args, kwargs) if parse else fn(*args, **kwargs)
+    tensors, sig = _flatten_args(list(args) + [kwargs])
+    key = (fn, id(key_obj) if key_obj is not None else None, sig, _options())
+    entry = _cache.get(key)
+    if entry is None:
+        g, tree = build(fn, args, kwargs, parse, name or getattr(fn, "__qualname__", "graph"))
+        backend = current.backend or get_backend(context._state["device_target"])
+        entry = Compiled(g, Program(g, backend), tree)
+        stats["compiles"] += 1
+        _cache[key] = entry
+    outs, assigns = entry.program.run([t._buf for t in tensors])
+    for p, buf in assigns:
+        p._buf = buf
+    return _rebuild(entry.out_tree, [wrap(o, v.dtype) for o, v in zip(outs,
+                                                                          entry.graph.outputs)])
+
+
+def _dumper(name):
+    base = Path(context._state["save_graphs_path"])
+    base.mkdir(parents=True, exist_ok=True)
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+    def dump(stage, g):
+        (base / f"{safe}_{stage}.ir").write_text(g.text() + "\n")
+    return dump
+
+
+def clear_cache() -> None:
+    _cache.clear()
+
+
+__all__ = ["run", "build", "clear_cache", "stats", "sym"]

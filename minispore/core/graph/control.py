@@ -1,0 +1,329 @@
+"""Control flow and side effects for the parser: `if`/conditional expressions and `while` on
+tensor conditions (If/While nodes with subgraphs), loops on Python conditions (unrolled at compile
+time), `print` (a runtime Print node) and attribute assignment (a Parameter assignment becomes an
+Assign node; other attributes are set once, at compile time, as in MindSpore).
+
+Variables an `if` branch assigns become the If node's outputs; both branches must give them the
+same shape and dtype. Variables a `while` body assigns that exist before the loop are carried.
+"""
+from __future__ import annotations
+
+import ast
+
+from .. import dtype as dt
+from ..tensor import Parameter, Tensor
+from . import ir
+from .builder import GraphBuilder, is_symbolic, sym
+from .parser import BREAK, CONTINUE, Frame, _error, _Flow
+
+
+def _assigned_names(stmts) -> set:
+    names = set()
+    for st in stmts:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.add(n.id)
+    return names
+
+
+def _has(stmts, kinds) -> bool:
+    for st in stmts:
+        for n in ast.walk(st):
+            if isinstance(n, kinds):
+                return True
+    return False
+
+
+def _builder(parser, node, frame) -> GraphBuilder:
+    if not isinstance(parser.ex, GraphBuilder):
+        raise _error(frame.src, node, "internal: tensor control flow outside a graph builder")
+    return parser.ex
+
+
+def _cond_value(b: GraphBuilder, cond: Tensor, node, frame) -> ir.Value:
+    from ..ops.array import reshape
+    from ..ops.math import cast
+    if cond.size != 1:
+        raise _error(frame.src, node, f"the condition must be a single-element tensor, got "
+                     f"shape {cond.shape}", ValueError,
+                     hint="reduce it first, e.g. (x > 0).all() or x.sum() > 0")
+    if cond.shape != ():
+        cond = reshape(cond, ())
+    if cond.dtype is not dt.bool_:
+        cond = cast(cond, dt.bool_)
+    return b.value_of(cond)
+
+
+def _as_value(b: GraphBuilder, v, like: Tensor | None):
+    """A branch result as an IR value (Python numbers become constants of `like`'s dtype)."""
+    if isinstance(v, Tensor):
+        return b.value_of(v)
+    if isinstance(v, (bool, int, float)) and like is not None:
+        from ..tensor import to_numpy
+        return b.const(to_numpy(v, like.dtype), like.dtype)
+    return None
+
+
+def _merge_types(names, a_vals, b_vals, node, frame, what=("then-branch", "else-branch")):
+    for name, va, vb in zip(names, a_vals, b_vals):
+        if va.shape != vb.shape or va.dtype is not vb.dtype:
+            raise _error(frame.src, node,
+                         f"'{name}' is {va.type_str()} in the {what[0]} but {vb.type_str()} in "
+                         f"the {what[1]}; both must have the same shape and dtype", TypeError,
+                         hint="make both branches produce the same shape and dtype (cast or "
+                              "reshape), or use a Python condition")
+
+
+def _run_branch(parser, b, stmts, frame, name):
+    fr = frame.copy()
+    with b.region(name) as g:
+        flow = parser.exec_block(stmts, fr)
+    return g, fr, flow
+
+
+def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
+    """`if <tensor>:` -> an If node. Without return/break/continue in the branches, assigned
+    variables are merged; a branch that returns makes the rest of the block part of both
+    branches (each then ends in a return, merged into the If's outputs)."""
+    b = _builder(parser, st, frame)
+    cv = _cond_value(b, cond, st.test, frame)
+    branches = (st.body, st.orelse)
+    if _has(branches[0] + branches[1], (ast.Break, ast.Continue)):
+        raise _error(frame.src, st, "break/continue under a tensor condition is not supported",
+                     hint="loop with `while <tensor condition>:` instead")
+    if _has(branches[0] + branches[1], ast.Return):
+        gs, flows = [], []
+        for name, body in zip(("then", "else"), branches):
+            g, fr, flow = _run_branch(parser, b, body + rest, frame, name)
+            value = flow.value if flow is not None and flow.kind == "return" else None
+            gs.append(g)
+            flows.append(value)
+        flat_a, tree_a = _flatten(flows[0])
+        flat_b, tree_b = _flatten(flows[1])
+        if tree_a != tree_b:
+            raise _error(frame.src, st, "the two branches of this tensor `if` return different "
+                         f"structures ({tree_a} vs {tree_b})", TypeError,
+                         hint="return the same number of tensors from every branch")
+        vals = []
+        for g, flat in zip(gs, (flat_a, flat_b)):
+            with _reopen(b, g):
+                vals.append([_as_value(b, v, _first_tensor(flat_a + flat_b)) for v in flat])
+            g.outputs = vals[-1]
+        _merge_types([f"return value {i}" for i in range(len(flat_a))], vals[0], vals[1], st,
+                     frame)
+        outs = b.emit(ir.IF, [cv], (), [v.meta for v in vals[0]], gs)
+        return _Flow("return", _unflatten(tree_a, [sym(v) for v in outs]))
+
+    names = sorted(_assigned_names(branches[0] + branches[1]))
+    g1, f1, _ = _run_branch(parser, b, branches[0], frame, "then")
+    g2, f2, _ = _run_branch(parser, b, branches[1], frame, "else")
+    merged, vals1, vals2 = [], [], []
+    for name in names:
+        a, c = f1.local.get(name, _MISSING), f2.local.get(name, _MISSING)
+        if a is _MISSING or c is _MISSING:
+            frame.local.pop(name, None)         # defined on one path only: unusable after
+            continue
+        if not isinstance(a, Tensor) and not isinstance(c, Tensor):
+            if a is c or (type(a) is type(c) and a == c):
+                frame.local[name] = a
+                continue
+            raise _error(frame.src, st, f"'{name}' gets different Python values in the two "
+                         f"branches of a tensor `if` ({a!r} and {c!r})", TypeError,
+                         hint="make it a tensor, or branch on a Python condition")
+        like = a if isinstance(a, Tensor) else c
+        with _reopen(b, g1):
+            va = _as_value(b, a, like)
+        with _reopen(b, g2):
+            vc = _as_value(b, c, like)
+        if va is None or vc is None:
+            raise _error(frame.src, st, f"'{name}' is a tensor in one branch and a "
+                         f"{type(c if va is not None else a).__name__} in the other", TypeError)
+        merged.append(name)
+        vals1.append(va)
+        vals2.append(vc)
+    _merge_types(merged, vals1, vals2, st, frame)
+    g1.outputs, g2.outputs = vals1, vals2
+    outs = b.emit(ir.IF, [cv], (), [v.meta for v in vals1], (g1, g2))
+    for name, v in zip(merged, outs):
+        frame.local[name] = sym(v)
+    return parser.exec_block(rest, frame)
+
+
+def tensor_ifexp(parser, n: ast.IfExp, cond: Tensor, frame: Frame):
+    b = _builder(parser, n, frame)
+    cv = _cond_value(b, cond, n.test, frame)
+    vals, gs = [], []
+    for name, expr in (("then", n.body), ("else", n.orelse)):
+        with b.region(name) as g:
+            v = parser.eval(expr, frame.copy())
+            vals.append(v)
+        gs.append(g)
+    like = _first_tensor(vals)
+    out_vals = []
+    for g, v in zip(gs, vals):
+        with _reopen(b, g):
+            out_vals.append(_as_value(b, v, like))
+        if out_vals[-1] is None:
+            raise _error(frame.src, n, "a conditional expression on a tensor must give tensors "
+                         "or numbers in both branches", TypeError)
+        g.outputs = [out_vals[-1]]
+    _merge_types(["the value"], [out_vals[0]], [out_vals[1]], n, frame)
+    (out,) = b.emit(ir.IF, [cv], (), [out_vals[0].meta], gs)
+    return sym(out)
+
+
+def run_while(parser, st: ast.While, frame: Frame):
+    """A while loop: unrolled while its condition is a Python value; from the first tensor
+    condition on, the rest of the loop is a While node."""
+    for _ in range(parser.MAX_UNROLL):
+        parser._at(frame, st)
+        cond = parser.eval(st.test, frame)
+        if is_symbolic(cond):
+            return _tensor_while(parser, st, frame)
+        if not parser.truth(cond, st, frame):
+            return parser.exec_block(st.orelse, frame)
+        flow = parser.exec_block(st.body, frame)
+        if flow is BREAK:
+            return None
+        if flow is not None and flow is not CONTINUE:
+            return flow
+    raise _error(frame.src, st, f"while loop unrolled more than {parser.MAX_UNROLL} times at "
+                 f"compile time", hint="make the condition a tensor so the loop runs on the "
+                                       "device")
+
+
+def _tensor_while(parser, st: ast.While, frame: Frame):
+    b = _builder(parser, st, frame)
+    if _has(st.body, (ast.Break, ast.Continue, ast.Return)) or st.orelse:
+        raise _error(frame.src, st, "break/continue/return/else in a while loop on a tensor "
+                     "condition is not supported",
+                     hint="fold the exit test into the loop condition")
+    names = [n for n in sorted(_assigned_names(st.body)) if n in frame.local]
+    carried, init = [], []
+    for n in names:
+        v = frame.local[n]
+        if isinstance(v, Tensor):
+            carried.append(n)
+            init.append(b.value_of(v))
+        elif isinstance(v, (int, float, bool)):
+            raise _error(frame.src, st, f"'{n}' is a Python {type(v).__name__} changed by a "
+                         f"loop on a tensor condition", TypeError,
+                         hint=f"make it a tensor before the loop, e.g. {n} = ms.Tensor({v!r})")
+    # cond subgraph
+    with b.region("cond") as gc:
+        fc = frame.copy()
+        gc.inputs = [ir.Value(v.shape, v.dtype) for v in init]
+        for n, v in zip(carried, gc.inputs):
+            fc.local[n] = sym(v)
+        c = parser.eval(st.test, fc)
+        if not isinstance(c, Tensor):
+            raise _error(frame.src, st.test, "the loop condition must stay a tensor once it is "
+                         "one", TypeError)
+        gc.outputs = [_cond_value(b, c, st.test, frame)]
+    with b.region("body") as gb:
+        fb = frame.copy()
+        gb.inputs = [ir.Value(v.shape, v.dtype) for v in init]
+        for n, v in zip(carried, gb.inputs):
+            fb.local[n] = sym(v)
+        parser.exec_block(st.body, fb)
+        outs = []
+        for n, v0 in zip(carried, init):
+            v = fb.local[n]
+            val = _as_value(b, v, sym(v0))
+            if val is None:
+                raise _error(frame.src, st, f"'{n}' stops being a tensor in the loop body",
+                             TypeError)
+            outs.append(val)
+        gb.outputs = outs
+    _merge_types(carried, init, outs, st, frame, ("loop input", "loop body result"))
+    res = b.emit(ir.WHILE, init, (), [v.meta for v in init], (gc, gb))
+    for n, v in zip(carried, res):
+        frame.local[n] = sym(v)
+    return None
+
+
+def emit_print(parser, args, kwargs, node, frame):
+    """print(...) in parsed code: prints now when running eagerly; in a graph, a Print node that
+    prints at every run with the tensors' runtime values."""
+    sep = kwargs.get("sep", " ")
+    if not isinstance(parser.ex, GraphBuilder):
+        print(*args, sep=sep)
+        return None
+    b = parser.ex
+    parts, inputs = [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            parts.append(("t", len(inputs)))
+            inputs.append(b.value_of(a))
+        else:
+            parts.append(("s", str(a)))
+    b.loc = frame.src.loc(node)
+    b.emit(ir.PRINT, inputs, (("parts", tuple(parts), tuple), ("sep", sep, str)), [])
+    return None
+
+
+def assign_attribute(parser, obj, attr, value, node, frame):
+    cur = getattr(obj, attr, None)
+    if isinstance(cur, Parameter) and isinstance(parser.ex, GraphBuilder):
+        parser.ex.assign(cur, value)
+        return
+    if isinstance(cur, Parameter):
+        from ..tensor import to_numpy
+        cur.set_data(value if isinstance(value, Tensor) else to_numpy(value, cur.dtype))
+        return
+    if isinstance(value, Tensor) and is_symbolic(value):
+        raise _error(frame.src, node, f"cannot store a tensor computed in graph mode in "
+                     f"attribute '{attr}'", hint="make it a Parameter and assign to it, or "
+                                                  "return the tensor")
+    setattr(obj, attr, value)
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()
+
+
+class _reopen:
+    """Temporarily make a finished region the current graph again (to add constants/casts)."""
+
+    def __init__(self, b, g):
+        self.b, self.g = b, g
+
+    def __enter__(self):
+        self.b.stack.append(self.g)
+
+    def __exit__(self, *exc):
+        self.b.stack.pop()
+
+
+def _first_tensor(vals):
+    for v in vals:
+        if isinstance(v, Tensor):
+            return v
+    return None
+
+
+def _flatten(obj):
+    """(list of leaves, structure) for tuples/lists of values."""
+    if isinstance(obj, (tuple, list)):
+        leaves, trees = [], []
+        for o in obj:
+            lv, t = _flatten(o)
+            leaves.extend(lv)
+            trees.append(t)
+        return leaves, (type(obj).__name__, tuple(trees))
+    return [obj], "leaf"
+
+
+def _unflatten(tree, leaves):
+    it = iter(leaves)
+
+    def build(t):
+        if t == "leaf":
+            return next(it)
+        kind, subs = t
+        items = [build(s) for s in subs]
+        return tuple(items) if kind == "tuple" else list(items)
+    return build(tree)

@@ -1,0 +1,127 @@
+"""The O0 executor: runs an optimized graph node by node with the backend's eager kernels (so
+results are bit-identical to PyNative), with If/While as host control flow. Values live in a
+slot list indexed by a per-graph numbering made once at compile time."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitive import Meta, OpDef, attrs_dict
+from ..tensor import format_value
+from . import ir
+
+
+class Program:
+    def __init__(self, graph: ir.Graph, backend):
+        self.graph = graph
+        self.backend = backend
+        self.slots: dict[int, int] = {}
+        self._number(graph)
+        self.n_slots = len(self.slots)
+        self.steps = self._compile(graph)
+        self.in_slots = [self.slots[v.id] for v in graph.inputs]
+        self.param_slots = [(self.slots[v.id], p) for v, p in graph.params]
+        self.out_slots = [self.slots[v.id] for v in graph.outputs]
+        self.kernel_launches = sum(1 for n in graph.all_nodes() if isinstance(n.op, OpDef))
+
+    def _number(self, g: ir.Graph):
+        for v in list(g.inputs) + [v for v, _ in g.params]:
+            self.slots.setdefault(v.id, len(self.slots))
+        for n in g.nodes:
+            for sg in n.subgraphs:
+                self._number(sg)
+            for v in n.outputs:
+                self.slots.setdefault(v.id, len(self.slots))
+
+    def _compile(self, g: ir.Graph) -> list:
+        steps = []
+        for n in g.nodes:
+            ins = [self.slots[v.id] for v in n.inputs]
+            outs = [self.slots[v.id] for v in n.outputs]
+            if isinstance(n.op, OpDef):
+                metas = tuple(Meta(v.shape, v.dtype) for v in n.inputs)
+                kw = attrs_dict(n.attrs)
+                out_meta = n.op.infer(*metas, **kw)
+                multi = not isinstance(out_meta, Meta)
+                steps.append(("k", self.backend.kernel(n.op, metas, kw, out_meta), ins, outs,
+                              multi))
+            elif n.op == ir.CONST:
+                steps.append(("c", self.backend.to_device(n.attr("value")), outs))
+            elif n.op == ir.IF:
+                then, other = (self._sub(sg) for sg in n.subgraphs)
+                steps.append(("if", ins[0], then, other, outs))
+            elif n.op == ir.WHILE:
+                cond, body = (self._sub(sg) for sg in n.subgraphs)
+                steps.append(("while", ins, cond, body, outs))
+            elif n.op == ir.PRINT:
+                steps.append(("print", ins, n.attr("parts"), n.attr("sep")))
+            elif n.op == ir.ASSIGN:
+                steps.append(("assign", ins[0], n.attr("param")))
+            else:
+                raise NotImplementedError(f"O0 executor: node kind {n.name}")
+        return steps
+
+    def _sub(self, g: ir.Graph):
+        return ([self.slots[v.id] for v in g.inputs], self._compile(g),
+                [self.slots[v.id] for v in g.outputs])
+
+    def run(self, args: list) -> tuple[list, list]:
+        """Run with input buffers `args`; returns (output buffers, [(Parameter, new buffer)])."""
+        env = [None] * self.n_slots
+        for s, a in zip(self.in_slots, args):
+            env[s] = a
+        for s, p in self.param_slots:
+            env[s] = p._buf
+        assigns: list = []
+        self._run(self.steps, env, assigns)
+        return [env[s] for s in self.out_slots], assigns
+
+    def _run(self, steps, env, assigns):
+        for st in steps:
+            kind = st[0]
+            if kind == "k":
+                _, kernel, ins, outs, multi = st
+                r = kernel(*[env[i] for i in ins])
+                if multi:
+                    for o, b in zip(outs, r):
+                        env[o] = b
+                else:
+                    env[outs[0]] = r
+            elif kind == "c":
+                env[st[2][0]] = st[1]
+            elif kind == "if":
+                _, c, then, other, outs = st
+                _, sub, res = then if bool(np.asarray(env[c])) else other
+                self._run(sub, env, assigns)
+                vals = [env[r] for r in res]
+                for o, v in zip(outs, vals):
+                    env[o] = v
+            elif kind == "while":
+                _, ins, (c_in, c_steps, c_out), (b_in, b_steps, b_out), outs = st
+                carried = [env[i] for i in ins]
+                while True:
+                    for s, v in zip(c_in, carried):
+                        env[s] = v
+                    self._run(c_steps, env, assigns)
+                    if not bool(np.asarray(env[c_out[0]])):
+                        break
+                    for s, v in zip(b_in, carried):
+                        env[s] = v
+                    self._run(b_steps, env, assigns)
+                    carried = [env[r] for r in b_out]
+                for o, v in zip(outs, carried):
+                    env[o] = v
+            elif kind == "print":
+                _, ins, parts, sep = st
+                print(sep.join(p[1] if p[0] == "s" else _fmt(env[ins[p[1]]]) for p in parts))
+            elif kind == "assign":
+                assigns.append((st[2], env[st[1]]))
+
+
+def _fmt(buf) -> str:
+    a = np.asarray(buf)
+    return f"Tensor(shape={list(a.shape)}, dtype={_dtype_name(a)}, value={format_value(a)})"
+
+
+def _dtype_name(a) -> str:
+    from .. import dtype as dt
+    return str(dt.to_dtype(a.dtype))

@@ -1,0 +1,589 @@
+"""Python source -> IR by partial evaluation over the `ast` (DESIGN.md, "Graph mode").
+
+`Parser.call_function(fn, args, kwargs)` evaluates the *source* of `fn` statement by statement:
+Python values (numbers, strings, tuples, shapes, dtypes, `self.` attributes, ranges, cells...)
+are computed now, at compile time; tensor values are symbolic and every op on them goes through
+the current executor, so it becomes an IR node (the same parser drives the eager executor when a
+jitted function runs under an eager gradient). User functions, methods, lambdas and Cells are
+parsed and inlined; minispore's own functions (ops, grad) run as they are, through the builder.
+
+Control flow: `if`/`while` on a Python value run at compile time (branch picked, loop unrolled);
+on a tensor they become If/While nodes with subgraphs (control.py). `for` loops over Python
+iterables unroll. Anything else raises GraphSyntaxError showing the user's line and a fix.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import operator
+import textwrap
+import types
+
+from ..errors import GraphSyntaxError, MinisporeError
+from ..tensor import Tensor
+from . import ir
+from .builder import is_symbolic
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+           ast.Pow: operator.pow, ast.MatMult: operator.matmul, ast.BitAnd: operator.and_,
+           ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
+           ast.RShift: operator.rshift}
+_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+           ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Is: operator.is_,
+           ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b,
+           ast.NotIn: lambda a, b: a not in b}
+_UNSUPPORTED = {
+    ast.Try: "try/except", ast.With: "with", ast.AsyncWith: "async with", ast.Delete: "del",
+    ast.Global: "global", ast.Nonlocal: "nonlocal", ast.ClassDef: "a class definition",
+    ast.Import: "import", ast.ImportFrom: "import", ast.AsyncFor: "async for",
+    ast.AsyncFunctionDef: "an async function", ast.Yield: "yield", ast.YieldFrom: "yield from",
+    ast.Await: "await", ast.Set: "a set literal", ast.SetComp: "a set comprehension",
+    ast.NamedExpr: "the walrus operator :=", ast.Match: "match",
+}
+_HINT = ("run this code in PyNative mode (ms.set_context(mode=ms.PYNATIVE_MODE)) or rewrite it "
+         "with the supported forms")
+
+
+class _Flow:
+    """How a block ended: normally (None), or by return/break/continue."""
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind, value=None):
+        self.kind, self.value = kind, value
+
+
+BREAK, CONTINUE = _Flow("break"), _Flow("continue")
+
+
+class Source:
+    """A function's parsed source: its FunctionDef/Lambda, file and first line."""
+
+    _cache: dict = {}
+
+    def __init__(self, fn):
+        code = fn.__code__
+        self.file = code.co_filename
+        try:
+            lines, start = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise GraphSyntaxError(
+                f"graph mode needs the Python source of {fn.__qualname__}, which is not "
+                f"available ({e}); define it in a .py file or run in PyNative mode") from None
+        self.lines = lines
+        self.first = start
+        src = textwrap.dedent("".join(lines))
+        tree = ast.parse(src)
+        ast.increment_lineno(tree, start - 1)
+        self.indent = len(lines[0]) - len(lines[0].lstrip())
+        self.node = self._find(tree, fn)
+
+    @staticmethod
+    def _find(tree, fn):
+        """The def or lambda of `fn` in its source lines (several lambdas may share a line:
+        match the line and the parameter names)."""
+        code = fn.__code__
+        params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        if fn.__name__ != "<lambda>":
+            for n in ast.walk(tree):
+                if isinstance(n, ast.FunctionDef) and n.name == fn.__name__:
+                    return n
+        lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
+        for n in lambdas:
+            names = [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs]
+            if n.lineno == code.co_firstlineno and names == params:
+                return n
+        if lambdas:
+            return lambdas[0]
+        raise GraphSyntaxError(f"cannot find the source of {fn.__qualname__} in "
+                               f"{code.co_filename}:{code.co_firstlineno}")
+
+    @classmethod
+    def of(cls, fn) -> "Source":
+        s = cls._cache.get(fn.__code__)
+        if s is None:
+            s = cls._cache[fn.__code__] = Source(fn)
+        return s
+
+    def loc(self, node) -> ir.Loc:
+        line = getattr(node, "lineno", self.first)
+        text = self.lines[line - self.first] if 0 <= line - self.first < len(self.lines) else ""
+        return ir.Loc(self.file, line, getattr(node, "col_offset", 0) + self.indent,
+                      text.rstrip("\n"))
+
+
+class Frame:
+    """Name resolution for one function activation: locals, then closure, globals, builtins."""
+
+    def __init__(self, fn, source: Source, local: dict):
+        self.fn, self.src, self.local = fn, source, local
+        self.closure = {}
+        if getattr(fn, "__closure__", None):
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                try:
+                    self.closure[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        self.globals = fn.__globals__
+
+    def lookup(self, name, node):
+        for d in (self.local, self.closure, self.globals):
+            if name in d:
+                return d[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise _error(self.src, node, f"name '{name}' is not defined", NameError)
+
+    def copy(self) -> "Frame":
+        f = Frame.__new__(Frame)
+        f.fn, f.src, f.closure, f.globals = self.fn, self.src, self.closure, self.globals
+        f.local = dict(self.local)
+        return f
+
+
+def _error(src: Source, node, msg: str, cls=GraphSyntaxError, hint: str | None = None):
+    loc = src.loc(node)
+    e = cls(f"{msg}\n{loc.caret()}" + (f"\n  hint: {hint}" if hint else ""))
+    e._ms_located = True
+    if isinstance(e, SyntaxError):
+        e.filename, e.lineno, e.offset, e.text = loc.file, loc.line, loc.col + 1, loc.text
+    return e
+
+
+class ParsedLambda:
+    """A lambda (or nested def) met in parsed code: calling it parses its body."""
+
+    def __init__(self, parser, node, frame: Frame):
+        self.parser, self.node, self.frame = parser, node, frame
+
+    def __call__(self, *args, **kwargs):
+        return self.parser.call_parsed(self.node, self.frame, args, kwargs)
+
+
+class InlineCall:
+    """A user function handed to minispore's own code (e.g. ms.grad(f)): calls are parsed."""
+
+    def __init__(self, parser, fn):
+        self.parser, self.fn = parser, fn
+        self.__name__ = getattr(fn, "__name__", "fn")
+
+    def __call__(self, *args, **kwargs):
+        return self.parser.call_function(self.fn, args, kwargs)
+
+
+def is_user_function(fn) -> bool:
+    return isinstance(fn, types.FunctionType) and not (fn.__module__ or "").startswith(
+        "minispore.")
+
+
+class Parser:
+    MAX_UNROLL = 100_000
+
+    def __init__(self, executor):
+        self.ex = executor                  # GraphBuilder, or the eager executor
+        self.depth = 0
+
+    # -- entry points --------------------------------------------------------------------------
+    def call_function(self, fn, args, kwargs=None):
+        src = Source.of(fn)
+        frame = Frame(fn, src, {})
+        return self._invoke(src.node, frame, args, kwargs or {}, fn)
+
+    def call_parsed(self, node, frame, args, kwargs):
+        return self._invoke(node, frame.copy(), args, kwargs, None)
+
+    def call_cell(self, cell, args, kwargs=None):
+        fn = type(cell).construct
+        return self.call_function(fn, (cell,) + tuple(args), kwargs)
+
+    def _invoke(self, fdef, frame, args, kwargs, fn):
+        self.depth += 1
+        if self.depth > 200:
+            raise _error(frame.src, fdef, "graph mode: recursion deeper than 200 calls",
+                         hint="recursion must end at compile time; use a loop instead")
+        try:
+            self._bind(fdef.args, frame, args, kwargs, fn)
+            if isinstance(fdef, ast.Lambda):
+                return self.eval(fdef.body, frame)
+            flow = self.exec_block(fdef.body, frame)
+            return flow.value if flow is not None and flow.kind == "return" else None
+        finally:
+            self.depth -= 1
+
+    def _bind(self, a: ast.arguments, frame, args, kwargs, fn):
+        if fn is not None:
+            try:
+                bound = inspect.signature(fn).bind(*args, **kwargs)
+            except TypeError as e:
+                raise _error(frame.src, frame.src.node, f"{fn.__qualname__}(): {e}",
+                             TypeError) from None
+            bound.apply_defaults()
+            frame.local.update(bound.arguments)
+            return
+        names = [x.arg for x in a.posonlyargs + a.args]
+        defaults = [self.eval(d, frame) for d in a.defaults]
+        vals = dict(zip(names[len(names) - len(defaults):], defaults))
+        vals.update(zip(names, args))
+        vals.update(kwargs)
+        if a.vararg:
+            vals[a.vararg.arg] = tuple(args[len(names):])
+        missing = [n for n in names if n not in vals]
+        if missing:
+            raise _error(frame.src, frame.src.node, f"missing argument(s) {missing}", TypeError)
+        frame.local.update(vals)
+
+    # -- statements ----------------------------------------------------------------------------
+    def exec_block(self, stmts, frame: Frame):
+        for i, st in enumerate(stmts):
+            self._at(frame, st)
+            if isinstance(st, ast.If):
+                cond = self.eval(st.test, frame)
+                if is_symbolic(cond):
+                    from .control import tensor_if
+                    return tensor_if(self, st, cond, stmts[i + 1:], frame)
+                flow = self.exec_block(st.body if self.truth(cond, st, frame) else st.orelse,
+                                       frame)
+            elif isinstance(st, ast.While):
+                from .control import run_while
+                flow = run_while(self, st, frame)
+            elif isinstance(st, ast.For):
+                flow = self._for(st, frame)
+            else:
+                flow = self.exec_stmt(st, frame)
+            if flow is not None:
+                return flow
+        return None
+
+    def exec_stmt(self, st, frame: Frame):
+        if isinstance(st, ast.Return):
+            return _Flow("return", None if st.value is None else self.eval(st.value, frame))
+        if isinstance(st, ast.Assign):
+            value = self.eval(st.value, frame)
+            for t in st.targets:
+                self.assign(t, value, frame)
+        elif isinstance(st, ast.AugAssign):
+            op = _BINOPS[type(st.op)]
+            cur = self.eval(_load(st.target), frame)
+            self.assign(st.target, self._native(op, (cur, self.eval(st.value, frame)), {}, st,
+                                                frame), frame)
+        elif isinstance(st, ast.AnnAssign):
+            if st.value is not None:
+                self.assign(st.target, self.eval(st.value, frame), frame)
+        elif isinstance(st, ast.Expr):
+            self.eval(st.value, frame)
+        elif isinstance(st, ast.Pass):
+            pass
+        elif isinstance(st, ast.Break):
+            return BREAK
+        elif isinstance(st, ast.Continue):
+            return CONTINUE
+        elif isinstance(st, ast.Assert):
+            test = self.eval(st.test, frame)
+            if is_symbolic(test):
+                raise _error(frame.src, st, "assert on a tensor value cannot be checked at "
+                             "compile time", hint=_HINT)
+            if not test:
+                msg = self.eval(st.msg, frame) if st.msg is not None else ""
+                raise _error(frame.src, st, f"AssertionError: {msg}", AssertionError)
+        elif isinstance(st, ast.Raise):
+            exc = self.eval(st.exc, frame) if st.exc is not None else RuntimeError()
+            raise exc
+        elif isinstance(st, ast.FunctionDef):
+            frame.local[st.name] = ParsedLambda(self, st, frame)
+        else:
+            self.unsupported(st, frame)
+        return None
+
+    def unsupported(self, node, frame):
+        what = _UNSUPPORTED.get(type(node), f"'{type(node).__name__}'")
+        raise _error(frame.src, node, f"graph mode does not support {what}", hint=_HINT)
+
+    def _for(self, st: ast.For, frame: Frame):
+        it = self.eval(st.iter, frame)
+        if is_symbolic(it):
+            it = [it[i] for i in range(it.shape[0])] if it.shape else None
+            if it is None:
+                raise _error(frame.src, st.iter, "cannot iterate over a 0-d tensor")
+        try:
+            iterator = iter(it)
+        except TypeError:
+            raise _error(frame.src, st.iter, f"cannot iterate over {type(it).__name__}",
+                         TypeError) from None
+        for n, item in enumerate(iterator):
+            if n >= self.MAX_UNROLL:
+                raise _error(frame.src, st, f"for loop unrolled more than {self.MAX_UNROLL} "
+                             f"times", hint="loop over a tensor condition with while instead")
+            self.assign(st.target, item, frame)
+            flow = self.exec_block(st.body, frame)
+            if flow is BREAK:
+                return None
+            if flow is not None and flow.kind == "return":
+                return flow
+        return self.exec_block(st.orelse, frame)
+
+    def assign(self, target, value, frame: Frame):
+        if isinstance(target, ast.Name):
+            frame.local[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            vals = self._unpack(value, len(target.elts), target, frame)
+            for t, v in zip(target.elts, vals):
+                self.assign(t, v, frame)
+        elif isinstance(target, ast.Subscript):
+            obj = self.eval(target.value, frame)
+            key = self.eval(target.slice, frame)
+            self._native(operator.setitem, (obj, key, value), {}, target, frame)
+        elif isinstance(target, ast.Attribute):
+            obj = self.eval(target.value, frame)
+            from .control import assign_attribute
+            assign_attribute(self, obj, target.attr, value, target, frame)
+        else:
+            self.unsupported(target, frame)
+
+    def _unpack(self, value, n, node, frame):
+        if is_symbolic(value) or isinstance(value, Tensor):
+            if not value.shape or value.shape[0] != n:
+                raise _error(frame.src, node, f"cannot unpack a tensor of shape {value.shape} "
+                             f"into {n} names", ValueError)
+            return [value[i] for i in range(n)]
+        vals = list(value)
+        if len(vals) != n:
+            raise _error(frame.src, node, f"cannot unpack {len(vals)} values into {n} names",
+                         ValueError)
+        return vals
+
+    # -- expressions ---------------------------------------------------------------------------
+    def eval(self, node, frame: Frame):
+        m = getattr(self, "_e_" + type(node).__name__, None)
+        if m is None:
+            self.unsupported(node, frame)
+        return m(node, frame)
+
+    def _e_Constant(self, n, f):
+        return n.value
+
+    def _e_Name(self, n, f):
+        return f.lookup(n.id, n)
+
+    def _e_Attribute(self, n, f):
+        obj = self.eval(n.value, f)
+        try:
+            return getattr(obj, n.attr)
+        except AttributeError as e:
+            raise _error(f.src, n, str(e), AttributeError) from None
+
+    def _e_BinOp(self, n, f):
+        return self._native(_BINOPS[type(n.op)], (self.eval(n.left, f), self.eval(n.right, f)),
+                            {}, n, f)
+
+    def _e_UnaryOp(self, n, f):
+        v = self.eval(n.operand, f)
+        if isinstance(n.op, ast.Not):
+            if isinstance(v, Tensor):
+                from ..ops.math import logical_not
+                return self._native(logical_not, (v,), {}, n, f)
+            return not v
+        op = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
+        return self._native(op[type(n.op)], (v,), {}, n, f)
+
+    def _e_BoolOp(self, n, f):
+        from ..ops.math import logical_and, logical_or
+        is_and = isinstance(n.op, ast.And)
+        result = self.eval(n.values[0], f)
+        for vn in n.values[1:]:
+            if not isinstance(result, Tensor):        # Python semantics, short-circuit
+                if (not result) if is_and else result:
+                    return result
+                result = self.eval(vn, f)
+            else:
+                result = self._native(logical_and if is_and else logical_or,
+                                      (result, self.eval(vn, f)), {}, n, f)
+        return result
+
+    def _e_Compare(self, n, f):
+        from ..ops.math import logical_and
+        left = self.eval(n.left, f)
+        result = None
+        for op, rn in zip(n.ops, n.comparators):
+            right = self.eval(rn, f)
+            r = self._native(_CMPOPS[type(op)], (left, right), {}, n, f)
+            result = r if result is None else (
+                self._native(logical_and, (result, r), {}, n, f)
+                if isinstance(r, Tensor) or isinstance(result, Tensor) else (result and r))
+            left = right
+        return result
+
+    def _e_IfExp(self, n, f):
+        cond = self.eval(n.test, f)
+        if is_symbolic(cond):
+            from .control import tensor_ifexp
+            return tensor_ifexp(self, n, cond, f)
+        return self.eval(n.body if self.truth(cond, n, f) else n.orelse, f)
+
+    def _e_Subscript(self, n, f):
+        return self._native(operator.getitem, (self.eval(n.value, f), self.eval(n.slice, f)), {},
+                            n, f)
+
+    def _e_Slice(self, n, f):
+        parts = [None if p is None else self.eval(p, f) for p in (n.lower, n.upper, n.step)]
+        for p, pn in zip(parts, (n.lower, n.upper, n.step)):
+            if isinstance(p, Tensor):
+                raise _error(f.src, pn, "slice bounds must be known at compile time, got a "
+                             "tensor", hint="use ops.gather with an index tensor")
+        return slice(*parts)
+
+    def _e_Tuple(self, n, f):
+        return tuple(self._elts(n.elts, f))
+
+    def _e_List(self, n, f):
+        return list(self._elts(n.elts, f))
+
+    def _elts(self, elts, f):
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                out.extend(self.eval(e.value, f))
+            else:
+                out.append(self.eval(e, f))
+        return out
+
+    def _e_Dict(self, n, f):
+        d = {}
+        for k, v in zip(n.keys, n.values):
+            if k is None:
+                d.update(self.eval(v, f))
+            else:
+                d[self.eval(k, f)] = self.eval(v, f)
+        return d
+
+    def _e_ListComp(self, n, f):
+        return self._comprehension(n, f, lambda fr: self.eval(n.elt, fr), list)
+
+    def _e_GeneratorExp(self, n, f):
+        return self._comprehension(n, f, lambda fr: self.eval(n.elt, fr), tuple)
+
+    def _e_DictComp(self, n, f):
+        return dict(self._comprehension(
+            n, f, lambda fr: (self.eval(n.key, fr), self.eval(n.value, fr)), list))
+
+    def _comprehension(self, n, f, elt, kind):
+        out = []
+        fr = f.copy()
+
+        def loop(gens):
+            if not gens:
+                out.append(elt(fr))
+                return
+            g = gens[0]
+            for item in self.eval(g.iter, fr):
+                self.assign(g.target, item, fr)
+                conds = [self.eval(c, fr) for c in g.ifs]
+                if all(self.truth(c, g, fr) for c in conds):
+                    loop(gens[1:])
+        loop(n.generators)
+        return kind(out)
+
+    def _e_JoinedStr(self, n, f):
+        parts = []
+        for v in n.values:
+            x = self.eval(v.value if isinstance(v, ast.FormattedValue) else v, f)
+            if isinstance(x, Tensor) and is_symbolic(x):
+                raise _error(f.src, v, "an f-string cannot format a tensor value at compile "
+                             "time", hint="print the tensor as its own argument: print('x', x)")
+            if isinstance(v, ast.FormattedValue):
+                spec = self.eval(v.format_spec, f) if v.format_spec is not None else ""
+                x = format({114: repr, 115: str, 97: ascii}.get(v.conversion, lambda y: y)(x),
+                           spec)
+            parts.append(str(x))
+        return "".join(parts)
+
+    def _e_Lambda(self, n, f):
+        return ParsedLambda(self, n, f)
+
+    def _e_Call(self, n, f):
+        func = self.eval(n.func, f)
+        args = self._elts(n.args, f)
+        kwargs = {}
+        for k in n.keywords:
+            if k.arg is None:
+                kwargs.update(self.eval(k.value, f))
+            else:
+                kwargs[k.arg] = self.eval(k.value, f)
+        return self.call(func, args, kwargs, n, f)
+
+    # -- calls ---------------------------------------------------------------------------------
+    def call(self, func, args, kwargs, node, frame):
+        from ...nn.cell import Cell
+        if func is builtins.print:
+            from .control import emit_print
+            return emit_print(self, args, kwargs, node, frame)
+        if func is builtins.super and not args:
+            cls = frame.closure.get("__class__")
+            first = next(iter(frame.local.values()), None)
+            if cls is None or first is None:
+                raise _error(frame.src, node, "super() needs the enclosing class here")
+            return super(cls, first)
+        if isinstance(func, Cell):
+            return self._located_call(lambda: self.call_cell(func, args, kwargs), node, frame)
+        if isinstance(func, ParsedLambda):
+            return func(*args, **kwargs)
+        if isinstance(func, types.MethodType) and is_user_function(func.__func__):
+            if isinstance(func.__self__, Cell) and func.__func__ is type(func.__self__).construct:
+                return self.call_cell(func.__self__, args, kwargs)
+            return self.call_function(func.__func__, (func.__self__,) + tuple(args), kwargs)
+        if is_user_function(func):
+            return self.call_function(func, args, kwargs)
+        if isinstance(func, type) and issubclass(func, Cell):
+            raise _error(frame.src, node, f"creating a Cell ({func.__name__}) inside construct "
+                         f"is not supported", hint="create it in __init__ and call it here")
+        args = [InlineCall(self, a) if is_user_function(a) else a for a in args]
+        return self._native(func, args, kwargs, node, frame)
+
+    def _native(self, func, args, kwargs, node, frame):
+        """Call Python/minispore code as is; errors get the user's line attached."""
+        return self._located_call(lambda: func(*args, **kwargs), node, frame)
+
+    def _located_call(self, thunk, node, frame):
+        saved = getattr(self.ex, "loc", None)
+        loc = frame.src.loc(node)
+        if hasattr(self.ex, "loc"):
+            self.ex.loc = loc
+        try:
+            return thunk()
+        except (MinisporeError, ValueError, TypeError, IndexError, KeyError, AttributeError,
+                ZeroDivisionError, NotImplementedError, RuntimeError) as e:
+            if getattr(e, "_ms_located", False):
+                raise
+            try:
+                new = type(e)(f"{e}\n{loc.caret()}")
+            except Exception:
+                raise e from None
+            new._ms_located = True
+            raise new from None
+        finally:
+            if hasattr(self.ex, "loc"):
+                self.ex.loc = saved
+
+    def truth(self, v, node, frame) -> bool:
+        if isinstance(v, Tensor):
+            return bool(v)                  # eager executor: a concrete value
+        return bool(v)
+
+    def _at(self, frame, st):
+        if hasattr(self.ex, "loc"):
+            self.ex.loc = frame.src.loc(st)
+
+
+def _load(target):
+    """The expression that reads an augmented-assignment target."""
+    t = _copy_ctx(target)
+    return t
+
+
+def _copy_ctx(node):
+    import copy
+    n = copy.deepcopy(node)
+    for sub in ast.walk(n):
+        if hasattr(sub, "ctx"):
+            sub.ctx = ast.Load()
+    return n
