@@ -42,6 +42,7 @@ class GraphBuilder:
         self._params: dict[int, ir.Value] = {}      # Parameter -> its graph input
         self._current: dict[int, ir.Value] = {}     # Parameter -> its value after assignments
         self._consts: dict = {}
+        self.refs: dict[int, object] = {}           # value id -> tape identity (while on tape)
 
     @property
     def graph(self) -> ir.Graph:
@@ -68,6 +69,12 @@ class GraphBuilder:
     def value_of(self, t: Tensor) -> ir.Value:
         """The IR value of a tensor: symbolic as is, a Parameter as a graph input, any other
         tensor as a constant."""
+        v = self._plain_value(t)
+        if t._node is not None and TAPE.depth:
+            self.refs[v.id] = t._node              # for control flow on the tape (cf_grad)
+        return v
+
+    def _plain_value(self, t: Tensor) -> ir.Value:
         if isinstance(t._buf, ir.Value):
             return t._buf
         if isinstance(t, Parameter):
@@ -138,6 +145,8 @@ class GraphBuilder:
             for t in ts:
                 if t._node is not None:
                     record(op, attrs, ts, res)
+                    for v, o in zip(outs, res if isinstance(res, tuple) else (res,)):
+                        self.refs[v.id] = o._node
                     break
         return res
 

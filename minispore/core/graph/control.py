@@ -14,6 +14,7 @@ from .. import dtype as dt
 from ..tensor import Parameter, Tensor
 from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
+from .cf_grad import record_if, record_while
 from .parser import BREAK, CONTINUE, Frame, _error, _Flow
 
 
@@ -112,7 +113,7 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
         _merge_types([f"return value {i}" for i in range(len(flat_a))], vals[0], vals[1], st,
                      frame)
         outs = b.emit(ir.IF, [cv], (), [v.meta for v in vals[0]], gs)
-        return _Flow("return", _unflatten(tree_a, [sym(v) for v in outs]))
+        return _Flow("return", _unflatten(tree_a, record_if(b, outs, b.graph.nodes[-1])))
 
     names = sorted(_assigned_names(branches[0] + branches[1]))
     g1, f1, _ = _run_branch(parser, b, branches[0], frame, "then")
@@ -144,8 +145,8 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
     _merge_types(merged, vals1, vals2, st, frame)
     g1.outputs, g2.outputs = vals1, vals2
     outs = b.emit(ir.IF, [cv], (), [v.meta for v in vals1], (g1, g2))
-    for name, v in zip(merged, outs):
-        frame.local[name] = sym(v)
+    for name, t in zip(merged, record_if(b, outs, b.graph.nodes[-1])):
+        frame.local[name] = t
     return parser.exec_block(rest, frame)
 
 
@@ -168,8 +169,8 @@ def tensor_ifexp(parser, n: ast.IfExp, cond: Tensor, frame: Frame):
                          "or numbers in both branches", TypeError)
         g.outputs = [out_vals[-1]]
     _merge_types(["the value"], [out_vals[0]], [out_vals[1]], n, frame)
-    (out,) = b.emit(ir.IF, [cv], (), [out_vals[0].meta], gs)
-    return sym(out)
+    outs = b.emit(ir.IF, [cv], (), [out_vals[0].meta], gs)
+    return record_if(b, outs, b.graph.nodes[-1])[0]
 
 
 def run_while(parser, st: ast.While, frame: Frame):
@@ -237,8 +238,9 @@ def _tensor_while(parser, st: ast.While, frame: Frame):
         gb.outputs = outs
     _merge_types(carried, init, outs, st, frame, ("loop input", "loop body result"))
     res = b.emit(ir.WHILE, init, (), [v.meta for v in init], (gc, gb))
-    for n, v in zip(carried, res):
-        frame.local[n] = sym(v)
+    init_t = [frame.local[n] for n in carried]
+    for n, t in zip(carried, record_while(b, res, b.graph.nodes[-1], init_t)):
+        frame.local[n] = t
     return None
 
 

@@ -1,0 +1,275 @@
+"""Reverse mode through structured control flow: If and While nodes on the tape.
+
+When a gradient is being taken while a graph is built, an If/While node is recorded on the tape
+as one op whose inputs are the values its subgraphs read from outside (their free values) and,
+for While, its initial carried values. Its bprop builds new IR through the builder:
+
+- If: a new If on the same condition whose branches replay the forward branch with the tape on
+  and return the branch's vector-Jacobian product for every free value;
+- While (no tape of iterations is kept): count the trips N, then for k = N-1 .. 0 recompute the
+  carried state after k trips from the initial state and apply the body's VJP there. This costs
+  O(N^2) body evaluations and O(1) extra memory; N is usually small where gradients flow through a
+  data-dependent loop (a stack-based O(N) version can replace it without changing the interface).
+"""
+from __future__ import annotations
+
+from .. import dtype as dt
+from ..primitive import Meta, OpDef
+from ..pynative import TAPE, Leaf, backward, record
+from ..tensor import Tensor
+from . import ir
+from .builder import sym
+
+
+def free_values(g: ir.Graph) -> list:
+    """Values a (sub)graph reads that it does not define, in first-use order."""
+    defined = {v.id for v in g.inputs}
+    out, seen = [], set()
+
+    def use(v):
+        if v.id not in defined and v.id not in seen:
+            seen.add(v.id)
+            out.append(v)
+    for n in g.nodes:
+        for v in n.inputs:
+            use(v)
+        for sg in n.subgraphs:
+            for v in free_values(sg):
+                use(v)
+        defined.update(v.id for v in n.outputs)
+    for v in g.outputs:
+        use(v)
+    return out
+
+
+def _float(v) -> bool:
+    return v.dtype.is_float
+
+
+def _tracked(b, vals) -> bool:
+    return any(b.refs.get(v.id) is not None for v in vals)
+
+
+def _sym_ref(b, v):
+    t = sym(v)
+    t._node = b.refs.get(v.id)
+    return t
+
+
+# ---------------------------------------------------------------- replay ------------------------
+def replay(b, g: ir.Graph, env: dict) -> list:
+    """Emit g's nodes again through the builder, reading env[value.id] (tensors) for the values
+    it maps; everything else is used as is. Returns the tensors of g.outputs."""
+    def get(v):
+        t = env.get(v.id)
+        return t if t is not None else _sym_ref(b, v)
+    for n in g.nodes:
+        if isinstance(n.op, OpDef):
+            res = b.apply(n.op, tuple(get(v) for v in n.inputs), n.attrs)
+            res = res if isinstance(res, tuple) else (res,)
+            for v, t in zip(n.outputs, res):
+                env[v.id] = t
+        elif n.op == ir.IF:
+            outs = emit_if(b, get(n.inputs[0]), n.subgraphs, env)
+            for v, t in zip(n.outputs, outs):
+                env[v.id] = t
+        elif n.op == ir.WHILE:
+            outs = emit_while(b, [get(v) for v in n.inputs], n.subgraphs, env)
+            for v, t in zip(n.outputs, outs):
+                env[v.id] = t
+        elif n.op == ir.CONST:
+            env[n.outputs[0].id] = sym(n.outputs[0])
+        # PRINT is not repeated; ASSIGN cannot occur inside a region (builder.assign refuses)
+    return [get(v) for v in g.outputs]
+
+
+def emit_if(b, cond: Tensor, branches, env: dict) -> list:
+    """Replay an If (its branches read env) as a new If node, recorded on the tape."""
+    new = []
+    for name, sg in zip(("then", "else"), branches):
+        with b.region(name) as g:
+            outs = replay(b, sg, dict(env))
+            g.outputs = [b.value_of(t) for t in outs]
+        new.append(g)
+    metas = [v.meta for v in new[0].outputs]
+    vals = b.emit(ir.IF, [b.value_of(cond)], (), metas, new)
+    return record_if(b, vals, b.graph.nodes[-1])
+
+
+def emit_while(b, init: list, subgraphs, env: dict) -> list:
+    """Replay a While with new initial values as a new While node, recorded on the tape."""
+    cond_g, body_g = subgraphs
+    new = []
+    for name, sg in (("cond", cond_g), ("body", body_g)):
+        with b.region(name) as g:
+            g.inputs = [ir.Value(v.shape, v.dtype) for v in sg.inputs]
+            e = dict(env)
+            e.update({old.id: sym(nv) for old, nv in zip(sg.inputs, g.inputs)})
+            outs = replay(b, sg, e)
+            g.outputs = [b.value_of(t) for t in outs]
+        new.append(g)
+    vals = b.emit(ir.WHILE, [b.value_of(t) for t in init], (), [v.meta for v in new[1].inputs],
+                  new)
+    return record_while(b, vals, b.graph.nodes[-1], init)
+
+
+# ---------------------------------------------------------------- recording ---------------------
+def record_if(b, out_vals: list, node: ir.Node) -> list:
+    outs = [sym(v) for v in out_vals]
+    free = [v for v in _unique(free_values(node.subgraphs[0]) + free_values(node.subgraphs[1]))
+            if _float(v)]
+    if TAPE.depth and _tracked(b, free) and any(_float(v) for v in out_vals):
+        op = _cf_op("If", _if_bprop)
+        record(op, (("node", node, ir.Node),), tuple(_sym_ref(b, v) for v in free),
+               tuple(outs))
+        for v, t in zip(out_vals, outs):
+            b.refs[v.id] = t._node
+    return outs
+
+
+def record_while(b, out_vals: list, node: ir.Node, init: list) -> list:
+    outs = [sym(v) for v in out_vals]
+    init_vals = [b.value_of(t) for t in init]
+    free = [v for v in _unique(free_values(node.subgraphs[0]) + free_values(node.subgraphs[1]))
+            if _float(v)]
+    if TAPE.depth and (_tracked(b, free) or _tracked(b, init_vals)):
+        op = _cf_op("While", _while_bprop)
+        ins = tuple(_sym_ref(b, v) for v in init_vals) + tuple(_sym_ref(b, v) for v in free)
+        record(op, (("node", node, ir.Node), ("n_init", len(init_vals), int)), ins, tuple(outs))
+        for v, t in zip(out_vals, outs):
+            b.refs[v.id] = t._node
+    return outs
+
+
+def _unique(vals):
+    seen, out = set(), []
+    for v in vals:
+        if v.id not in seen:
+            seen.add(v.id)
+            out.append(v)
+    return out
+
+
+_CF_OPS: dict = {}
+
+
+def _cf_op(name, bprop) -> OpDef:
+    op = _CF_OPS.get(name)
+    if op is None:
+        op = _CF_OPS[name] = OpDef(name, infer=None, ref=None, bprop=bprop, arity=None)
+    return op
+
+
+def _zeros(meta):
+    from ..ops.array import zeros
+    return zeros(meta.shape, meta.dtype)
+
+
+def _vjp(b, g: ir.Graph, env_free: dict, wrt: list, douts: list) -> list:
+    """Replay g with fresh tape leaves on `wrt` (tensors keyed by value id in env_free) and
+    return d(outputs . douts)/d(wrt), zeros where unreachable."""
+    env = dict(env_free)
+    leaves = []
+    for v in wrt:
+        t = sym(env[v.id]._buf) if v.id in env else sym(v)
+        t._node = Leaf()
+        env[v.id] = t
+        leaves.append(t)
+    TAPE.depth += 1
+    try:
+        outs = replay(b, g, env)
+    finally:
+        TAPE.depth -= 1
+    pairs = [(o, d) for o, d in zip(outs, douts) if o.dtype.is_float and d is not None]
+    grads = backward([o for o, _ in pairs], [d for _, d in pairs],
+                     [t._node for t in leaves]) if pairs else [None] * len(leaves)
+    return [g_ if g_ is not None else _zeros(Meta(t.shape, t.dtype))
+            for g_, t in zip(grads, leaves)]
+
+
+def _as_list(x, n):
+    if n == 1 and not isinstance(x, tuple):
+        return [x]
+    return list(x)
+
+
+def _if_bprop(ins, out, dout, node):
+    from .builder import GraphBuilder
+    from ..primitive import executor
+    b = executor.current
+    assert isinstance(b, GraphBuilder), "If bprop runs while a graph is being built"
+    free = [t._buf for t in ins]
+    douts = _as_list(dout, len(node.outputs))
+    douts = [d if d is not None else _zeros(v.meta) for d, v in zip(douts, node.outputs)]
+    branches = []
+    for name, sg in zip(("then", "else"), node.subgraphs):
+        with b.region(f"{name}_grad") as g:
+            grads = _vjp(b, sg, {}, free, douts)
+            g.outputs = [b.value_of(t) for t in grads]
+        branches.append(g)
+    vals = b.emit(ir.IF, [node.inputs[0]], (), [v.meta for v in free], branches)
+    return record_if(b, vals, b.graph.nodes[-1])
+
+
+def _while_bprop(ins, out, dout, node, n_init):
+    """See the module docstring: count trips, then walk k = N-1 .. 0 recomputing state k."""
+    from ..primitive import executor
+    b = executor.current
+    cond_g, body_g = node.subgraphs
+    init = list(ins[:n_init])
+    free = [t._buf for t in ins[n_init:]]
+    carried_meta = [v.meta for v in node.inputs]
+    douts = _as_list(dout, len(node.outputs))
+    adj = [d if d is not None else _zeros(m) for d, m in zip(douts, carried_meta)]
+    i64 = dt.int64
+
+    def loop(init_tensors, cond_fn, body_fn):
+        """Emit a While over init_tensors with Python-built cond/body regions."""
+        metas = [Meta(t.shape, t.dtype) for t in init_tensors]
+        regions = []
+        for name, fn in (("cond", cond_fn), ("body", body_fn)):
+            with b.region(name) as g:
+                g.inputs = [ir.Value(m.shape, m.dtype) for m in metas]
+                res = fn([sym(v) for v in g.inputs])
+                g.outputs = [b.value_of(t) for t in res]
+            regions.append(g)
+        return [sym(v) for v in b.emit(ir.WHILE, [b.value_of(t) for t in init_tensors], (),
+                                       metas, regions)]
+
+    def cond_of(state):
+        env = {v.id: t for v, t in zip(cond_g.inputs, state)}
+        return replay(b, cond_g, env)[0]
+
+    def body_of(state):
+        env = {v.id: t for v, t in zip(body_g.inputs, state)}
+        return replay(b, body_g, env)
+
+    def zero_i():
+        from ..ops.array import zeros
+        return zeros((), i64)
+
+    # 1. trip count
+    counted = loop([zero_i()] + init, lambda s: [cond_of(s[1:])],
+                   lambda s: [s[0] + 1] + body_of(s[1:]))
+    n_trips = counted[0]
+    n_free = len(free)
+    adj_free0 = [_zeros(v.meta) for v in free]
+
+    # 2. k = N-1 .. 0
+    def back_cond(s):
+        return [s[0] >= 0]
+
+    def back_body(s):
+        k, adj_c, adj_f = s[0], s[1:1 + n_init], s[1 + n_init:]
+        state_k = loop([zero_i()] + init, lambda t: [t[0] < k],
+                       lambda t: [t[0] + 1] + body_of(t[1:]))[1:]
+        env = {v.id: t for v, t in zip(body_g.inputs, state_k)}
+        wrt = list(body_g.inputs) + free
+        g_all = _vjp(b, body_g, env, wrt, adj_c)
+        new_adj_c = g_all[:n_init]
+        new_adj_f = [a + g_ for a, g_ in zip(adj_f, g_all[n_init:])]
+        return [k - 1] + new_adj_c + new_adj_f
+    res = loop([n_trips - 1] + adj + adj_free0, back_cond, back_body)
+    grads_init = res[1:1 + n_init]
+    grads_free = res[1 + n_init:1 + n_init + n_free]
+    return tuple(grads_init) + tuple(grads_free)
