@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...core.device import Backend
 from . import kernels
-from .elementwise import elementwise_kernel
+from .elementwise import elementwise_kernel, fused_kernel
 
 
 class CPUBackend(Backend):
@@ -15,6 +15,9 @@ class CPUBackend(Backend):
 
     def elementwise_kernel(self, op, in_metas, attrs, out_meta):
         return elementwise_kernel(op, in_metas, attrs, out_meta)
+
+    def fused_kernel(self, expr, in_metas, out_meta):
+        return fused_kernel(expr, in_metas, out_meta)
 
 
 _backend: CPUBackend | None = None

@@ -32,7 +32,10 @@ def render(e: E.Expr, names) -> str:
         return names[a[0]]
     if op == "const":
         v = a[0]
-        return repr(v) if not isinstance(v, float) or v == v else "np.nan"
+        if isinstance(v, bool):
+            return repr(v)
+        lit = repr(v) if not isinstance(v, float) or v == v else "np.nan"
+        return f"DT({lit})"      # typed: a bare Python float would promote float32 to float64
     if op in _BIN:
         return f"({render(a[0], names)} {_BIN[op]} {render(a[1], names)})"
     if op == "neg":
@@ -57,15 +60,16 @@ _DECO = '@njit(cache=True, error_model="numpy", nogil=True{extra})\n'
 MAX_ND = 8
 
 
-def elementwise_source(expr: E.Expr, arity: int) -> str:
-    """A module with every dispatch variant of one elementwise expression:
+def elementwise_source(expr: E.Expr, arity: int, const_dtype: str = "float64") -> str:
+    """A module with every dispatch variant of one elementwise expression (constants typed as
+    `const_dtype`, the kernel's compute dtype, so float32 kernels stay in float32):
     flat_<pattern>(a0.., out)  1-D contiguous inputs, 'v' = full length, 's' = one element;
     par_<pattern>              the same loop with prange, for large sizes;
     nd<r>(a0.., out)           rank-r strided inputs already broadcast to out's shape."""
     args = ", ".join(f"a{i}" for i in range(arity))
     names = [f"x{i}" for i in range(arity)]
     body = render(expr, names)
-    lines = [_HEADER]
+    lines = [_HEADER, f"DT = np.{const_dtype}\n\n"]
     for p in range(2 ** arity):
         pat = "".join("s" if p >> i & 1 else "v" for i in range(arity))
         for prefix, extra, rng in (("flat", "", "range"), ("par", ", parallel=True", "prange")):

@@ -44,8 +44,8 @@ def entry_point(dispatcher, sample_args):
     return dispatcher.overloads[sig].entry_point
 
 
-def kernel_module(op, attrs: dict):
-    return module_for(op.name, elementwise_source(_expr(op, attrs), op.arity))
+def kernel_module(op, attrs: dict, const_dtype: str = "float64"):
+    return module_for(op.name, elementwise_source(_expr(op, attrs), op.arity, const_dtype))
 
 
 def _expr(op, attrs):
@@ -53,11 +53,26 @@ def _expr(op, attrs):
 
 
 def elementwise_kernel(op, in_metas, attrs, out_meta):
-    mod = kernel_module(op, attrs)
+    """The kernel of one elementwise primitive (its template, its dtype rule)."""
+    cdts, _ = op.compute(tuple(m.dtype for m in in_metas))
+    return expr_kernel(op.name, _expr(op, attrs), in_metas, cdts, out_meta)
+
+
+def fused_kernel(expr, in_metas, out_meta):
+    """The kernel of a fused group: one loop evaluating `expr` over the inputs' own dtypes."""
+    return expr_kernel("fused", expr, in_metas, tuple(m.dtype for m in in_metas), out_meta)
+
+
+def expr_kernel(tag, expr, in_metas, cdts, out_meta):
+    """A launchable kernel for scalar expression `expr` (argument i is input i, converted to
+    compute dtype cdts[i]) producing out_meta; picks the variant as the module docstring says."""
+    arity = len(in_metas)
+    cnp = [cpu_np(c) for c in cdts]
+    floats = [c for c in cnp if c.kind == "f"]
+    const_dtype = (floats[0] if floats else cnp[0] if cnp else np.dtype(np.float64)).name
+    mod = module_for(tag, elementwise_source(expr, arity, const_dtype))
     shape = tuple(out_meta.shape)
     n = size_of(shape)
-    cdts, _ = op.compute(tuple(m.dtype for m in in_metas))
-    cnp = [cpu_np(c) for c in cdts]
     final_np = out_meta.dtype.np
     out_np = cpu_np(out_meta.dtype)
     casts = [np.dtype(m.dtype.np) != c for m, c in zip(in_metas, cnp)]
@@ -72,7 +87,7 @@ def elementwise_kernel(op, in_metas, attrs, out_meta):
     if "b" in pattern:
         r = len(shape)
         if r > MAX_ND:
-            raise NotImplementedError(f"{op.name}: broadcasting over rank {r} > {MAX_ND} is not "
+            raise NotImplementedError(f"{tag}: broadcasting over rank {r} > {MAX_ND} is not "
                                       f"supported by the CPU kernels")
         fn = getattr(mod, f"nd{r}")
 
@@ -85,26 +100,25 @@ def elementwise_kernel(op, in_metas, attrs, out_meta):
         return run
 
     pat = "".join(pattern)
-    par_min = PARALLEL_MIN_TRANSCENDENTAL if _has_transcendental(_expr(op, attrs)) \
-        else PARALLEL_MIN_CHEAP
+    par_min = PARALLEL_MIN_TRANSCENDENTAL if _has_transcendental(expr) else PARALLEL_MIN_CHEAP
     fn = entry_point(getattr(mod, ("par_" if n >= par_min else "flat_") + pat),
                      [np.empty(1, c) for c in cnp] + [np.empty(1, out_np)])
     direct = (not any(casts) and out_np == final_np and len(shape) == 1
               and all(len(m.shape) == 1 for m in in_metas))
-    if direct and op.arity == 2:                  # the hot path: x + y on vectors
+    if direct and arity == 2:                  # the hot path: x + y on vectors
         def run2(a, b):
             out = np.empty(shape, out_np)
             fn(a, b, out)
             return out
         return run2
-    if direct and op.arity == 1:
+    if direct and arity == 1:
         def run1(a):
             out = np.empty(shape, out_np)
             fn(a, out)
             return out
         return run1
 
-    if op.arity == 2 and not any(casts) and out_np == final_np:   # e.g. x * 2, x + bias
+    if arity == 2 and not any(casts) and out_np == final_np:   # e.g. x * 2, x + bias
         ra, rb = (len(m.shape) != 1 for m in in_metas)
         if len(shape) == 1 and not ra:                             # vector (op) scalar
             def run2v(a, b):

@@ -116,7 +116,12 @@ def build(fn, args, kwargs, parse: bool, name: str):
     dump = _dumper(name) if context._state["save_graphs"] else None
     if dump:
         dump("0_parsed", g)
-    g = passes.run_pipeline(g, verify_each=bool(os.environ.get("MINISPORE_VERIFY")), dump=dump)
+    pipeline = passes.PIPELINE
+    if context._state["jit_level"] in ("O1", "O2"):
+        from .passes.fuse import fuse
+        pipeline = pipeline + (fuse,)
+    g = passes.run_pipeline(g, pipeline, verify_each=bool(os.environ.get("MINISPORE_VERIFY")),
+                            dump=dump)
     ir.verify(g)
     return g, tree
 

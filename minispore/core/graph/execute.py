@@ -21,7 +21,8 @@ class Program:
         self.in_slots = [self.slots[v.id] for v in graph.inputs]
         self.param_slots = [(self.slots[v.id], p) for v, p in graph.params]
         self.out_slots = [self.slots[v.id] for v in graph.outputs]
-        self.kernel_launches = sum(1 for n in graph.all_nodes() if isinstance(n.op, OpDef))
+        self.kernel_launches = sum(1 for n in graph.all_nodes()
+                                   if isinstance(n.op, OpDef) or n.op == ir.FUSED)
 
     def _number(self, g: ir.Graph):
         for v in list(g.inputs) + [v for v, _ in g.params]:
@@ -44,6 +45,10 @@ class Program:
                 multi = not isinstance(out_meta, Meta)
                 steps.append(("k", self.backend.kernel(n.op, metas, kw, out_meta), ins, outs,
                               multi))
+            elif n.op == ir.FUSED:
+                metas = tuple(Meta(v.shape, v.dtype) for v in n.inputs)
+                kernel = self.backend.fused_kernel(n.attr("expr"), metas, n.outputs[0].meta)
+                steps.append(("k", kernel, ins, outs, False))
             elif n.op == ir.CONST:
                 steps.append(("c", self.backend.to_device(n.attr("value")), outs))
             elif n.op == ir.IF:

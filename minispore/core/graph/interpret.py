@@ -7,9 +7,11 @@ node by node with each primitive's numpy reference `ref`. It is the reference se
 - If: the cond (a bool scalar) picks a subgraph, evaluated with the enclosing values visible.
 - While: cond and body each take the carried values as their inputs; the loop runs while cond
   returns true, and the node's outputs are the final carried values.
-- Print: prints its template: str parts as they are, any other part (None) takes the next input;
-  inputs left over are appended. Assign: no effect on the Parameter (its outputs, if any, are its
-  input value).
+- Print: prints as the O0 executor does: attrs parts (("s", text) | ("t", input index)) joined
+  by sep, tensors formatted as `Tensor(shape=..., dtype=..., value=...)`.
+- Assign: no effect on the Parameter (the builder already routes later reads of the Parameter to
+  the assigned value); its outputs, if any, are its input value.
+- Fused nodes (made by fusion, which runs after the passes here) are not interpreted.
 Every result is checked against the shape and dtype recorded on its Value.
 """
 from __future__ import annotations
@@ -95,8 +97,6 @@ def _loop(n: ir.Node, carried: list, env: ChainMap) -> list:
 
 
 def _print(n: ir.Node, ins: list) -> None:
-    parts = n.attr("template") or ()
-    it = iter(ins)
-    pieces = [p if isinstance(p, str) else str(next(it, "")) for p in parts]
-    pieces.extend(str(a) for a in it)
-    print("".join(pieces))
+    from .execute import _fmt
+    sep = n.attr("sep", " ")
+    print(sep.join(p[1] if p[0] == "s" else _fmt(ins[p[1]]) for p in n.attr("parts", ())))

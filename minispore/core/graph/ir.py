@@ -64,7 +64,7 @@ class Loc:
 
 
 # node kinds that are not primitives
-CONST, IF, WHILE, PRINT, ASSIGN = "const", "If", "While", "Print", "Assign"
+CONST, IF, WHILE, PRINT, ASSIGN, FUSED = "const", "If", "While", "Print", "Assign", "Fused"
 
 
 @dataclass(eq=False)
@@ -74,7 +74,9 @@ class Node:
     CONST: attrs (('value', ndarray),). IF: inputs (cond,), a bool scalar; subgraphs (then, else)
     take no inputs (they read enclosing values) and each return len(outputs) values. WHILE: inputs are the initial loop-carried
     values; subgraphs (cond, body) each take the carried values as inputs; cond returns one bool
-    scalar, body the next carried values. PRINT: attrs {'template': parts}. ASSIGN: inputs
+    scalar, body the next carried values. FUSED: elementwise nodes run as one loop: attrs
+    (('expr', scalar expression over arg(i) = inputs[i]), ('members', op names)).
+    PRINT: attrs {'template': parts}. ASSIGN: inputs
     (new value,), attrs {'param': Parameter}: the Parameter takes the value after the call."""
     op: Any
     inputs: list
@@ -128,7 +130,10 @@ class Graph:
 
 def _node_text(n: Node, indent: str) -> list:
     outs = ", ".join(map(repr, n.outputs))
-    if n.op == CONST:
+    if n.op == FUSED:
+        members = "+".join(n.attr("members"))
+        desc = f"fused[{members}]({', '.join(map(repr, n.inputs))})"
+    elif n.op == CONST:
         v = n.attr("value")
         desc = f"const {np.array2string(v, threshold=6, separator=',')}" if v.size <= 6 \
             else f"const <{v.size} elements>"

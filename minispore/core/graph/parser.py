@@ -326,8 +326,21 @@ class Parser:
         if isinstance(target, ast.Name):
             frame.local[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
-            vals = self._unpack(value, len(target.elts), target, frame)
-            for t, v in zip(target.elts, vals):
+            starred = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
+            if starred:                         # a, *rest, b = value
+                i = starred[0]
+                n_after = len(target.elts) - i - 1
+                vals = self._unpack(value, None, target, frame)
+                if len(vals) < len(target.elts) - 1:
+                    raise _error(frame.src, target, f"cannot unpack {len(vals)} values into "
+                                 f"at least {len(target.elts) - 1} names", ValueError)
+                split = len(vals) - n_after
+                vals = vals[:i] + [list(vals[i:split])] + vals[split:]
+                elts = target.elts[:i] + [target.elts[i].value] + target.elts[i + 1:]
+            else:
+                vals = self._unpack(value, len(target.elts), target, frame)
+                elts = target.elts
+            for t, v in zip(elts, vals):
                 self.assign(t, v, frame)
         elif isinstance(target, ast.Subscript):
             obj = self.eval(target.value, frame)
@@ -341,13 +354,16 @@ class Parser:
             self.unsupported(target, frame)
 
     def _unpack(self, value, n, node, frame):
+        """`value` as a list of n items (any number when n is None)."""
         if is_symbolic(value) or isinstance(value, Tensor):
+            if n is None and value.shape:
+                n = value.shape[0]
             if not value.shape or value.shape[0] != n:
                 raise _error(frame.src, node, f"cannot unpack a tensor of shape {value.shape} "
                              f"into {n} names", ValueError)
             return [value[i] for i in range(n)]
         vals = list(value)
-        if len(vals) != n:
+        if n is not None and len(vals) != n:
             raise _error(frame.src, node, f"cannot unpack {len(vals)} values into {n} names",
                          ValueError)
         return vals
@@ -559,6 +575,9 @@ class Parser:
             except Exception:
                 raise e from None
             new._ms_located = True
+            if isinstance(new, SyntaxError):    # e.g. reading a tensor's value while compiling
+                new.filename, new.lineno, new.offset, new.text = (loc.file, loc.line,
+                                                                  loc.col + 1, loc.text)
             raise new from None
         finally:
             if hasattr(self.ex, "loc"):

@@ -48,7 +48,7 @@ def _is_zero(v, defs, negative: bool, out: ir.Value) -> bool:
     sign (an integer or bool zero computes as +0.0)."""
     if not out.dtype.is_float:
         return _all(v, defs, lambda a: a == 0)
-    return _all(v, defs, lambda a: (a == 0) & True)
+    return _all(v, defs, lambda a: (a == 0) & (np.signbit(a) == negative))
 
 
 def _same_type(a: ir.Value, b: ir.Value) -> bool:

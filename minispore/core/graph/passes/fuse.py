@@ -1,0 +1,112 @@
+"""Elementwise fusion: chains and trees of elementwise nodes become one FUSED node whose scalar
+expression is the composition of the members' templates, so a backend runs them as one loop that
+reads each input once and writes one output (no intermediate arrays).
+
+A node joins the group of its consumer when its result is used exactly once, by that group, in
+the same (sub)graph. Members compute in float32/float64 (bools from comparisons allowed, and
+bool<->float casts); integer and half-precision arithmetic is left unfused, so a fused loop never
+changes integer semantics. Intermediate results inside a group may be broadcast to the group's
+output shape (each input is indexed with its own broadcast strides).
+"""
+from __future__ import annotations
+
+from ... import dtype as dt
+from ... import scalar_expr as E
+from ...primitive import ELEMENTWISE, OpDef, attrs_dict
+from .. import ir
+from ._util import new_graph
+
+_OK_DTYPES = (dt.float32, dt.float64, dt.bool_)
+
+
+def _fusable(n: ir.Node) -> bool:
+    if not isinstance(n.op, OpDef) or len(n.outputs) != 1:
+        return False
+    if not all(v.dtype in _OK_DTYPES for v in n.inputs + n.outputs):
+        return False
+    if n.op.name == "cast":
+        a, o = n.inputs[0].dtype, n.outputs[0].dtype
+        return a is o or dt.bool_ in (a, o)
+    if n.op.kind != ELEMENTWISE or n.op.scalar is None:
+        return False
+    cdts, _ = n.op.compute(tuple(v.dtype for v in n.inputs))
+    return all(c is v.dtype for c, v in zip(cdts, n.inputs))
+
+
+def _expr_of(n: ir.Node, args: list) -> E.Expr:
+    if n.op.name == "cast":
+        a, o = n.inputs[0].dtype, n.outputs[0].dtype
+        x = args[0]
+        if a is o:
+            return x
+        return E.where(x, 1.0, 0.0) if a is dt.bool_ else x.ne(0)
+    return E.lift(n.op.scalar(*args, **attrs_dict(n.attrs)))
+
+
+def _uses(g: ir.Graph) -> dict:
+    """How many times each value is read in g (subgraph reads and graph outputs included)."""
+    count: dict = {}
+
+    def use(v):
+        count[v.id] = count.get(v.id, 0) + 1
+
+    def walk(h):
+        for n in h.nodes:
+            for v in n.inputs:
+                use(v)
+            for sg in n.subgraphs:
+                walk(sg)
+        for v in h.outputs:
+            use(v)
+    walk(g)
+    return count
+
+
+def fuse(g: ir.Graph, _uses_root: dict | None = None) -> ir.Graph:
+    uses = _uses(g) if _uses_root is None else _uses_root
+    producer = {v.id: n for n in g.nodes for v in n.outputs}
+    group: dict = {}                      # id(node) -> root node of its group
+    for n in reversed(g.nodes):
+        if not _fusable(n):
+            continue
+        group.setdefault(id(n), n)
+        root = group[id(n)]
+        for v in n.inputs:
+            p = producer.get(v.id)
+            if p is not None and id(p) not in group and uses.get(v.id) == 1 and _fusable(p):
+                group[id(p)] = root
+    members: dict = {}
+    for n in g.nodes:
+        r = group.get(id(n))
+        if r is not None:
+            members.setdefault(id(r), []).append(n)
+    nodes = []
+    for n in g.nodes:
+        subs = tuple(fuse(sg, uses) for sg in n.subgraphs)
+        r = group.get(id(n))
+        if r is None or len(members[id(r)]) == 1:
+            nodes.append(ir.Node(n.op, list(n.inputs), n.attrs, list(n.outputs), n.loc, subs)
+                         if subs else n)
+            continue
+        if r is not n:
+            continue                       # emitted as part of its root
+        nodes.append(_fused_node(n, members[id(n)]))
+    return new_graph(g, nodes, list(g.outputs))
+
+
+def _fused_node(root: ir.Node, group: list) -> ir.Node:
+    inside = {v.id for m in group for v in m.outputs}
+    inputs, index, exprs = [], {}, {}
+
+    def arg(v):
+        if v.id in inside:
+            return exprs[v.id]
+        if v.id not in index:
+            index[v.id] = len(inputs)
+            inputs.append(v)
+        return E.arg(index[v.id])
+    for m in group:                                    # topological order within the graph
+        exprs[m.outputs[0].id] = _expr_of(m, [arg(v) for v in m.inputs])
+    names = tuple(m.op.name for m in group)
+    return ir.Node(ir.FUSED, inputs, (("expr", exprs[root.outputs[0].id], E.Expr),
+                                      ("members", names, tuple)), list(root.outputs), root.loc)
