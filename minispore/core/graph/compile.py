@@ -9,6 +9,7 @@ bound by reference; Parameter assignments land after the call.
 """
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -31,6 +32,7 @@ class Compiled:
 
 
 _cache: dict = {}
+_dump_ids = itertools.count()
 stats = {"compiles": 0, "parses": 0}
 
 
@@ -113,9 +115,9 @@ def build(fn, args, kwargs, parse: bool, name: str):
     finally:
         TAPE.depth = saved_depth
     g = b.root
-    dump = _dumper(name) if context._state["save_graphs"] else None
+    dump = _dumper(f"{name}_{next(_dump_ids)}") if context._state["save_graphs"] else None
     if dump:
-        dump("0_parsed", g)
+        dump("parsed", g)
     pipeline = passes.PIPELINE
     if context._state["jit_level"] in ("O1", "O2"):
         from .passes.fuse import fuse
@@ -158,8 +160,13 @@ def _dumper(name):
     base.mkdir(parents=True, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
 
+    stages = itertools.count()
+
     def dump(stage, g):
-        (base / f"{safe}_{stage}.ir").write_text(g.text() + "\n")
+        from .dot import to_dot
+        stem = f"{safe}_{next(stages):02d}_{stage}"
+        (base / f"{stem}.ir").write_text(g.text() + "\n")
+        (base / f"{stem}.dot").write_text(to_dot(g))
     return dump
 
 

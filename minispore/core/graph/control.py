@@ -112,6 +112,7 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
             g.outputs = vals[-1]
         _merge_types([f"return value {i}" for i in range(len(flat_a))], vals[0], vals[1], st,
                      frame)
+        b.loc = frame.src.loc(st)
         outs = b.emit(ir.IF, [cv], (), [v.meta for v in vals[0]], gs)
         return _Flow("return", _unflatten(tree_a, record_if(b, outs, b.graph.nodes[-1])))
 
@@ -144,6 +145,7 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
         vals2.append(vc)
     _merge_types(merged, vals1, vals2, st, frame)
     g1.outputs, g2.outputs = vals1, vals2
+    b.loc = frame.src.loc(st)
     outs = b.emit(ir.IF, [cv], (), [v.meta for v in vals1], (g1, g2))
     for name, t in zip(merged, record_if(b, outs, b.graph.nodes[-1])):
         frame.local[name] = t
@@ -169,6 +171,7 @@ def tensor_ifexp(parser, n: ast.IfExp, cond: Tensor, frame: Frame):
                          "or numbers in both branches", TypeError)
         g.outputs = [out_vals[-1]]
     _merge_types(["the value"], [out_vals[0]], [out_vals[1]], n, frame)
+    b.loc = frame.src.loc(n)
     outs = b.emit(ir.IF, [cv], (), [out_vals[0].meta], gs)
     return record_if(b, outs, b.graph.nodes[-1])[0]
 
@@ -237,6 +240,7 @@ def _tensor_while(parser, st: ast.While, frame: Frame):
             outs.append(val)
         gb.outputs = outs
     _merge_types(carried, init, outs, st, frame, ("loop input", "loop body result"))
+    b.loc = frame.src.loc(st)
     res = b.emit(ir.WHILE, init, (), [v.meta for v in init], (gc, gb))
     init_t = [frame.local[n] for n in carried]
     for n, t in zip(carried, record_while(b, res, b.graph.nodes[-1], init_t)):

@@ -76,13 +76,15 @@ class Source:
         src = textwrap.dedent("".join(lines))
         tree = ast.parse(src)
         ast.increment_lineno(tree, start - 1)
-        self.indent = len(lines[0]) - len(lines[0].lstrip())
-        self.node = self._find(tree, fn)
+        # the columns textwrap.dedent removed (the common indent of the non-blank lines)
+        self.indent = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()),
+                          default=0)
+        self.node = self._find(tree, fn, self.indent)
 
     @staticmethod
-    def _find(tree, fn):
+    def _find(tree, fn, indent=0):
         """The def or lambda of `fn` in its source lines (several lambdas may share a line:
-        match the line and the parameter names)."""
+        match the line and the parameter names, then the columns of the code's body)."""
         code = fn.__code__
         params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
         if fn.__name__ != "<lambda>":
@@ -90,10 +92,22 @@ class Source:
                 if isinstance(n, ast.FunctionDef) and n.name == fn.__name__:
                     return n
         lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
+        candidates = []
         for n in lambdas:
             names = [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs]
             if n.lineno == code.co_firstlineno and names == params:
-                return n
+                candidates.append(n)
+        if len(candidates) > 1:
+            positions = [(ln, c) for ln, _, c, _ in code.co_positions()
+                         if ln is not None and c is not None]
+            for n in candidates:
+                b = n.body
+                lo = (b.lineno, b.col_offset + indent)
+                hi = (b.end_lineno, b.end_col_offset + indent)
+                if any(lo <= p < hi for p in positions):
+                    return n
+        if candidates:
+            return candidates[0]
         if lambdas:
             return lambdas[0]
         raise GraphSyntaxError(f"cannot find the source of {fn.__qualname__} in "
@@ -156,9 +170,15 @@ class ParsedLambda:
 
     def __init__(self, parser, node, frame: Frame):
         self.parser, self.node, self.frame = parser, node, frame
+        # default values are evaluated once, where the def/lambda is, as in Python
+        a = node.args
+        self.defaults = [parser.eval(d, frame) for d in a.defaults]
+        self.kw_defaults = {k.arg: parser.eval(d, frame)
+                            for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
 
     def __call__(self, *args, **kwargs):
-        return self.parser.call_parsed(self.node, self.frame, args, kwargs)
+        return self.parser.call_parsed(self.node, self.frame, args, kwargs,
+                                       (self.defaults, self.kw_defaults))
 
 
 class InlineCall:
@@ -190,20 +210,20 @@ class Parser:
         frame = Frame(fn, src, {})
         return self._invoke(src.node, frame, args, kwargs or {}, fn)
 
-    def call_parsed(self, node, frame, args, kwargs):
-        return self._invoke(node, frame.copy(), args, kwargs, None)
+    def call_parsed(self, node, frame, args, kwargs, defaults=None):
+        return self._invoke(node, frame.copy(), args, kwargs, None, defaults)
 
     def call_cell(self, cell, args, kwargs=None):
         fn = type(cell).construct
         return self.call_function(fn, (cell,) + tuple(args), kwargs)
 
-    def _invoke(self, fdef, frame, args, kwargs, fn):
+    def _invoke(self, fdef, frame, args, kwargs, fn, defaults=None):
         self.depth += 1
         if self.depth > 200:
             raise _error(frame.src, fdef, "graph mode: recursion deeper than 200 calls",
                          hint="recursion must end at compile time; use a loop instead")
         try:
-            self._bind(fdef.args, frame, args, kwargs, fn)
+            self._bind(fdef.args, frame, args, kwargs, fn, defaults)
             if isinstance(fdef, ast.Lambda):
                 return self.eval(fdef.body, frame)
             flow = self.exec_block(fdef.body, frame)
@@ -211,7 +231,7 @@ class Parser:
         finally:
             self.depth -= 1
 
-    def _bind(self, a: ast.arguments, frame, args, kwargs, fn):
+    def _bind(self, a: ast.arguments, frame, args, kwargs, fn, defaults=None):
         if fn is not None:
             try:
                 bound = inspect.signature(fn).bind(*args, **kwargs)
@@ -221,14 +241,33 @@ class Parser:
             bound.apply_defaults()
             frame.local.update(bound.arguments)
             return
+        if defaults is None:
+            defaults = ([self.eval(d, frame) for d in a.defaults],
+                        {k.arg: self.eval(d, frame) for k, d in zip(a.kwonlyargs, a.kw_defaults)
+                         if d is not None})
+        pos_defaults, kw_defaults = defaults
         names = [x.arg for x in a.posonlyargs + a.args]
-        defaults = [self.eval(d, frame) for d in a.defaults]
-        vals = dict(zip(names[len(names) - len(defaults):], defaults))
+        kwonly = [x.arg for x in a.kwonlyargs]
+        if len(args) > len(names) and not a.vararg:
+            raise _error(frame.src, frame.src.node, f"takes {len(names)} positional "
+                         f"argument(s) but {len(args)} were given", TypeError)
+        vals = dict(zip(names[len(names) - len(pos_defaults):], pos_defaults))
+        vals.update(kw_defaults)
         vals.update(zip(names, args))
-        vals.update(kwargs)
+        extra = {}
+        for k, v in kwargs.items():
+            if k in names or k in kwonly:
+                vals[k] = v
+            else:
+                extra[k] = v
+        if extra and not a.kwarg:
+            raise _error(frame.src, frame.src.node, f"got unexpected keyword argument(s) "
+                         f"{sorted(extra)}", TypeError)
         if a.vararg:
             vals[a.vararg.arg] = tuple(args[len(names):])
-        missing = [n for n in names if n not in vals]
+        if a.kwarg:
+            vals[a.kwarg.arg] = extra
+        missing = [n for n in names + kwonly if n not in vals]
         if missing:
             raise _error(frame.src, frame.src.node, f"missing argument(s) {missing}", TypeError)
         frame.local.update(vals)
@@ -242,8 +281,13 @@ class Parser:
                 if is_symbolic(cond):
                     from .control import tensor_if
                     return tensor_if(self, st, cond, stmts[i + 1:], frame)
-                flow = self.exec_block(st.body if self.truth(cond, st, frame) else st.orelse,
-                                       frame)
+                branch = st.body if self.truth(cond, st, frame) else st.orelse
+                if _has_return(branch):
+                    # run the branch and the rest of this block as one block, so that a
+                    # `return` under a tensor `if` in the branch sees the rest of the function
+                    # as its other path (same flow otherwise: the block simply continues)
+                    return self.exec_block(list(branch) + list(stmts[i + 1:]), frame)
+                flow = self.exec_block(branch, frame)
             elif isinstance(st, ast.While):
                 from .control import run_while
                 flow = run_while(self, st, frame)
@@ -606,3 +650,16 @@ def _copy_ctx(node):
         if hasattr(sub, "ctx"):
             sub.ctx = ast.Load()
     return n
+
+
+def _has_return(stmts) -> bool:
+    """Whether a `return` occurs in these statements (outside nested defs and lambdas)."""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
