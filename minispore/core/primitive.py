@@ -8,6 +8,7 @@ op to the current executor: the eager executor, or the graph builder while a gra
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
@@ -69,13 +70,14 @@ def defop(name: str, **kw) -> OpDef:
 
 def normalize_attrs(op: OpDef, attrs: dict) -> tuple:
     """Attributes in declaration order with defaults filled, as a hashable tuple of
-    (name, value, type(value)) (memoised per op: a call site passes the same attributes again and
-    again). The type is part of the tuple because 1, 1.0 and True are equal and hash alike, yet
-    are different attributes (one_hot's dtype, a bool axis being an error)."""
+    (name, value, tag) (memoised per op: a call site passes the same attributes again and again).
+    The tag (the type, and a float zero's sign) is part of the tuple because 1, 1.0 and True, or
+    0.0 and -0.0, are equal and hash alike, yet are different attributes (one_hot's dtype, a bool
+    axis being an error, fill(-0.0))."""
     if not attrs and not op.attrs:
         return ()
     try:
-        raw = (tuple(attrs.items()), tuple(map(type, attrs.values())))
+        raw = (tuple(attrs.items()), tuple(map(_tag, attrs.values())))
         hit = op.attr_cache.get(raw)
     except TypeError:                       # an unhashable value (a list): normalise it
         raw = hit = None
@@ -85,13 +87,19 @@ def normalize_attrs(op: OpDef, attrs: dict) -> tuple:
         if k not in op.attrs:
             raise TypeError(f"{op.name}: unexpected attribute {k!r}; valid: "
                             f"{', '.join(op.attrs) or 'none'}")
-    norm = tuple((k, v, type(v)) for k, v in
+    norm = tuple((k, v, _tag(v)) for k, v in
                  ((k, _hashable(attrs.get(k, d))) for k, d in op.attrs.items()))
     if raw is not None:
         if len(op.attr_cache) > 4096:
             op.attr_cache.clear()
         op.attr_cache[raw] = norm
     return norm
+
+
+def _tag(v):
+    """What tells equal attribute values apart: the type, and the sign of a float zero."""
+    t = type(v)
+    return (t, math.copysign(1.0, v)) if t is float and v == 0 else t
 
 
 def attrs_dict(attrs: tuple) -> dict:

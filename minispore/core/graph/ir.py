@@ -76,7 +76,7 @@ class Node:
     values; subgraphs (cond, body) each take the carried values as inputs; cond returns one bool
     scalar, body the next carried values. FUSED: elementwise nodes run as one loop: attrs
     (('expr', scalar expression over arg(i) = inputs[i]), ('members', op names)).
-    PRINT: attrs {'template': parts}. ASSIGN: inputs
+    PRINT: attrs (('parts', (('s', text) | ('t', input index), ...)), ('sep', str)). ASSIGN: inputs
     (new value,), attrs {'param': Parameter}: the Parameter takes the value after the call."""
     op: Any
     inputs: list
@@ -135,8 +135,8 @@ def _node_text(n: Node, indent: str) -> list:
         desc = f"fused[{members}]({', '.join(map(repr, n.inputs))})"
     elif n.op == CONST:
         v = n.attr("value")
-        desc = f"const {np.array2string(v, threshold=6, separator=',')}" if v.size <= 6 \
-            else f"const <{v.size} elements>"
+        desc = f"const {np.array2string(v, threshold=6, separator=',')}".replace("\n", "") \
+            if v.size <= 6 else f"const <{v.size} elements>"
     else:
         a = ", ".join(f"{k}={v!r}" for k, v, *_ in n.attrs if k != "param") if n.op != PRINT \
             else ""
@@ -160,6 +160,38 @@ class VerifyError(AssertionError):
     pass
 
 
+def _types(vals) -> list:
+    return [(v.shape, v.dtype) for v in vals]
+
+
+def _check_structure(g: Graph, n: Node) -> None:
+    """The shape rules of the non-primitive node kinds."""
+    where = f"{g.name}: {n.name} node ({n.loc.short() if n.loc else 'no location'})"
+    if n.op == CONST:
+        v, a = n.outputs[0], n.attr("value")
+        if a.shape != v.shape or a.dtype != v.dtype.np:
+            raise VerifyError(f"{where}: constant {a.dtype}{a.shape} for value {v.type_str()}")
+    elif n.op == IF:
+        c = n.inputs[0]
+        if len(n.inputs) != 1 or c.shape != () or c.dtype is not dt.bool_:
+            raise VerifyError(f"{where}: the condition must be one bool scalar")
+        for sg in n.subgraphs:
+            if _types(sg.outputs) != _types(n.outputs):
+                raise VerifyError(f"{where}: branch {sg.name} returns {_types(sg.outputs)}, the "
+                                  f"node outputs {_types(n.outputs)}")
+    elif n.op == WHILE:
+        cond, body = n.subgraphs
+        carried = _types(n.inputs)
+        if _types(cond.inputs) != carried or _types(body.inputs) != carried \
+                or _types(body.outputs) != carried or _types(n.outputs) != carried:
+            raise VerifyError(f"{where}: cond/body inputs, body outputs and node outputs must all "
+                              f"have the carried types {carried}")
+        if _types(cond.outputs) != [((), dt.bool_)]:
+            raise VerifyError(f"{where}: the condition subgraph must return one bool scalar")
+    elif n.op in (PRINT, ASSIGN) and n.outputs:
+        raise VerifyError(f"{where}: has outputs")
+
+
 def verify(g: Graph, _scope: set | None = None) -> None:
     """Every value is defined once before use, and every primitive's recorded output types equal
     what its `infer` computes now (JAX's check_jaxpr / tinygrad's spec)."""
@@ -172,6 +204,7 @@ def verify(g: Graph, _scope: set | None = None) -> None:
         for v in n.inputs:
             if v.id not in defined:
                 raise VerifyError(f"{g.name}: {n.name} uses {v} before it is defined")
+        _check_structure(g, n)
         if isinstance(n.op, OpDef):
             meta = n.op.infer(*n.inputs, **attrs_dict(n.attrs))
             metas = (meta,) if isinstance(meta, Meta) else tuple(meta)

@@ -35,8 +35,10 @@ def _all(v: ir.Value, defs, test) -> bool:
     a = _const(v, defs)
     if a is None or a.size == 0:
         return False
-    with np.errstate(all="ignore"):
-        return bool(np.all(test(np.asarray(a).astype(np.float64))))
+    a = np.asarray(a).reshape(-1)
+    with np.errstate(all="ignore"):              # the first element first: big constants are
+        return bool(test(a[:1].astype(np.float64))[0]) and \
+            bool(np.all(test(a.astype(np.float64))))   # rarely all ones or zeros
 
 
 def _is_one(v, defs) -> bool:
