@@ -1,6 +1,7 @@
 """The O0 executor: runs an optimized graph node by node with the backend's eager kernels (so
 results are bit-identical to PyNative), with If/While as host control flow. Values live in a
-slot list indexed by a per-graph numbering made once at compile time."""
+slot list indexed by a per-graph numbering made once at compile time; the memory plan
+(memplan.py) drops each intermediate right after its last use."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,6 +18,8 @@ class Program:
         self.slots: dict[int, int] = {}
         self._number(graph)
         self.n_slots = len(self.slots)
+        from .memplan import plan
+        self.memory = plan(graph)
         self.steps = self._compile(graph)
         self.in_slots = [self.slots[v.id] for v in graph.inputs]
         self.param_slots = [(self.slots[v.id], p) for v, p in graph.params]
@@ -34,8 +37,10 @@ class Program:
                 self.slots.setdefault(v.id, len(self.slots))
 
     def _compile(self, g: ir.Graph) -> list:
+        from .memplan import plan
+        free_after = plan(g).free_after if g is not self.graph else self.memory.free_after
         steps = []
-        for n in g.nodes:
+        for i, n in enumerate(g.nodes):
             ins = [self.slots[v.id] for v in n.inputs]
             outs = [self.slots[v.id] for v in n.outputs]
             if isinstance(n.op, OpDef):
@@ -63,6 +68,8 @@ class Program:
                 steps.append(("assign", ins[0], n.attr("param")))
             else:
                 raise NotImplementedError(f"O0 executor: node kind {n.name}")
+            if i in free_after:
+                steps.append(("free", [self.slots[v.id] for v in free_after[i]]))
         return steps
 
     def _sub(self, g: ir.Graph):
@@ -120,6 +127,9 @@ class Program:
                 print(sep.join(p[1] if p[0] == "s" else _fmt(env[ins[p[1]]]) for p in parts))
             elif kind == "assign":
                 assigns.append((st[2], env[st[1]]))
+            elif kind == "free":
+                for s in st[1]:
+                    env[s] = None
 
 
 def _fmt(buf) -> str:
