@@ -614,8 +614,13 @@ class Parser:
                 ZeroDivisionError, NotImplementedError, RuntimeError) as e:
             if getattr(e, "_ms_located", False):
                 raise
+            msg = str(e)
+            if isinstance(e, GraphSyntaxError):     # name the expression that needed a value
+                expr = ast.unparse(node) if isinstance(node, ast.expr) else ""
+                if expr and len(expr) <= 80:
+                    msg = f"in `{expr}`: {msg}"
             try:
-                new = type(e)(f"{e}\n{loc.caret()}")
+                new = type(e)(f"{msg}\n{loc.caret()}")
             except Exception:
                 raise e from None
             new._ms_located = True
