@@ -192,10 +192,6 @@ def test_parameter_values_are_not_part_of_the_key():
     same(out, eager(net, x))
 
 
-@pytest.mark.xfail(strict=True, reason="compile.run: the cache key has no Parameter shapes/dtypes, "
-                   "so after Parameter.set_data with another dtype the cached float32 program "
-                   "runs on a float64 buffer (numba TypeError: can't unbox array) instead of "
-                   "recompiling")
 def test_parameter_dtype_change_recompiles():
     net, x = Net(), t([1.0, 2.0, 3.0])
     net(x)
@@ -204,10 +200,6 @@ def test_parameter_dtype_change_recompiles():
     same(out, eager(net, x))
 
 
-@pytest.mark.xfail(strict=True, reason="compile._flatten_args keys an unhashable argument (a numpy "
-                   "array) by id(): after the array is changed in place (or a new array reuses "
-                   "the id) the cached graph with the old values baked in runs, silently "
-                   "returning a stale result")
 def test_numpy_array_argument_changed_in_place_is_not_stale():
     def f(x, a):
         return x * a[0]

@@ -270,10 +270,6 @@ def return_numbers_from_tensor_if(x):
     return x * 2, 2
 
 
-@pytest.mark.xfail(strict=True, reason="control.tensor_if: Python numbers returned from the two "
-                   "paths of a tensor `if` become constants of the dtype of the first tensor "
-                   "returned (float32 here), so `return x, 1` gives a Float32 tensor 1.0 instead "
-                   "of the int 1 (the leaf's own Python type is lost)")
 @pytest.mark.parametrize("x", [POS, NEG], ids=["pos", "neg"])
 def test_numbers_returned_from_tensor_if_keep_their_type(x):
     ms.set_context(mode=ms.PYNATIVE_MODE)
@@ -301,11 +297,10 @@ def return_in_loop_tensors_only(x):
     return -x
 
 
-@pytest.mark.xfail(strict=True, reason="control.tensor_if: a `return` under a tensor `if` inside "
-                   "an unrolled for loop takes only the rest of the loop body as the other "
-                   "path, not the remaining iterations and the code after the loop, so that "
-                   "path returns None (AttributeError: 'NoneType' object has no attribute "
-                   "'shape')")
+@pytest.mark.xfail(strict=True, raises=GraphSyntaxError, reason=(
+    "not supported yet: a `return` under a tensor `if` inside a loop unrolled at compile time "
+    "needs the remaining iterations and the code after the loop as the other path; graph mode "
+    "raises GraphSyntaxError with a hint instead of compiling it"))
 @pytest.mark.parametrize("x", [POS, NEG, MIX, t([5.0, 6.0, 7.0]), t([-9.0, 8.0, 9.0])],
                          ids=["pos", "neg", "mix", "big", "wide"])
 def test_return_inside_tensor_if_in_a_loop_and_nested(x):
@@ -426,9 +421,6 @@ def test_branch_type_mismatch_is_a_type_error_naming_variable_and_types(fn, var,
     assert THIS_FILE in msg and "hint:" in msg, msg
 
 
-@pytest.mark.xfail(strict=True, reason="control._merge_types shows only the `if` line; the issue "
-                   "asks the branch-mismatch error to name both lines (where each branch "
-                   "assigns the variable)")
 def test_branch_type_mismatch_names_both_assignment_lines():
     ms.set_context(mode=ms.GRAPH_MODE)
     with pytest.raises(TypeError) as info:

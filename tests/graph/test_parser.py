@@ -252,9 +252,6 @@ def bool_ops_values(x, y):
     return x.sum() and y.sum(), x.sum() or y.sum()
 
 
-@pytest.mark.xfail(strict=True, reason="parser: `a and b` / `a or b` on non-bool tensors "
-                   "becomes logical_and/logical_or (a bool tensor); Python (and PyNative) "
-                   "returns one of the operands, e.g. a float32 tensor")
 def test_and_or_on_non_bool_tensors_return_an_operand():
     graph_vs_pynative(bool_ops_values, X(2, 2, start=1.0), X(2, 2, start=3.0))
 
@@ -785,9 +782,6 @@ def return_dict(x):
     return {"double": x * 2, "n": 3}
 
 
-@pytest.mark.xfail(strict=True, reason="compile.py _flatten_out/_rebuild handle tuples and "
-                   "lists only: a returned dict is kept as a compile-time constant, so the "
-                   "caller gets graph-symbolic tensors (value=<symbolic %N>) instead of values")
 def test_returning_a_dict():
     graph_vs_pynative(return_dict, X(3))
 
@@ -799,8 +793,6 @@ def print_end(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason="control.emit_print ignores print's end= (and file=) "
-                   "keywords: the graph Print node always ends with a newline")
 def test_print_end_keyword(capsys):
     ms.set_context(mode=ms.GRAPH_MODE)
     s = ms.jit(print_end)(t([1.0, 2.0]))

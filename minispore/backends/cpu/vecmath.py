@@ -6,50 +6,57 @@ straight-line code -- polynomials, a few integer bit tricks, and `a if c else b`
 turns into blends -- so `for i in range(n): out[i] = vexp(x[i])` becomes a packed (ymm/zmm) loop.
 
 Use from generated code: `from minispore.backends.cpu.vecmath import vexp, vlog, ...` and call
-`vexp(x0)` on a float32 or float64 scalar.  Each name is a stub with a `numba.extending.overload`
-(`inline="always"`): at compile time the float32 or float64 algorithm is picked from the argument
-type and inlined (integers and booleans go to float64, like numpy).  Called from plain Python the
-stubs fall back to numpy.  Requirements on the calling kernel:
-  * `error_model="numpy"` (the default "python" model turns every division into a branch);
-  * no `fastmath=True`/nnan/ninf (they delete the NaN/inf selects) and no 'reassoc' (it would
-    fold the Cody-Waite splits x - n*hi - n*lo); 'contract'/'arcp' are harmless.  Polynomials use
-    llvm.fmuladd, so they are fused into FMAs without any fastmath flag;
+`vexp(x0)` on a float32 or float64 scalar.  Each name is a stub with a `numba.extending.overload`:
+at compile time the float32 or float64 algorithm is picked from the argument type (integers and
+booleans go to float64, like numpy); it is compiled once per dtype with `forceinline` (LLVM
+`alwaysinline`) and its own flags, then inlined and vectorised inside the kernel.  Called from
+plain Python the stubs fall back to numpy.  Notes for the code generator:
+  * our code keeps its own strict flags ('contract' only) and error_model="numpy" even inside a
+    fastmath/error_model="python" kernel, so NaN/inf handling does not depend on the caller; but
+    the kernel's own divisions branch (and block vectorisation) unless it uses error_model="numpy";
   * float32 kernels must keep the arithmetic in float32 (numba types `x * 1.5` as float64, so emit
-    constants as np.float32), otherwise the float64 algorithm -- twice the cost -- is selected.
+    constants as np.float32(1.5)), otherwise the float64 algorithm -- twice the cost -- is used;
+  * numba's on-disk cache does not see changes to this file: put `DIGEST` (a hash of this source)
+    into the generated source so that cached kernels are rebuilt when it changes.
 
 Algorithms (float32 / float64 differ only in constants and polynomial degree):
   exp      n = rint(x/ln2), r = x - n*ln2 (Cody-Waite, two-part ln2), e^r = 1 + r + r^2 P(r) on
-           |r| <= ln2/2 (Cephes expf degree 5 / Taylor degree 12), times 2^n built from exponent bits
+           |r| <= ln2/2 (Cephes expf degree 5 / Taylor degree 13), times 2^n built from exponent bits
            in two halves so that results in the subnormal range and overflow to inf round once.
   log      x = m 2^e with m in [sqrt(1/2), sqrt(2)) by musl's offset-bit trick (subnormals scaled
            first), f = m-1, s = f/(2+f), log(1+f) = f - f^2/2 + s(f^2/2 + R(s^2)) (fdlibm/FreeBSD
            Lg1..Lg4 / Lg1..Lg7 minimax).
   log1p    u = 1+x, log(u) + (x-(u-1))/u (the rounding of 1+x, corrected to first order).
-  tanh     t = expm1(-2|x|) from the exp reduction (2^n (e^r-1) + (2^n-1)), tanh|x| = -t/(2+t).
+  tanh     from the exp reduction of u = -2|x|: t = expm1(u) = 2^n (e^r-1) + (2^n-1); tanh|x| is
+           -t/(2+t) for |x| < 0.55, else 1 - 2e^u/(2+t) (one division either way); sign copied.
   sigmoid  e = exp(-|x|): 1/(1+e) for x >= 0, e/(1+e) below (no overflow, full relative accuracy).
   softplus max(x,0) + log1p(exp(-|x|)).
   erf      float32: |x| <= 0.9277: x P(x^2); above: 1 - exp(Q(|x|)), Q ~ log(erfc) (own Lawson
            minimax fits, deg 5 and 6; erf = +-1 beyond 3.95).  float64: math.erf (scalar libm:
            correct but not vectorised).
   sin/cos  n = rint(x 2/pi), r = x - n pi/2 in float64 with a three-part pi/2 (24-bit parts for
-           float32 inputs: exact while |x| < 2^29 pi/2 ~ 8e8; fdlibm's 33-bit parts for float64:
-           |x| < 2^20 pi/2 ~ 1.6e6); sin r, cos r polynomials on |r| <= pi/4 (Cephes sinf/cosf,
-           fdlibm __kernel_sin/cos) and the quadrant picks/negates.  Larger |x| lose accuracy
-           gradually (no Payne-Hanek reduction); inf/nan -> nan.
+           float32 inputs, fdlibm's 33-bit parts for float64), sin r and cos r polynomials on
+           |r| <= pi/4 (Cephes sinf/cosf, fdlibm __kernel_sin/cos), the quadrant picks/negates.
+           With FMA (contracted n*pi/2 products) the reduction stays exact to |x| < 2^48; without
+           FMA hardware only to 2^29 pi/2 ~ 8e8 (float32) / 2^20 pi/2 ~ 1.6e6 (float64), then it
+           degrades gradually.  |x| >= 2^48 (no Payne-Hanek reduction here), inf, nan -> nan.
 Special values follow numpy: exp(+-inf) = inf/0, log(0) = -inf, log(<0) = nan, tanh -> +-1,
 sigmoid -> 0/1, NaN propagates.  (Signed zero is not always kept: sin(-0.) is +0.)
 """
 from __future__ import annotations
 
+import hashlib
 import math
+from pathlib import Path
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-__all__ = ["vexp", "vlog", "vlog1p", "vtanh", "vsigmoid", "vsoftplus", "verf", "vsin", "vcos"]
+DIGEST = hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:16]
+__all__ = ["DIGEST", "vexp", "vlog", "vlog1p", "vtanh", "vsigmoid", "vsoftplus", "verf", "vsin", "vcos"]
 
 
 # ----------------------------------------------------------------- LLVM-level building blocks
@@ -141,7 +148,7 @@ def _build(T):  # noqa: C901  (one closure per function; constants are frozen in
     if f64:
         EXP_LO, EXP_HI, TLIM = K(-746, 710, 20)
         LN2HI, LN2LO = K(6.93147180369123816490e-01, 1.90821492927058770002e-10)
-        EXP_P = K(*[1 / math.factorial(k) for k in range(12, 1, -1)])
+        EXP_P = K(*[1 / math.factorial(k) for k in range(13, 1, -1)])
         LOG_P = K(1.479819860511658591e-01, 1.531383769920937332e-01, 1.818357216161805012e-01,
                   2.222219843214978396e-01, 2.857142874366239149e-01, 3.999999999940941908e-01,
                   6.666666666666735130e-01)
@@ -162,7 +169,7 @@ def _build(T):  # noqa: C901  (one closure per function; constants are frozen in
         SIN_P = K(-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)
         COS_P = K(2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)
         ERF_A = K(-0.000596428424601142, 0.004988011696907296, -0.02676313102734504,
-                  0.11281721372388173, -0.37612484797514734, 1.1283791482546177)
+                  0.11281721372388173, -0.37612484797514734, 0.1283791482546177)
         ERF_B = K(0.00019504563325467572, -0.003034458478629709, 0.022191948563022534,
                   -0.10385891851281898, -0.6372652177227609, -1.1276262526848382,
                   -0.00020765157082101548)
@@ -170,6 +177,7 @@ def _build(T):  # noqa: C901  (one closure per function; constants are frozen in
     LN2HI_L, LN2LO_L = (K(6.93147180369123816490e-01, 1.90821492927058770002e-10) if f64
                         else K(6.9313812256e-01, 9.0580006145e-06))
     P1, P2, P3 = PIO2
+    TSMALL = T(0.55)
     TWO_OVER_PI = 0.6366197723675814
 
     def exp(x):
@@ -209,14 +217,16 @@ def _build(T):  # noqa: C901  (one closure per function; constants are frozen in
         n = _rint(u * LOG2E)
         r = (u - n * LN2HI) - n * LN2LO
         s = _pow2(n)
-        t = s * (r + r * r * _poly(r, EXP_P)) + (s - ONE)   # expm1(u), -1 < t <= 0
-        y = _copysign(-t / (TWO + t), x)
+        pr = s * (r + r * r * _poly(r, EXP_P))      # 2^n (e^r - 1)
+        t = pr + (s - ONE)                          # expm1(u), -1 < t <= 0
+        small = a < TSMALL
+        q = (-t if small else TWO * (pr + s)) / (TWO + t)
+        y = _copysign(q if small else ONE - q, x)   # -t/(2+t), or 1 - 2e^u/(1+e^u)
         return y if x == x else x
 
     def sigmoid(x):
         e = vexp(-abs(x))
-        s = ONE / (ONE + e)
-        return s if x >= ZERO else e * s
+        return (ONE if x >= ZERO else e) / (ONE + e)
 
     def softplus(x):
         return (x if x > ZERO else ZERO) + vlog1p(vexp(-abs(x)))
@@ -225,7 +235,7 @@ def _build(T):  # noqa: C901  (one closure per function; constants are frozen in
         a = abs(x)
         t = ERF_MAX if a > ERF_MAX else a           # nan stays nan
         big = _copysign(ONE - vexp(_poly(t, ERF_B)), x)
-        return x * _poly(x * x, ERF_A) if a <= ERF_T else big
+        return x + x * _poly(x * x, ERF_A) if a <= ERF_T else big
 
     if f64:
         def erf(x):  # noqa: F811  (no vectorised float64 erf: scalar libm)
@@ -242,7 +252,8 @@ def _build(T):  # noqa: C901  (one closure per function; constants are frozen in
         q = n + q0
         h = _floor(q * 0.5)
         y = s if q == h + h else c
-        return -y if h != _floor(h * 0.5) * 2.0 else y
+        y = -y if h != _floor(h * 0.5) * 2.0 else y
+        return y if abs(xd) < 2.0 ** 48 else NAN    # also inf, nan
 
     def sin(x):
         return _sincos(x, 0.0)
@@ -250,17 +261,22 @@ def _build(T):  # noqa: C901  (one closure per function; constants are frozen in
     def cos(x):
         return _sincos(x, 1.0)
 
-    from numba import njit
-    _sincos = njit(inline="always")(_sincos)  # noqa: F811
+    _sincos = njit(**_JIT)(_sincos)  # noqa: F811
     return dict(exp=exp, log=log, log1p=log1p, tanh=tanh, sigmoid=sigmoid, softplus=softplus,
                 erf=erf, sin=sin, cos=cos)
 
 
+# Compiled once per dtype as separate functions marked LLVM `alwaysinline` (forceinline): LLVM
+# inlines them into each kernel and vectorises the loop.  (numba-IR inlining, overload(inline=
+# "always"), vectorises too but re-types the whole body at every call site: 2-10x the compile
+# time.)  The flags are their own, whatever the caller's: 'contract' only (FMA fusion), never
+# nnan/ninf/reassoc; error_model="numpy" so that divisions do not branch.
+_JIT = dict(forceinline=True, error_model="numpy", fastmath={"contract"})
 _IMPL = {32: _build(np.float32), 64: _build(np.float64)}
 
 
 def _register(stub, name):
-    @overload(stub, inline="always")
+    @overload(stub, jit_options=_JIT)
     def _ov(x):
         if isinstance(x, types.Float) and x.bitwidth in _IMPL:
             return _IMPL[x.bitwidth][name]

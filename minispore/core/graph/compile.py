@@ -78,6 +78,8 @@ def _flatten_out(obj, b: GraphBuilder, values: list):
         return ("T", len(values) - 1)
     if isinstance(obj, (tuple, list)):
         return (type(obj).__name__, tuple(_flatten_out(o, b, values) for o in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((k, _flatten_out(v, b, values)) for k, v in obj.items()))
     return ("C", obj)
 
 
@@ -87,8 +89,31 @@ def _rebuild(tree, outs):
         return outs[tree[1]]
     if kind == "C":
         return tree[1]
+    if kind == "dict":
+        return {k: _rebuild(t, outs) for k, t in tree[1]}
     items = [_rebuild(t, outs) for t in tree[1]]
     return tuple(items) if kind == "tuple" else list(items)
+
+
+def _arrays_to_tensors(obj):
+    """numpy arrays given to a graph are inputs like tensors (never baked in as constants)."""
+    import numpy as np
+    if isinstance(obj, np.ndarray):
+        return Tensor(obj)
+    if isinstance(obj, tuple):
+        return tuple(_arrays_to_tensors(o) for o in obj)
+    if isinstance(obj, list):
+        return [_arrays_to_tensors(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _arrays_to_tensors(v) for k, v in obj.items()}
+    return obj
+
+
+def _params_match(g) -> bool:
+    for v, p in g.params:
+        if p.shape != v.shape or p.dtype is not v.dtype:
+            return False
+    return True
 
 
 def _options() -> tuple:
@@ -139,9 +164,12 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         # the tape sees every op (MindSpore differentiates through jit graphs the same way)
         from ..pynative import EAGER
         return Parser(EAGER).call_function(fn, args, kwargs) if parse else fn(*args, **kwargs)
+    args, kwargs = _arrays_to_tensors(args), _arrays_to_tensors(kwargs)
     tensors, sig = _flatten_args(list(args) + [kwargs])
     key = (fn, id(key_obj) if key_obj is not None else None, sig, _options())
     entry = _cache.get(key)
+    if entry is not None and not _params_match(entry.graph):
+        entry = None                      # a Parameter changed shape or dtype: recompile
     if entry is None:
         g, tree = build(fn, args, kwargs, parse, name or getattr(fn, "__qualname__", "graph"))
         backend = current.backend or get_backend(context._state["device_target"])

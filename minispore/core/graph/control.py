@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from .. import dtype as dt
+from ..errors import GraphSyntaxError
 from ..tensor import Parameter, Tensor
 from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
@@ -65,12 +66,26 @@ def _as_value(b: GraphBuilder, v, like: Tensor | None):
     return None
 
 
-def _merge_types(names, a_vals, b_vals, node, frame, what=("then-branch", "else-branch")):
-    for name, va, vb in zip(names, a_vals, b_vals):
+def _scalar_like(b, x, y):
+    """A 0-d tensor standing for the dtype two different Python numbers share."""
+    from ..tensor import to_numpy
+    d = dt.promote(dt.scalar_dtype(x), dt.scalar_dtype(y))
+    return sym(b.const(to_numpy(x, d), d))
+
+
+def _merge_types(names, a_vals, b_vals, node, frame, what=("then-branch", "else-branch"),
+                 locs=None):
+    for k, (name, va, vb) in enumerate(zip(names, a_vals, b_vals)):
         if va.shape != vb.shape or va.dtype is not vb.dtype:
+            where = ""
+            if locs is not None:
+                la, lb = locs[k]
+                where = "".join(f"\n  {label} (line {lc.line}): {lc.text.strip()}"
+                                for label, lc in ((what[0], la), (what[1], lb)) if lc)
             raise _error(frame.src, node,
                          f"'{name}' is {va.type_str()} in the {what[0]} but {vb.type_str()} in "
-                         f"the {what[1]}; both must have the same shape and dtype", TypeError,
+                         f"the {what[1]}; both must have the same shape and dtype{where}",
+                         TypeError,
                          hint="make both branches produce the same shape and dtype (cast or "
                               "reshape), or use a Python condition")
 
@@ -93,6 +108,11 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
         raise _error(frame.src, st, "break/continue under a tensor condition is not supported",
                      hint="loop with `while <tensor condition>:` instead")
     if _has(branches[0] + branches[1], ast.Return):
+        if parser.loop_depth:
+            raise _error(frame.src, st, "`return` under a tensor condition inside a loop that "
+                         "is unrolled at compile time is not supported", GraphSyntaxError,
+                         hint="assign the result to a variable in the loop and return after "
+                              "it, or run in PyNative mode")
         gs, flows = [], []
         for name, body in zip(("then", "else"), branches):
             g, fr, flow = _run_branch(parser, b, body + rest, frame, name)
@@ -105,21 +125,35 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
             raise _error(frame.src, st, "the two branches of this tensor `if` return different "
                          f"structures ({tree_a} vs {tree_b})", TypeError,
                          hint="return the same number of tensors from every branch")
+        # leaf by leaf: equal Python values stay Python values; a tensor on either side makes
+        # both tensors of its dtype; different Python numbers become scalars of their own dtype
+        keep, like = [], []
+        for x, y in zip(flat_a, flat_b):
+            t = x if isinstance(x, Tensor) else y if isinstance(y, Tensor) else None
+            same = t is None and type(x) is type(y) and x == y
+            if t is None and not same and not isinstance(x, (bool, int, float)):
+                raise _error(frame.src, st, f"the two paths of this tensor `if` return different "
+                             f"Python values ({x!r} and {y!r})", TypeError,
+                             hint="return tensors, or branch on a Python condition")
+            keep.append(same)
+            like.append(t if t is not None else None if same else _scalar_like(b, x, y))
         vals = []
         for g, flat in zip(gs, (flat_a, flat_b)):
             with _reopen(b, g):
-                vals.append([_as_value(b, v, _first_tensor(flat_a + flat_b)) for v in flat])
+                vals.append([_as_value(b, v, lk) for v, lk, k in zip(flat, like, keep) if not k])
             g.outputs = vals[-1]
-        _merge_types([f"return value {i}" for i in range(len(flat_a))], vals[0], vals[1], st,
-                     frame)
+        _merge_types([f"return value {i}" for i, k in enumerate(keep) if not k], vals[0],
+                     vals[1], st, frame)
         b.loc = frame.src.loc(st)
-        outs = b.emit(ir.IF, [cv], (), [v.meta for v in vals[0]], gs)
-        return _Flow("return", _unflatten(tree_a, record_if(b, outs, b.graph.nodes[-1])))
+        outs = iter(record_if(b, b.emit(ir.IF, [cv], (), [v.meta for v in vals[0]], gs),
+                              b.graph.nodes[-1]))
+        leaves = [x if k else next(outs) for x, k in zip(flat_a, keep)]
+        return _Flow("return", _unflatten(tree_a, leaves))
 
     names = sorted(_assigned_names(branches[0] + branches[1]))
     g1, f1, _ = _run_branch(parser, b, branches[0], frame, "then")
     g2, f2, _ = _run_branch(parser, b, branches[1], frame, "else")
-    merged, vals1, vals2 = [], [], []
+    merged, vals1, vals2, locs = [], [], [], []
     for name in names:
         a, c = f1.local.get(name, _MISSING), f2.local.get(name, _MISSING)
         if a is _MISSING or c is _MISSING:
@@ -143,12 +177,14 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
         merged.append(name)
         vals1.append(va)
         vals2.append(vc)
-    _merge_types(merged, vals1, vals2, st, frame)
+        locs.append((f1.locs.get(name), f2.locs.get(name)))
+    _merge_types(merged, vals1, vals2, st, frame, locs=locs)
     g1.outputs, g2.outputs = vals1, vals2
     b.loc = frame.src.loc(st)
     outs = b.emit(ir.IF, [cv], (), [v.meta for v in vals1], (g1, g2))
-    for name, t in zip(merged, record_if(b, outs, b.graph.nodes[-1])):
+    for name, t, (la, lb) in zip(merged, record_if(b, outs, b.graph.nodes[-1]), locs):
         frame.local[name] = t
+        frame.locs[name] = frame.src.loc(st)
     return parser.exec_block(rest, frame)
 
 
@@ -176,6 +212,28 @@ def tensor_ifexp(parser, n: ast.IfExp, cond: Tensor, frame: Frame):
     return record_if(b, outs, b.graph.nodes[-1])[0]
 
 
+def select(parser, node, cond: Tensor, a, c, frame: Frame):
+    """`a if cond else c` for values already computed (Python's and/or on a tensor)."""
+    b = _builder(parser, node, frame)
+    cv = _cond_value(b, cond, node, frame)
+    like = a if isinstance(a, Tensor) else c
+    gs, vals = [], []
+    for name, v in (("then", a), ("else", c)):
+        with b.region(name) as g:
+            val = _as_value(b, v, like)
+            if val is None:
+                raise _error(frame.src, node, "`and`/`or` on a tensor must give tensors or "
+                             "numbers", TypeError)
+            g.outputs = [val]
+        gs.append(g)
+        vals.append(val)
+    _merge_types(["the value of and/or"], [vals[0]], [vals[1]], node, frame,
+                 ("left operand", "right operand"))
+    b.loc = frame.src.loc(node)
+    outs = b.emit(ir.IF, [cv], (), [vals[0].meta], gs)
+    return record_if(b, outs, b.graph.nodes[-1])[0]
+
+
 def run_while(parser, st: ast.While, frame: Frame):
     """A while loop: unrolled while its condition is a Python value; from the first tensor
     condition on, the rest of the loop is a While node."""
@@ -186,7 +244,11 @@ def run_while(parser, st: ast.While, frame: Frame):
             return _tensor_while(parser, st, frame)
         if not parser.truth(cond, st, frame):
             return parser.exec_block(st.orelse, frame)
-        flow = parser.exec_block(st.body, frame)
+        parser.loop_depth += 1
+        try:
+            flow = parser.exec_block(st.body, frame)
+        finally:
+            parser.loop_depth -= 1
         if flow is BREAK:
             return None
         if flow is not None and flow is not CONTINUE:
@@ -251,9 +313,9 @@ def _tensor_while(parser, st: ast.While, frame: Frame):
 def emit_print(parser, args, kwargs, node, frame):
     """print(...) in parsed code: prints now when running eagerly; in a graph, a Print node that
     prints at every run with the tensors' runtime values."""
-    sep = kwargs.get("sep", " ")
+    sep, end, file = kwargs.get("sep", " "), kwargs.get("end", "\n"), kwargs.get("file")
     if not isinstance(parser.ex, GraphBuilder):
-        print(*args, sep=sep)
+        print(*args, sep=sep, end=end, file=file)
         return None
     b = parser.ex
     parts, inputs = [], []
@@ -264,7 +326,8 @@ def emit_print(parser, args, kwargs, node, frame):
         else:
             parts.append(("s", str(a)))
     b.loc = frame.src.loc(node)
-    b.emit(ir.PRINT, inputs, (("parts", tuple(parts), tuple), ("sep", sep, str)), [])
+    b.emit(ir.PRINT, inputs, (("parts", tuple(parts), tuple), ("sep", sep, str),
+                              ("end", end, str), ("file", file, object)), [])
     return None
 
 

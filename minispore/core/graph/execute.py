@@ -63,7 +63,8 @@ class Program:
                 cond, body = (self._sub(sg) for sg in n.subgraphs)
                 steps.append(("while", ins, cond, body, outs))
             elif n.op == ir.PRINT:
-                steps.append(("print", ins, n.attr("parts"), n.attr("sep")))
+                steps.append(("print", ins, n.attr("parts"), n.attr("sep"),
+                              n.attr("end", "\n"), n.attr("file")))
             elif n.op == ir.ASSIGN:
                 steps.append(("assign", ins[0], n.attr("param")))
             else:
@@ -123,8 +124,9 @@ class Program:
                 for o, v in zip(outs, carried):
                     env[o] = v
             elif kind == "print":
-                _, ins, parts, sep = st
-                print(sep.join(p[1] if p[0] == "s" else _fmt(env[ins[p[1]]]) for p in parts))
+                _, ins, parts, sep, end, file = st
+                print(sep.join(p[1] if p[0] == "s" else _fmt(env[ins[p[1]]]) for p in parts),
+                      end=end, file=file)
             elif kind == "assign":
                 assigns.append((st[2], env[st[1]]))
             elif kind == "free":

@@ -132,6 +132,7 @@ class Frame:
 
     def __init__(self, fn, source: Source, local: dict):
         self.fn, self.src, self.local = fn, source, local
+        self.locs: dict = {}                 # name -> ir.Loc of its latest assignment
         self.closure = {}
         if getattr(fn, "__closure__", None):
             for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
@@ -153,6 +154,7 @@ class Frame:
         f = Frame.__new__(Frame)
         f.fn, f.src, f.closure, f.globals = self.fn, self.src, self.closure, self.globals
         f.local = dict(self.local)
+        f.locs = dict(self.locs)
         return f
 
 
@@ -203,6 +205,7 @@ class Parser:
     def __init__(self, executor):
         self.ex = executor                  # GraphBuilder, or the eager executor
         self.depth = 0
+        self.loop_depth = 0                 # > 0 inside the body of a loop being unrolled
 
     # -- entry points --------------------------------------------------------------------------
     def call_function(self, fn, args, kwargs=None):
@@ -359,7 +362,11 @@ class Parser:
                 raise _error(frame.src, st, f"for loop unrolled more than {self.MAX_UNROLL} "
                              f"times", hint="loop over a tensor condition with while instead")
             self.assign(st.target, item, frame)
-            flow = self.exec_block(st.body, frame)
+            self.loop_depth += 1
+            try:
+                flow = self.exec_block(st.body, frame)
+            finally:
+                self.loop_depth -= 1
             if flow is BREAK:
                 return None
             if flow is not None and flow.kind == "return":
@@ -369,6 +376,7 @@ class Parser:
     def assign(self, target, value, frame: Frame):
         if isinstance(target, ast.Name):
             frame.local[target.id] = value
+            frame.locs[target.id] = frame.src.loc(target)
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = [i for i, t in enumerate(target.elts) if isinstance(t, ast.Starred)]
             if starred:                         # a, *rest, b = value
@@ -447,17 +455,21 @@ class Parser:
         return self._native(op[type(n.op)], (v,), {}, n, f)
 
     def _e_BoolOp(self, n, f):
-        from ..ops.math import logical_and, logical_or
+        """Python's `and`/`or`: the value of one operand. On a Python value it short-circuits
+        now; on a one-element tensor it becomes a choice at run time (an If), as PyNative's
+        `bool(tensor)` would decide."""
         is_and = isinstance(n.op, ast.And)
         result = self.eval(n.values[0], f)
         for vn in n.values[1:]:
-            if not isinstance(result, Tensor):        # Python semantics, short-circuit
-                if (not result) if is_and else result:
+            if not is_symbolic(result):
+                if (not self.truth(result, n, f)) if is_and else self.truth(result, n, f):
                     return result
                 result = self.eval(vn, f)
             else:
-                result = self._native(logical_and if is_and else logical_or,
-                                      (result, self.eval(vn, f)), {}, n, f)
+                from .control import select
+                other = self.eval(vn, f)
+                result = select(self, n, result, other, result, f) if is_and else \
+                    select(self, n, result, result, other, f)
         return result
 
     def _e_Compare(self, n, f):
