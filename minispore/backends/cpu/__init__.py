@@ -19,6 +19,11 @@ class CPUBackend(Backend):
     def fused_kernel(self, expr, in_metas, out_meta):
         return fused_kernel(expr, in_metas, out_meta)
 
+    def sink(self, graph):
+        """jit_level O2: the whole graph as one numba function (sink.py)."""
+        from .sink import SunkProgram
+        return SunkProgram(graph, self)
+
 
 _backend: CPUBackend | None = None
 

@@ -173,7 +173,7 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
     if entry is None:
         g, tree = build(fn, args, kwargs, parse, name or getattr(fn, "__qualname__", "graph"))
         backend = current.backend or get_backend(context._state["device_target"])
-        entry = Compiled(g, Program(g, backend), tree)
+        entry = Compiled(g, _program(g, backend), tree)
         stats["compiles"] += 1
         _cache[key] = entry
     outs, assigns = entry.program.run([t._buf for t in tensors])
@@ -181,6 +181,20 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         p._buf = buf
     return _rebuild(entry.out_tree, [wrap(o, v.dtype) for o, v in zip(outs,
                                                                           entry.graph.outputs)])
+
+
+def _program(g, backend):
+    """O2 sinks the whole graph when the backend can lower every node; otherwise the graph runs
+    kernel by kernel (O1) and a warning names what could not be lowered."""
+    if context._state["jit_level"] == "O2" and hasattr(backend, "sink"):
+        try:
+            return backend.sink(g)
+        except NotImplementedError as e:
+            import warnings
+            warnings.warn(f"jit_level O2: graph '{g.name}' runs kernel by kernel (as O1) because "
+                          f"the {backend.name} sink cannot lower {e}", RuntimeWarning,
+                          stacklevel=4)
+    return Program(g, backend)
 
 
 def _dumper(name):

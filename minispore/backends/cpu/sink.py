@@ -1,0 +1,318 @@
+"""The CPU sink (jit_level O2): the whole optimized graph becomes ONE numba function.
+
+Every node is lowered to numba source inside a single `@njit(cache=True)` function: elementwise
+and fused nodes become loops over their static output shape (inputs indexed with their broadcast
+strides, transcendentals from vecmath), matmul calls BLAS through `np.dot(a, b, out)`, reductions
+and softmax become loops, reshape/transpose/broadcast are numpy calls numba compiles, If/While
+are native branches and loops, and Parameter assignments are returned with the outputs. The
+source is content-hashed into the kernel cache directory (codegen.module_for), so a second
+process loads the compiled function from disk.
+
+A node kind the sink does not lower yet raises SinkUnsupported naming it; the compiler then runs
+that graph at O1 and says so (see graph/compile.py): nothing is silently dropped.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core import dtype as dt
+from ...core.graph import ir
+from ...core.primitive import OpDef, attrs_dict
+from ...core.shape import normalize_axes, size_of
+from .codegen import module_for, render
+
+
+class SinkUnsupported(NotImplementedError):
+    pass
+
+
+_SINK_DTYPES = (dt.float32, dt.float64, dt.int32, dt.int64, dt.bool_, dt.int8, dt.int16,
+                dt.uint8)
+
+
+def _np(d: dt.DType) -> str:
+    return "np." + ("bool_" if d is dt.bool_ else d.np.name)
+
+
+class _Emitter:
+    def __init__(self, graph: ir.Graph):
+        self.g = graph
+        self.lines: list = []
+        self.names: dict = {}
+        self.consts: list = []           # arrays passed as arguments
+        self.assigns: list = []          # (Parameter, var name)
+        self.tmp = 0
+
+    def name(self, v: ir.Value) -> str:
+        return self.names[v.id]
+
+    def fresh(self, prefix="t") -> str:
+        self.tmp += 1
+        return f"{prefix}{self.tmp}"
+
+    def bind(self, v: ir.Value, name: str):
+        self.names[v.id] = name
+
+    def out(self, v: ir.Value) -> str:
+        n = f"v{v.id}"
+        self.names[v.id] = n
+        return n
+
+    def line(self, indent: int, text: str):
+        self.lines.append("    " * indent + text)
+
+    # -- graphs ---------------------------------------------------------------------------------
+    def graph_body(self, g: ir.Graph, ind: int):
+        for n in g.nodes:
+            self.node(n, ind)
+
+    def node(self, n: ir.Node, ind: int):
+        for v in n.outputs + n.inputs:
+            if v.dtype not in _SINK_DTYPES:
+                raise SinkUnsupported(f"dtype {v.dtype} ({n.name})")
+        if n.op == ir.CONST:
+            self.bind(n.outputs[0], f"c{len(self.consts)}")
+            self.consts.append(np.array(n.attr("value"), order="C"))   # keeps 0-d arrays 0-d
+        elif n.op == ir.FUSED:
+            self.loop(n, n.attr("expr"), ind)
+        elif n.op == ir.IF:
+            self.if_(n, ind)
+        elif n.op == ir.WHILE:
+            self.while_(n, ind)
+        elif n.op == ir.ASSIGN:
+            self.assigns.append((n.attr("param"), self.name(n.inputs[0])))
+        elif isinstance(n.op, OpDef):
+            lower = _LOWER.get(n.op.name)
+            if lower is None:
+                if n.op.kind == "elementwise" and n.op.scalar is not None:
+                    return self.elementwise(n, ind)
+                raise SinkUnsupported(f"op '{n.op.name}'")
+            lower(self, n, attrs_dict(n.attrs), ind)
+        else:
+            raise SinkUnsupported(f"node kind '{n.name}'")
+
+    # -- elementwise loops ------------------------------------------------------------------------
+    def elementwise(self, n: ir.Node, ind: int):
+        from ...core import scalar_expr as E
+        cdts, _ = n.op.compute(tuple(v.dtype for v in n.inputs))
+        if any(c is not v.dtype for c, v in zip(cdts, n.inputs)):
+            casts = [None if c is v.dtype else c for c, v in zip(cdts, n.inputs)]
+        else:
+            casts = None
+        expr = E.build(lambda *xs: n.op.scalar(*xs, **attrs_dict(n.attrs)), len(n.inputs))
+        self.loop(n, expr, ind, casts)
+
+    def loop(self, n: ir.Node, expr, ind: int, casts=None):
+        out = n.outputs[0]
+        shape = out.shape
+        final = self.out(out)
+        o = final if shape else self.fresh("z")          # a 0-d result is built in a (1,) buffer
+        self.line(ind, f"{o} = np.empty({shape if shape else (1,)!r}, {_np(out.dtype)})")
+        idx_vars = [f"i{k}" for k in range(len(shape))]
+        for k, d in enumerate(shape):
+            self.line(ind + k, f"for {idx_vars[k]} in range({d}):")
+        inner = ind + len(shape)
+        floats = [v.dtype for v in n.inputs if v.dtype.is_float] + [out.dtype]
+        cdt = next((d for d in floats if d.is_float), out.dtype)
+        for i, v in enumerate(n.inputs):
+            load = f"{self.name(v)}[{_index(v.shape, shape, idx_vars)}]" if v.shape else \
+                f"{self.name(v)}.item()"
+            if casts is not None and casts[i] is not None:
+                load = f"{_np(casts[i])}({load})"
+                cdt = casts[i] if casts[i].is_float else cdt
+            self.line(inner, f"x{i} = {load}")
+        body = render(expr, [f"x{i}" for i in range(len(n.inputs))]).replace(
+            "DT(", f"{_np(cdt)}(")
+        self.line(inner, f"{o}[{', '.join(idx_vars) if shape else '0'}] = {body}")
+        if not shape:
+            self.line(ind, f"{final} = {o}.reshape(())")
+
+    # -- control flow ---------------------------------------------------------------------------
+    def if_(self, n: ir.Node, ind: int):
+        c = self.name(n.inputs[0])
+        outs = [self.out(v) for v in n.outputs]
+        for k, sg in enumerate(n.subgraphs):
+            self.line(ind, f"if {c}.item():" if k == 0 else "else:")
+            self.graph_body(sg, ind + 1)
+            for o, v in zip(outs, sg.outputs):
+                self.line(ind + 1, f"{o} = {self.name(v)}")
+            if not sg.nodes and not sg.outputs:
+                self.line(ind + 1, "pass")
+
+    def while_(self, n: ir.Node, ind: int):
+        cond, body = n.subgraphs
+        state = [self.fresh("s") for _ in n.inputs]
+        for s, v in zip(state, n.inputs):
+            self.line(ind, f"{s} = {self.name(v)}")
+        self.line(ind, "while True:")
+        for s, v in zip(state, cond.inputs):
+            self.bind(v, s)
+        self.graph_body(cond, ind + 1)
+        self.line(ind + 1, f"if not {self.name(cond.outputs[0])}.item():")
+        self.line(ind + 2, "break")
+        for s, v in zip(state, body.inputs):
+            self.bind(v, s)
+        self.graph_body(body, ind + 1)
+        news = [self.name(v) for v in body.outputs]
+        if news:
+            self.line(ind + 1, f"{', '.join(state)} = {', '.join(news)}" +
+                      ("," if len(news) == 1 else ""))
+        for s, v in zip(state, n.outputs):
+            self.bind(v, s)
+
+
+def _index(in_shape: tuple, out_shape: tuple, idx_vars: list) -> str:
+    """The subscript reading an input broadcast against the output's loop indices."""
+    if not in_shape:
+        return "()"
+    lead = len(out_shape) - len(in_shape)
+    parts = ["0" if d == 1 and out_shape[lead + k] != 1 else idx_vars[lead + k]
+             for k, d in enumerate(in_shape)]
+    return ", ".join(parts)
+
+
+# ---------------------------------------------------------------- per-op lowerings ---------------
+def _matmul(e: _Emitter, n, a, ind):
+    x, y = n.inputs
+    out = n.outputs[0]
+    if out.dtype not in (dt.float32, dt.float64) or x.dtype is not y.dtype:
+        raise SinkUnsupported(f"matmul of {x.dtype} and {y.dtype}")
+    o = e.out(out)
+    e.line(ind, f"{o} = np.empty({out.shape!r}, {_np(out.dtype)})")
+    batch = out.shape[:-2]
+    bvars = [f"b{k}" for k in range(len(batch))]
+    for k, d in enumerate(batch):
+        e.line(ind + k, f"for {bvars[k]} in range({d}):")
+    inner = ind + len(batch)
+
+    def operand(v, t):
+        sub = _index(v.shape[:-2], batch, bvars)
+        ref = e.name(v) if not v.shape[:-2] else f"{e.name(v)}[{sub}]"
+        return f"{ref}.T" if t else ref
+    dst = o if not batch else f"{o}[{', '.join(bvars)}]"
+    e.line(inner, f"np.dot({operand(x, a['transpose_a'])}, {operand(y, a['transpose_b'])}, "
+                  f"{dst})")
+
+
+def _reduction(kind):
+    def lower(e: _Emitter, n, a, ind):
+        x, out = n.inputs[0], n.outputs[0]
+        axes = normalize_axes(kind, a["axis"], len(x.shape)) if x.shape else ()
+        keep_shape = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
+        acc_dt = dt.float64 if out.dtype.is_float else out.dtype
+        acc = e.fresh("acc")
+        init = {"sum": "0", "mean": "0", "max": "-np.inf", "min": "np.inf"}[kind]
+        if kind in ("max", "min") and not out.dtype.is_float:
+            info = np.iinfo(out.dtype.np) if out.dtype is not dt.bool_ else None
+            init = ("False" if kind == "max" else "True") if info is None else \
+                str(info.min if kind == "max" else info.max)
+            acc_dt = out.dtype
+        e.line(ind, f"{acc} = np.full({keep_shape!r}, {init}, {_np(acc_dt)})")
+        idx = [f"r{k}" for k in range(len(x.shape))]
+        for k, d in enumerate(x.shape):
+            e.line(ind + k, f"for {idx[k]} in range({d}):")
+        inner = ind + len(x.shape)
+        if not x.shape:
+            raise SinkUnsupported(f"{kind} of a 0-d tensor")
+        dst = f"{acc}[{', '.join('0' if k in axes else idx[k] for k in range(len(x.shape)))}]"
+        src = f"{e.name(x)}[{', '.join(idx)}]"
+        if kind in ("sum", "mean"):
+            e.line(inner, f"{dst} += {src}")
+        else:
+            cmp = ">" if kind == "max" else "<"
+            e.line(inner, f"xv = {src}")
+            e.line(inner, f"if xv {cmp} {dst} or xv != xv:")
+            e.line(inner + 1, f"{dst} = xv")
+        if kind == "mean":
+            count = size_of(x.shape) // max(size_of(keep_shape), 1)
+            e.line(ind, f"{acc} /= {count}")
+        o = e.out(out)
+        e.line(ind, f"{o} = np.ascontiguousarray({acc}.astype({_np(out.dtype)}))"
+                    f".reshape({out.shape!r})")
+    return lower
+
+
+def _softmax(log: bool):
+    def lower(e: _Emitter, n, a, ind):
+        x, out = n.inputs[0], n.outputs[0]
+        if len(x.shape) == 0 or a["axis"] % len(x.shape) != len(x.shape) - 1:
+            raise SinkUnsupported("softmax over an axis other than the last")
+        rows, cols = size_of(x.shape[:-1]), x.shape[-1]
+        src, o, final = e.fresh("sm"), e.fresh("sm"), e.out(out)
+        e.line(ind, f"{src} = {e.name(x)}.reshape(({rows}, {cols}))")
+        e.line(ind, f"{o} = np.empty(({rows}, {cols}), {_np(out.dtype)})")
+        e.line(ind, f"for r in range({rows}):")
+        e.line(ind + 1, "m = -np.inf")
+        e.line(ind + 1, f"for c in range({cols}):")
+        e.line(ind + 2, f"m = max(m, {src}[r, c])")
+        e.line(ind + 1, "s = 0.0")
+        e.line(ind + 1, f"for c in range({cols}):")
+        e.line(ind + 2, f"s += np.exp({src}[r, c] - m)")
+        if log:
+            e.line(ind + 1, "ls = np.log(s)")
+            e.line(ind + 1, f"for c in range({cols}):")
+            e.line(ind + 2, f"{o}[r, c] = {src}[r, c] - m - ls")
+        else:
+            e.line(ind + 1, f"for c in range({cols}):")
+            e.line(ind + 2, f"{o}[r, c] = np.exp({src}[r, c] - m) / s")
+        e.line(ind, f"{final} = {o}.reshape({out.shape!r})")
+    return lower
+
+
+def _simple(template):
+    def lower(e: _Emitter, n, a, ind):
+        out = n.outputs[0]
+        args = {f"in{k}": e.name(v) for k, v in enumerate(n.inputs)}
+        code = template.format(out_shape=repr(out.shape), out_dtype=_np(out.dtype), **args,
+                               **{k: repr(tuple(v) if isinstance(v, list) else v)
+                                  for k, v in a.items() if k != "dtype"})
+        e.line(ind, f"{e.out(out)} = {code}")
+    return lower
+
+
+_LOWER = {
+    "matmul": _matmul,
+    "sum": _reduction("sum"), "mean": _reduction("mean"),
+    "max": _reduction("max"), "min": _reduction("min"),
+    "softmax": _softmax(False), "log_softmax": _softmax(True),
+    "reshape": _simple("{in0}.reshape({out_shape})"),
+    "transpose": _simple("np.ascontiguousarray(np.transpose({in0}, {perm}))"),
+    "broadcast_to": _simple("np.ascontiguousarray(np.broadcast_to({in0}, {out_shape}))"),
+    "fill": _simple("np.full({out_shape}, {value}, {out_dtype})"),
+    "fill_like": _simple("np.full({out_shape}, {value}, {out_dtype})"),
+    "cast": _simple("{in0}.astype({out_dtype})"),
+    "stop_gradient": _simple("{in0}"),
+}
+
+
+class SunkProgram:
+    """The O2 program: one call of the generated numba function per graph run."""
+
+    def __init__(self, graph: ir.Graph, backend):
+        e = _Emitter(graph)
+        args = [f"a{k}" for k in range(len(graph.inputs))]
+        params = [f"p{k}" for k in range(len(graph.params))]
+        for v, nm in zip(graph.inputs, args):
+            e.bind(v, nm)
+        for (v, _), nm in zip(graph.params, params):
+            e.bind(v, nm)
+        e.graph_body(graph, 1)
+        outs = [e.name(v) for v in graph.outputs]
+        assign_names = [nm for _, nm in e.assigns]
+        e.line(1, f"return ({', '.join(outs)}{',' if len(outs) == 1 else ''}), "
+                  f"({', '.join(assign_names)}{',' if len(assign_names) == 1 else ''})")
+        consts = [f"c{k}" for k in range(len(e.consts))]
+        header = ("# generated by minispore.backends.cpu.sink: one graph, one function\n"
+                  "import math\nimport numpy as np\nfrom numba import njit\n\n"
+                  '@njit(cache=True, error_model="numpy", nogil=True)\n'
+                  f"def graph_fn({', '.join(args + params + consts)}):\n")
+        self.source = header + "\n".join(e.lines) + "\n"
+        self.fn = module_for("sink", self.source).graph_fn
+        self.graph = graph
+        self.consts = e.consts
+        self.assign_params = [p for p, _ in e.assigns]
+        self.kernel_launches = 1
+
+    def run(self, args: list):
+        outs, news = self.fn(*args, *[p._buf for _, p in self.graph.params], *self.consts)
+        return list(outs), list(zip(self.assign_params, news))
