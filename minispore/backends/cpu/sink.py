@@ -207,14 +207,17 @@ def _reduction(kind):
             init = ("False" if kind == "max" else "True") if info is None else \
                 str(info.min if kind == "max" else info.max)
             acc_dt = out.dtype
-        e.line(ind, f"{acc} = np.full({keep_shape!r}, {init}, {_np(acc_dt)})")
+        if not x.shape:
+            raise SinkUnsupported(f"{kind} of a 0-d tensor")
+        scalar = size_of(keep_shape) == 1          # everything reduced: a register accumulator
+        e.line(ind, f"{acc} = {_np(acc_dt)}({init})" if scalar else
+               f"{acc} = np.full({keep_shape!r}, {init}, {_np(acc_dt)})")
         idx = [f"r{k}" for k in range(len(x.shape))]
         for k, d in enumerate(x.shape):
             e.line(ind + k, f"for {idx[k]} in range({d}):")
         inner = ind + len(x.shape)
-        if not x.shape:
-            raise SinkUnsupported(f"{kind} of a 0-d tensor")
-        dst = f"{acc}[{', '.join('0' if k in axes else idx[k] for k in range(len(x.shape)))}]"
+        dst = acc if scalar else \
+            f"{acc}[{', '.join('0' if k in axes else idx[k] for k in range(len(x.shape)))}]"
         src = f"{e.name(x)}[{', '.join(idx)}]"
         if kind in ("sum", "mean"):
             e.line(inner, f"{dst} += {src}")
@@ -223,6 +226,10 @@ def _reduction(kind):
             e.line(inner, f"xv = {src}")
             e.line(inner, f"if xv {cmp} {dst} or xv != xv:")
             e.line(inner + 1, f"{dst} = xv")
+        if scalar:
+            arr = e.fresh("acc")
+            e.line(ind, f"{arr} = np.full({keep_shape!r}, {acc}, {_np(acc_dt)})")
+            acc = arr
         if kind == "mean":
             count = size_of(x.shape) // max(size_of(keep_shape), 1)
             e.line(ind, f"{acc} /= {count}")
