@@ -112,7 +112,9 @@ def child_entry() -> None:
     """Entry point of the measuring process: read the case from stdin, print one JSON line.
 
     The case's ``code`` must define ``make(shape) -> run`` or ``-> {"run": run, "max_n": int}``,
-    where ``run(n)`` performs n ops; it may define ``VERSIONS`` (a dict) and ``NOTE`` (a str).
+    where ``run(n)`` performs n ops; it may define ``VERSIONS`` (a dict) and ``NOTE`` (a str),
+    and ``EXTRA`` (a JSON-able dict that ``make``/``run`` may fill, e.g. with a first-call time
+    or a correctness check; sent back as ``"extra"`` after every shape has run).
     An exception while executing ``code`` (typically an ImportError) becomes a skip.
     """
     spec = json.load(sys.stdin)
@@ -136,6 +138,7 @@ def child_entry() -> None:
                                          repeats=spec["repeats"], max_n=max_n)
         except BaseException as exc:  # noqa: BLE001
             out["shapes"][key] = {"error": _one_line(exc), "traceback": traceback.format_exc()}
+    out["extra"] = ns.get("EXTRA", {})
     _emit(out)
 
 

@@ -3,10 +3,14 @@
 Per (op, attrs, input types) the plan decides once: casts to the compute dtype (half types compute
 in float32 on the CPU, as PyTorch's CPU kernels do), the dispatch variant (flat contiguous loop,
 one-element inputs hoisted out of the loop, or the rank-r strided loop for real broadcasting) and
-serial vs prange. prange's fixed cost measured here is ~2 us per call (2 cores, numba 0.68, omp
-layer), so the crossover depends on the work per element: a cheap op (add) pays off from ~64 Ki
-elements (1.3x at 64 Ki, 2.2x at 1 Mi), an op with a transcendental call (exp, tanh) from ~4 Ki
-(1.15x at 4 Ki, 1.9x at 128 Ki). MINISPORE_CPU_PARALLEL_MIN overrides both thresholds."""
+serial vs prange. Measured on the 2-core machine (numba 0.68, workqueue layer): a prange region
+costs ~70-100 us to wake the pool, a float32 add pays off only from ~4 Mi elements (1.3x) and
+tanh from ~1 Mi (1.1x); interleaved with BLAS calls (every training step) prange loses at every
+size. With numba's default OpenMP layer it is far worse: OpenBLAS's spinning threads and
+libgomp's fight for the 2 cores and a 64 Ki-element add after a matmul took 8 ms instead of
+0.15 ms. So minispore selects numba's workqueue layer (unless NUMBA_THREADING_LAYER is set) and
+keeps kernels serial below 8 Mi / 2 Mi elements; MINISPORE_CPU_PARALLEL_MIN overrides both.
+"""
 from __future__ import annotations
 
 import os
@@ -20,8 +24,10 @@ from ...core.shape import size_of
 from .codegen import MAX_ND, elementwise_source, module_for
 
 _PAR_ENV = os.environ.get("MINISPORE_CPU_PARALLEL_MIN")
-PARALLEL_MIN_CHEAP = int(_PAR_ENV or 1 << 16)
-PARALLEL_MIN_TRANSCENDENTAL = int(_PAR_ENV or 1 << 12)
+PARALLEL_MIN_CHEAP = int(_PAR_ENV or 1 << 23)
+PARALLEL_MIN_TRANSCENDENTAL = int(_PAR_ENV or 1 << 21)
+if "NUMBA_THREADING_LAYER" not in os.environ:      # see the module docstring
+    numba.config.THREADING_LAYER = "workqueue"
 _TRANSCENDENTAL = {"exp", "log", "log1p", "sin", "cos", "tanh", "erf", "pow", "sqrt"}
 
 
