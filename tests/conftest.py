@@ -6,6 +6,7 @@ profile, and the MINISPORE_TEST_BACKENDS filter (notes/testing.md 6.1-6.2).
   `minispore.core.device.availability()`. GPU cells also carry the `gpu` marker.
 - `mode`: 'pynative' or 'graph'; a test with a `mode` parameter runs in that context mode (in
   GRAPH_MODE, helpers.run_op and ms.grad compile their functions to graphs).
+- jit_level is O0 (bit-identical to PyNative) unless a test sets it;
 - every other test runs in PYNATIVE_MODE on CPU unless a `backend` parameter says otherwise; the
   previous context is restored afterwards.
 """
@@ -52,7 +53,9 @@ def _context_per_test(request):
     saved = dict(_context._state)
     callspec = getattr(request.node, "callspec", None)
     graph = callspec is not None and callspec.params.get("mode") == "graph"
-    ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE, device_target="CPU")
+    # O0: graph results are bit-identical to PyNative there; tests of O1/O2 set it themselves
+    ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE, device_target="CPU",
+                   jit_level="O0")
     yield
     _context._state.clear()
     _context._state.update(saved)

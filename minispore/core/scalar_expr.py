@@ -69,15 +69,15 @@ def _fn(name):
 
 
 # math functions every backend must render
-exp, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, rint, fabs, isnan = map(
-    _fn, ("exp", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf", "floor", "ceil", "rint",
-          "fabs", "isnan"))
+exp, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, rint, fabs, isnan, sigmoid, softplus = \
+    map(_fn, ("exp", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf", "floor", "ceil", "rint",
+              "fabs", "isnan", "sigmoid", "softplus"))
 logical_and, logical_or, logical_not = map(_fn, ("and", "or", "not"))
 
 BINARY_OPS = ("add", "sub", "mul", "div", "floordiv", "mod", "pow",
               "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "band", "bor", "bxor", "shl", "shr")
 UNARY_OPS = ("neg", "not", "bnot", "exp", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf",
-             "floor", "ceil", "rint", "fabs", "isnan")
+             "floor", "ceil", "rint", "fabs", "isnan", "sigmoid", "softplus")
 
 
 def build(template, arity: int) -> Expr:

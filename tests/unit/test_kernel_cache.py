@@ -12,7 +12,7 @@ SCRIPT = textwrap.dedent("""
     ms.set_context(mode=ms.PYNATIVE_MODE)
     a = ms.Tensor(np.arange(5, dtype=np.float32))
     assert (a * a).asnumpy().tolist() == [0, 1, 4, 9, 16]
-    st = kernel_module(MUL, {}, "float32").flat_vv.stats
+    st = kernel_module(MUL, {}, "float32", "flat_vv").flat_vv.stats
     print(sum(st.cache_hits.values()), sum(st.cache_misses.values()))
 """)
 

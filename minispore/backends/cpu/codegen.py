@@ -29,7 +29,8 @@ _BIN = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod":
 # SVML, so np.exp & co. inside a loop are scalar libm calls); sqrt/floor/ceil/rint/abs already
 # compile to packed instructions
 _FN = {"exp": "vexp", "log": "vlog", "log1p": "vlog1p", "sqrt": "np.sqrt",
-       "sin": "vsin", "cos": "vcos", "tanh": "vtanh", "erf": "verf",
+       "sin": "vsin", "cos": "vcos", "tanh": "vtanh", "erf": "verf", "sigmoid": "vsigmoid",
+       "softplus": "vsoftplus",
        "floor": "np.floor", "ceil": "np.ceil", "rint": "np.rint", "fabs": "abs"}
 
 
@@ -73,39 +74,43 @@ _DECO = '@njit(cache=True, error_model="numpy", nogil=True{extra})\n'
 MAX_ND = 8
 
 
-def elementwise_source(expr: E.Expr, arity: int, const_dtype: str = "float64") -> str:
-    """A module with every dispatch variant of one elementwise expression (constants typed as
-    `const_dtype`, the kernel's compute dtype, so float32 kernels stay in float32):
+def elementwise_source(expr: E.Expr, arity: int, const_dtype: str, variant: str) -> str:
+    """A module holding one dispatch variant of one elementwise expression (constants typed as
+    `const_dtype`, the kernel's compute dtype, so float32 kernels stay in float32). Variants:
     flat_<pattern>(a0.., out)  1-D contiguous inputs, 'v' = full length, 's' = one element;
     par_<pattern>              the same loop with prange, for large sizes;
-    nd<r>(a0.., out)           rank-r strided inputs already broadcast to out's shape."""
+    nd<r>(a0.., out)           rank-r strided inputs already broadcast to out's shape.
+    One variant per module: a module's import costs a dispatcher per function, and a process
+    loading its kernels from the disk cache should pay only for the ones it uses."""
     args = ", ".join(f"a{i}" for i in range(arity))
-    names = [f"x{i}" for i in range(arity)]
-    body = render(expr, names)
+    body = render(expr, [f"x{i}" for i in range(arity)])
     lines = [_HEADER, f"DT = np.{const_dtype}\n\n"]
-    for p in range(2 ** arity):
-        pat = "".join("s" if p >> i & 1 else "v" for i in range(arity))
-        for prefix, extra, rng in (("flat", "", "range"), ("par", ", parallel=True", "prange")):
-            lines.append(_DECO.format(extra=extra))
-            lines.append(f"def {prefix}_{pat}({args}, out):\n")
-            for i, c in enumerate(pat):
-                if c == "s":
-                    lines.append(f"    x{i} = a{i}[0]\n")
-            lines.append(f"    for i in {rng}(out.shape[0]):\n")
-            for i, c in enumerate(pat):
-                if c == "v":
-                    lines.append(f"        x{i} = a{i}[i]\n")
-            lines.append(f"        out[i] = {body}\n\n")
-    for r in range(1, MAX_ND + 1):
+    if variant.startswith(("flat_", "par_")):
+        prefix, pat = variant.split("_")
+        par = prefix == "par"
+        lines.append(_DECO.format(extra=", parallel=True" if par else ""))
+        lines.append(f"def {variant}({args}, out):\n")
+        for i, c in enumerate(pat):
+            if c == "s":
+                lines.append(f"    x{i} = a{i}[0]\n")
+        lines.append(f"    for i in {'prange' if par else 'range'}(out.shape[0]):\n")
+        for i, c in enumerate(pat):
+            if c == "v":
+                lines.append(f"        x{i} = a{i}[i]\n")
+        lines.append(f"        out[i] = {body}\n")
+    elif variant.startswith("nd"):
+        r = int(variant[2:])
         idx = ", ".join(f"i{k}" for k in range(r))
         lines.append(_DECO.format(extra=""))
-        lines.append(f"def nd{r}({args}, out):\n")
+        lines.append(f"def {variant}({args}, out):\n")
         for k in range(r):
             lines.append("    " * (k + 1) + f"for i{k} in range(out.shape[{k}]):\n")
         ind = "    " * (r + 1)
         for i in range(arity):
             lines.append(f"{ind}x{i} = a{i}[{idx}]\n")
-        lines.append(f"{ind}out[{idx}] = {body}\n\n")
+        lines.append(f"{ind}out[{idx}] = {body}\n")
+    else:
+        raise ValueError(f"unknown elementwise variant {variant!r}")
     return "".join(lines)
 
 

@@ -28,7 +28,8 @@ PARALLEL_MIN_CHEAP = int(_PAR_ENV or 1 << 23)
 PARALLEL_MIN_TRANSCENDENTAL = int(_PAR_ENV or 1 << 21)
 if "NUMBA_THREADING_LAYER" not in os.environ:      # see the module docstring
     numba.config.THREADING_LAYER = "workqueue"
-_TRANSCENDENTAL = {"exp", "log", "log1p", "sin", "cos", "tanh", "erf", "pow", "sqrt"}
+_TRANSCENDENTAL = {"exp", "log", "log1p", "sin", "cos", "tanh", "erf", "pow", "sqrt", "sigmoid",
+                   "softplus"}
 
 
 def _has_transcendental(e: E.Expr) -> bool:
@@ -50,8 +51,10 @@ def entry_point(dispatcher, sample_args):
     return dispatcher.overloads[sig].entry_point
 
 
-def kernel_module(op, attrs: dict, const_dtype: str = "float64"):
-    return module_for(op.name, elementwise_source(_expr(op, attrs), op.arity, const_dtype))
+def kernel_module(op, attrs: dict, const_dtype: str, variant: str):
+    """The generated module of one variant of op's kernel (its function is named `variant`)."""
+    return module_for(op.name, elementwise_source(_expr(op, attrs), op.arity, const_dtype,
+                                                  variant))
 
 
 def _expr(op, attrs):
@@ -76,7 +79,10 @@ def expr_kernel(tag, expr, in_metas, cdts, out_meta):
     cnp = [cpu_np(c) for c in cdts]
     floats = [c for c in cnp if c.kind == "f"]
     const_dtype = (floats[0] if floats else cnp[0] if cnp else np.dtype(np.float64)).name
-    mod = module_for(tag, elementwise_source(expr, arity, const_dtype))
+
+    def variant_fn(variant):
+        return getattr(module_for(tag, elementwise_source(expr, arity, const_dtype, variant)),
+                       variant)
     shape = tuple(out_meta.shape)
     n = size_of(shape)
     final_np = out_meta.dtype.np
@@ -95,7 +101,7 @@ def expr_kernel(tag, expr, in_metas, cdts, out_meta):
         if r > MAX_ND:
             raise NotImplementedError(f"{tag}: broadcasting over rank {r} > {MAX_ND} is not "
                                       f"supported by the CPU kernels")
-        fn = getattr(mod, f"nd{r}")
+        fn = variant_fn(f"nd{r}")
 
         def run(*bufs):
             args = [np.broadcast_to(b.astype(c) if k else b, shape)
@@ -107,7 +113,7 @@ def expr_kernel(tag, expr, in_metas, cdts, out_meta):
 
     pat = "".join(pattern)
     par_min = PARALLEL_MIN_TRANSCENDENTAL if _has_transcendental(expr) else PARALLEL_MIN_CHEAP
-    fn = entry_point(getattr(mod, ("par_" if n >= par_min else "flat_") + pat),
+    fn = entry_point(variant_fn(("par_" if n >= par_min else "flat_") + pat),
                      [np.empty(1, c) for c in cnp] + [np.empty(1, out_np)])
     direct = (not any(casts) and out_np == final_np and len(shape) == 1
               and all(len(m.shape) == 1 for m in in_metas))

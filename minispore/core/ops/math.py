@@ -37,7 +37,7 @@ SIN = elementwise("sin", 1, E.sin, np.sin, lambda i, o, g: (mul(g, cos(i[0])),),
 COS = elementwise("cos", 1, E.cos, np.cos, lambda i, o, g: (neg(mul(g, sin(i[0]))),), FLOAT)
 TANH = elementwise("tanh", 1, E.tanh, np.tanh,
                    lambda i, o, g: (mul(g, sub(1, mul(o, o))),), FLOAT)
-SIGMOID = elementwise("sigmoid", 1, lambda x: 1 / (1 + E.exp(-x)),
+SIGMOID = elementwise("sigmoid", 1, E.sigmoid,
                       lambda x: _sp.expit(x),
                       lambda i, o, g: (mul(g, mul(o, sub(1, o))),), FLOAT)
 RELU = elementwise("relu", 1, lambda x: E.where(x > 0, x, x * 0), lambda x: np.maximum(x, 0),
@@ -45,7 +45,7 @@ RELU = elementwise("relu", 1, lambda x: E.where(x > 0, x, x * 0), lambda x: np.m
 ERF = elementwise("erf", 1, E.erf, _sp.erf,
                   lambda i, o, g: (mul(g, mul(exp(neg(square(i[0]))), 2 / _pymath.sqrt(_pymath.pi))),),
                   FLOAT)
-SOFTPLUS = elementwise("softplus", 1, lambda x: E.log1p(E.exp(-E.fabs(x))) + E.where(x > 0, x, 0),
+SOFTPLUS = elementwise("softplus", 1, E.softplus,
                        lambda x: np.logaddexp(0, x),
                        lambda i, o, g: (mul(g, sigmoid(i[0])),), FLOAT)
 
