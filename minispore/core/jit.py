@@ -3,17 +3,21 @@ from __future__ import annotations
 
 import functools
 
+from . import context
 from .graph import compile as graph_compile
 
 _CAPTURE_MODES = ("ast",)
 
 
-def jit(function=None, *, capture_mode="ast", jit_level="O0", dynamic=0, fullgraph=False,
+def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgraph=False,
         backend="", **options):
     """Decorator: `@ms.jit`, `@ms.jit(...)` or `ms.jit(fn)`. The function's source is parsed to
     a graph on the first call per input signature; later calls run the cached graph. Only
     capture_mode='ast' (source conversion) exists: 'bytecode' and 'trace' are MindSpore's
-    experimental alternatives and raise ValueError here rather than silently changing meaning."""
+    experimental alternatives and raise ValueError here rather than silently changing meaning.
+    `jit_level` (O0/O1/O2) applies to this function; None uses the context's jit_level."""
+    if jit_level is not None and jit_level not in ("O0", "O1", "O2"):
+        raise ValueError(f"jit: jit_level={jit_level!r} is not valid; choose 'O0', 'O1' or 'O2'")
     if capture_mode not in _CAPTURE_MODES:
         raise ValueError(f"jit: capture_mode={capture_mode!r} is not supported; minispore "
                          f"converts the Python source: use capture_mode='ast'")
@@ -21,7 +25,14 @@ def jit(function=None, *, capture_mode="ast", jit_level="O0", dynamic=0, fullgra
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            return graph_compile.run(fn, args, kwargs, name=fn.__qualname__)
+            if jit_level is None:
+                return graph_compile.run(fn, args, kwargs, name=fn.__qualname__)
+            state = context._state
+            saved, state["jit_level"] = state["jit_level"], jit_level
+            try:
+                return graph_compile.run(fn, args, kwargs, name=fn.__qualname__)
+            finally:
+                state["jit_level"] = saved
         wrapper.__wrapped_jit__ = fn
         return wrapper
     return deco(function) if function is not None else deco

@@ -117,3 +117,19 @@ def test_o2_warns_and_runs_kernel_by_kernel_when_a_node_cannot_be_sunk():
     with pytest.warns(RuntimeWarning, match="cannot lower op 'gather'"):
         out = ms.jit(gathers)(x, i)
     np.testing.assert_array_equal(out.asnumpy(), [8.0, 2.0])
+
+
+def test_jit_level_argument_applies_to_that_function():
+    from minispore.backends.cpu.sink import SunkProgram
+
+    def double(x):
+        return x * 2 + 1
+    graph_compile.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O0")
+    out = ms.jit(double, jit_level="O2")(Tensor(np.ones(3, np.float32)))
+    np.testing.assert_array_equal(out.asnumpy(), [3.0, 3.0, 3.0])
+    (entry,) = graph_compile._cache.values()
+    assert isinstance(entry.program, SunkProgram)
+    assert ms.get_context("jit_level") == "O0"
+    with pytest.raises(ValueError, match="jit_level"):
+        ms.jit(double, jit_level="O9")
