@@ -173,6 +173,18 @@ class GraphBuilder:
         self.emit(ir.ASSIGN, [v], (("param", p, Parameter),), [])
         self._current[id(p)] = v
 
+    def print_node(self, args, sep=" ", end="\n", file=None) -> None:
+        """A runtime Print node: strings now, tensors with their values at every run."""
+        parts, inputs = [], []
+        for a in args:
+            if isinstance(a, Tensor):
+                parts.append(("t", len(inputs)))
+                inputs.append(self.value_of(a))
+            else:
+                parts.append(("s", str(a)))
+        self.emit(ir.PRINT, inputs, (("parts", tuple(parts), tuple), ("sep", sep, str),
+                                     ("end", end, str), ("file", file, object)), [])
+
     def emit(self, kind: str, inputs: list, attrs: tuple, out_metas, subgraphs=()) -> list:
         outs = [ir.Value(m.shape, m.dtype) for m in out_metas]
         self.graph.nodes.append(ir.Node(kind, inputs, attrs, outs, self.loc, tuple(subgraphs)))

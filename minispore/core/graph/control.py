@@ -317,17 +317,8 @@ def emit_print(parser, args, kwargs, node, frame):
     if not isinstance(parser.ex, GraphBuilder):
         print(*args, sep=sep, end=end, file=file)
         return None
-    b = parser.ex
-    parts, inputs = [], []
-    for a in args:
-        if isinstance(a, Tensor):
-            parts.append(("t", len(inputs)))
-            inputs.append(b.value_of(a))
-        else:
-            parts.append(("s", str(a)))
-    b.loc = frame.src.loc(node)
-    b.emit(ir.PRINT, inputs, (("parts", tuple(parts), tuple), ("sep", sep, str),
-                              ("end", end, str), ("file", file, object)), [])
+    parser.ex.loc = frame.src.loc(node)
+    parser.ex.print_node(args, sep, end, file)
     return None
 
 

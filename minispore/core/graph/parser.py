@@ -311,7 +311,7 @@ class Parser:
                 self.assign(t, value, frame)
         elif isinstance(st, ast.AugAssign):
             op = _BINOPS[type(st.op)]
-            cur = self.eval(_load(st.target), frame)
+            cur = self.eval(_as_load(st.target), frame)
             self.assign(st.target, self._native(op, (cur, self.eval(st.value, frame)), {}, st,
                                                 frame), frame)
         elif isinstance(st, ast.AnnAssign):
@@ -654,13 +654,8 @@ class Parser:
             self.ex.loc = frame.src.loc(st)
 
 
-def _load(target):
-    """The expression that reads an augmented-assignment target."""
-    t = _copy_ctx(target)
-    return t
-
-
-def _copy_ctx(node):
+def _as_load(node):
+    """A copy of an assignment target that reads it (for augmented assignment)."""
     import copy
     n = copy.deepcopy(node)
     for sub in ast.walk(n):

@@ -45,15 +45,7 @@ def print_(*inputs):
     """Print strings and tensors (tensors as Tensor(shape=..., dtype=..., value=...))."""
     b = _builder()
     if b is not None:
-        from ..graph import ir
-        parts, vals = [], []
-        for a in inputs:
-            if isinstance(a, Tensor):
-                parts.append(("t", len(vals)))
-                vals.append(b.value_of(a))
-            else:
-                parts.append(("s", str(a)))
-        b.emit(ir.PRINT, vals, (("parts", tuple(parts), tuple), ("sep", " ", str)), [])
+        b.print_node(inputs)
         return None
     from ..graph.execute import _fmt
     print(" ".join(_fmt(a._concrete()) if isinstance(a, Tensor) else str(a) for a in inputs))
