@@ -61,6 +61,15 @@ class _Emitter:
     def line(self, indent: int, text: str):
         self.lines.append("    " * indent + text)
 
+    def fill(self, name: str, shape: tuple, dtype: dt.DType, value: str, ind: int):
+        """name = an array of `shape` filled with `value` (a loop: numba compiles np.full's
+        generic implementation ~4x slower than a loop)."""
+        n = size_of(shape)
+        self.line(ind, f"{name}_flat = np.empty(({n},), {_np(dtype)})")
+        self.line(ind, f"for q in range({n}):")
+        self.line(ind + 1, f"{name}_flat[q] = {value}")
+        self.line(ind, f"{name} = {name}_flat.reshape({shape!r})")
+
     # -- graphs ---------------------------------------------------------------------------------
     def graph_body(self, g: ir.Graph, ind: int):
         for n in g.nodes:
@@ -210,8 +219,10 @@ def _reduction(kind):
         if not x.shape:
             raise SinkUnsupported(f"{kind} of a 0-d tensor")
         scalar = size_of(keep_shape) == 1          # everything reduced: a register accumulator
-        e.line(ind, f"{acc} = {_np(acc_dt)}({init})" if scalar else
-               f"{acc} = np.full({keep_shape!r}, {init}, {_np(acc_dt)})")
+        if scalar:
+            e.line(ind, f"{acc} = {_np(acc_dt)}({init})")
+        else:
+            e.fill(acc, keep_shape, acc_dt, init, ind)
         idx = [f"r{k}" for k in range(len(x.shape))]
         for k, d in enumerate(x.shape):
             e.line(ind + k, f"for {idx[k]} in range({d}):")
@@ -226,16 +237,16 @@ def _reduction(kind):
             e.line(inner, f"xv = {src}")
             e.line(inner, f"if xv {cmp} {dst} or xv != xv:")
             e.line(inner + 1, f"{dst} = xv")
+        scale = f" / {size_of(x.shape) // max(size_of(keep_shape), 1)}" if kind == "mean" else ""
+        flat = e.fresh("red")                   # the result, flat, in the output dtype
+        e.line(ind, f"{flat} = np.empty(({size_of(keep_shape)},), {_np(out.dtype)})")
         if scalar:
-            arr = e.fresh("acc")
-            e.line(ind, f"{arr} = np.full({keep_shape!r}, {acc}, {_np(acc_dt)})")
-            acc = arr
-        if kind == "mean":
-            count = size_of(x.shape) // max(size_of(keep_shape), 1)
-            e.line(ind, f"{acc} /= {count}")
-        o = e.out(out)
-        e.line(ind, f"{o} = np.ascontiguousarray({acc}.astype({_np(out.dtype)}))"
-                    f".reshape({out.shape!r})")
+            e.line(ind, f"{flat}[0] = {acc}{scale}")
+        else:
+            e.line(ind, f"{acc}_flat = {acc}.reshape(({size_of(keep_shape)},))")
+            e.line(ind, f"for q in range({size_of(keep_shape)}):")
+            e.line(ind + 1, f"{flat}[q] = {acc}_flat[q]{scale}")
+        e.line(ind, f"{e.out(out)} = {flat}.reshape({out.shape!r})")
     return lower
 
 
@@ -277,17 +288,48 @@ def _simple(template):
     return lower
 
 
+def _copy_loop(e: _Emitter, n, a, ind):
+    """broadcast_to and cast: an elementwise copy (the store converts the dtype)."""
+    from ...core import scalar_expr as E
+    if n.op.name == "cast" and n.outputs[0].dtype is dt.bool_ and n.inputs[0].dtype.is_float:
+        e.loop(n, E.arg(0).ne(0), ind)
+    else:
+        e.loop(n, E.arg(0), ind)
+
+
+def _transpose(e: _Emitter, n, a, ind):
+    x, out = n.inputs[0], n.outputs[0]
+    perm = tuple(a["perm"])
+    o = e.out(out)
+    e.line(ind, f"{o} = np.empty({out.shape!r}, {_np(out.dtype)})")
+    idx = [f"i{k}" for k in range(len(out.shape))]
+    for k, d in enumerate(out.shape):
+        e.line(ind + k, f"for {idx[k]} in range({d}):")
+    src = [""] * len(perm)
+    for k, p in enumerate(perm):               # out axis k is input axis perm[k]
+        src[p] = idx[k]
+    e.line(ind + len(out.shape), f"{o}[{', '.join(idx) or '()'}] = "
+                                 f"{e.name(x)}[{', '.join(src) or '()'}]")
+
+
+def _fill(e: _Emitter, n, a, ind):
+    out = n.outputs[0]
+    v = a["value"]
+    lit = repr(bool(v)) if out.dtype is dt.bool_ else f"{_np(out.dtype)}({v!r})"
+    e.fill(e.out(out), out.shape, out.dtype, lit, ind)
+
+
 _LOWER = {
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "max": _reduction("max"), "min": _reduction("min"),
     "softmax": _softmax(False), "log_softmax": _softmax(True),
     "reshape": _simple("{in0}.reshape({out_shape})"),
-    "transpose": _simple("np.ascontiguousarray(np.transpose({in0}, {perm}))"),
-    "broadcast_to": _simple("np.ascontiguousarray(np.broadcast_to({in0}, {out_shape}))"),
-    "fill": _simple("np.full({out_shape}, {value}, {out_dtype})"),
-    "fill_like": _simple("np.full({out_shape}, {value}, {out_dtype})"),
-    "cast": _simple("{in0}.astype({out_dtype})"),
+    "transpose": _transpose,
+    "broadcast_to": _copy_loop,
+    "fill": _fill,
+    "fill_like": _fill,
+    "cast": _copy_loop,
     "stop_gradient": _simple("{in0}"),
 }
 
