@@ -8,8 +8,9 @@ are native branches and loops, and Parameter assignments are returned with the o
 source is content-hashed into the kernel cache directory (codegen.module_for), so a second
 process loads the compiled function from disk.
 
-A node kind the sink does not lower yet raises SinkUnsupported naming it; the compiler then runs
-that graph at O1 and says so (see graph/compile.py): nothing is silently dropped.
+Data movement and indexing ops are lowered in sink_index.py. A node kind the sink does not lower
+yet raises SinkUnsupported naming it; the compiler then runs that graph at O1 and says so (see
+graph/compile.py): nothing is silently dropped.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ...core import dtype as dt
 from ...core.graph import ir
 from ...core.primitive import OpDef, attrs_dict
 from ...core.shape import normalize_axes, size_of
+from . import sink_index as _sink_index
 from .codegen import HEADER_IMPORTS, module_for, render
 
 
@@ -206,18 +208,19 @@ def _matmul(e: _Emitter, n, a, ind):
 def _reduction(kind):
     def lower(e: _Emitter, n, a, ind):
         x, out = n.inputs[0], n.outputs[0]
+        if not x.shape:                            # reducing a scalar: the value itself
+            from ...core import scalar_expr as E
+            return e.loop(n, E.arg(0), ind)
         axes = normalize_axes(kind, a["axis"], len(x.shape)) if x.shape else ()
         keep_shape = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
         acc_dt = dt.float64 if out.dtype.is_float else out.dtype
         acc = e.fresh("acc")
-        init = {"sum": "0", "mean": "0", "max": "-np.inf", "min": "np.inf"}[kind]
+        init = {"sum": "0", "mean": "0", "prod": "1", "max": "-np.inf", "min": "np.inf"}[kind]
         if kind in ("max", "min") and not out.dtype.is_float:
             info = np.iinfo(out.dtype.np) if out.dtype is not dt.bool_ else None
             init = ("False" if kind == "max" else "True") if info is None else \
                 str(info.min if kind == "max" else info.max)
             acc_dt = out.dtype
-        if not x.shape:
-            raise SinkUnsupported(f"{kind} of a 0-d tensor")
         scalar = size_of(keep_shape) == 1          # everything reduced: a register accumulator
         if scalar:
             e.line(ind, f"{acc} = {_np(acc_dt)}({init})")
@@ -232,6 +235,8 @@ def _reduction(kind):
         src = f"{e.name(x)}[{', '.join(idx)}]"
         if kind in ("sum", "mean"):
             e.line(inner, f"{dst} += {src}")
+        elif kind == "prod":
+            e.line(inner, f"{dst} *= {src}")
         else:
             cmp = ">" if kind == "max" else "<"
             e.line(inner, f"xv = {src}")
@@ -253,28 +258,76 @@ def _reduction(kind):
 def _softmax(log: bool):
     def lower(e: _Emitter, n, a, ind):
         x, out = n.inputs[0], n.outputs[0]
-        if len(x.shape) == 0 or a["axis"] % len(x.shape) != len(x.shape) - 1:
-            raise SinkUnsupported("softmax over an axis other than the last")
-        rows, cols = size_of(x.shape[:-1]), x.shape[-1]
+        if not x.shape:                            # one element: 1 (softmax) or 0 (log)
+            return e.fill(e.out(out), (), out.dtype, f"{_np(out.dtype)}({0 if log else 1})",
+                          ind)
+        axis = a["axis"] % len(x.shape)
+        outer, d, inner = size_of(x.shape[:axis]), x.shape[axis], size_of(x.shape[axis + 1:])
         src, o, final = e.fresh("sm"), e.fresh("sm"), e.out(out)
-        e.line(ind, f"{src} = {e.name(x)}.reshape(({rows}, {cols}))")
-        e.line(ind, f"{o} = np.empty(({rows}, {cols}), {_np(out.dtype)})")
-        e.line(ind, f"for r in range({rows}):")
-        e.line(ind + 1, "m = -np.inf")
-        e.line(ind + 1, f"for c in range({cols}):")
-        e.line(ind + 2, f"m = max(m, {src}[r, c])")
-        e.line(ind + 1, "s = 0.0")
-        e.line(ind + 1, f"for c in range({cols}):")
-        e.line(ind + 2, f"s += vexp({src}[r, c] - m)")
+        e.line(ind, f"{src} = {e.name(x)}.reshape(({outer}, {d}, {inner}))")
+        e.line(ind, f"{o} = np.empty(({outer}, {d}, {inner}), {_np(out.dtype)})")
+        e.line(ind, f"for r in range({outer}):")
+        e.line(ind + 1, f"for c in range({inner}):")
+        b = ind + 2
+        e.line(b, "m = -np.inf")
+        e.line(b, f"for k in range({d}):")
+        e.line(b + 1, f"m = max(m, {src}[r, k, c])")
+        e.line(b, "s = 0.0")
+        e.line(b, f"for k in range({d}):")
+        e.line(b + 1, f"s += vexp({src}[r, k, c] - m)")
         if log:
-            e.line(ind + 1, "ls = vlog(s)")
-            e.line(ind + 1, f"for c in range({cols}):")
-            e.line(ind + 2, f"{o}[r, c] = {src}[r, c] - m - ls")
+            e.line(b, "ls = vlog(s)")
+            e.line(b, f"for k in range({d}):")
+            e.line(b + 1, f"{o}[r, k, c] = {src}[r, k, c] - m - ls")
         else:
-            e.line(ind + 1, f"for c in range({cols}):")
-            e.line(ind + 2, f"{o}[r, c] = vexp({src}[r, c] - m) / s")
+            e.line(b, f"for k in range({d}):")
+            e.line(b + 1, f"{o}[r, k, c] = vexp({src}[r, k, c] - m) / s")
         e.line(ind, f"{final} = {o}.reshape({out.shape!r})")
     return lower
+
+
+def _logsumexp(e: _Emitter, n, a, ind):
+    """max over the axes, then log(sum(exp(x - max))) + max (a -inf max gives -inf)."""
+    x, out = n.inputs[0], n.outputs[0]
+    if not x.shape:
+        from ...core import scalar_expr as E
+        return e.loop(n, E.arg(0), ind)
+    axes = normalize_axes("logsumexp", a["axis"], len(x.shape))
+    keep_shape = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
+    m, acc = e.fresh("lm"), e.fresh("ls")
+    e.fill(m, keep_shape, dt.float64, "-np.inf", ind)
+    e.fill(acc, keep_shape, dt.float64, "0.0", ind)
+    idx = [f"r{k}" for k in range(len(x.shape))]
+    dst = ", ".join("0" if k in axes else idx[k] for k in range(len(x.shape)))
+    src = f"{e.name(x)}[{', '.join(idx)}]"
+    for body in ((f"if {src} > {m}[{dst}] or {src} != {src}:", f"{m}[{dst}] = {src}"),
+                 (f"if {m}[{dst}] > -np.inf:", f"{acc}[{dst}] += vexp({src} - {m}[{dst}])")):
+        for k, d in enumerate(x.shape):
+            e.line(ind + k, f"for {idx[k]} in range({d}):")
+        e.line(ind + len(x.shape), body[0])
+        e.line(ind + len(x.shape) + 1, body[1])
+    flat = e.fresh("lse")
+    nk = size_of(keep_shape)
+    e.line(ind, f"{flat} = np.empty(({nk},), {_np(out.dtype)})")
+    e.line(ind, f"{m}_f = {m}.reshape(({nk},))")
+    e.line(ind, f"{acc}_f = {acc}.reshape(({nk},))")
+    e.line(ind, f"for q in range({nk}):")
+    e.line(ind + 1, f"{flat}[q] = vlog({acc}_f[q]) + {m}_f[q] if {m}_f[q] > -np.inf "
+                    f"else {m}_f[q]")
+    e.line(ind, f"{e.out(out)} = {flat}.reshape({out.shape!r})")
+
+
+def _tile(e: _Emitter, n, a, ind):
+    x, out = n.inputs[0], n.outputs[0]
+    o = e.out(out)
+    e.line(ind, f"{o} = np.empty({out.shape!r}, {_np(out.dtype)})")
+    idx = [f"i{k}" for k in range(len(out.shape))]
+    for k, d in enumerate(out.shape):
+        e.line(ind + k, f"for {idx[k]} in range({d}):")
+    lead = len(out.shape) - len(x.shape)
+    src = [f"{idx[lead + k]} % {d}" for k, d in enumerate(x.shape)]
+    e.line(ind + len(out.shape), f"{o}[{', '.join(idx) or '()'}] = "
+                                 f"{e.name(x)}[{', '.join(src) or '()'}]")
 
 
 def _simple(template):
@@ -321,9 +374,10 @@ def _fill(e: _Emitter, n, a, ind):
 
 _LOWER = {
     "matmul": _matmul,
-    "sum": _reduction("sum"), "mean": _reduction("mean"),
+    "sum": _reduction("sum"), "mean": _reduction("mean"), "prod": _reduction("prod"),
     "max": _reduction("max"), "min": _reduction("min"),
-    "softmax": _softmax(False), "log_softmax": _softmax(True),
+    "softmax": _softmax(False), "log_softmax": _softmax(True), "logsumexp": _logsumexp,
+    "tile": _tile,
     "reshape": _simple("{in0}.reshape({out_shape})"),
     "transpose": _transpose,
     "broadcast_to": _copy_loop,
@@ -332,6 +386,7 @@ _LOWER = {
     "cast": _copy_loop,
     "stop_gradient": _simple("{in0}"),
 }
+_LOWER.update(_sink_index.LOWER)
 
 
 class SunkProgram:
