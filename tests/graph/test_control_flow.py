@@ -297,10 +297,6 @@ def return_in_loop_tensors_only(x):
     return -x
 
 
-@pytest.mark.xfail(strict=True, raises=GraphSyntaxError, reason=(
-    "not supported yet: a `return` under a tensor `if` inside a loop unrolled at compile time "
-    "needs the remaining iterations and the code after the loop as the other path; graph mode "
-    "raises GraphSyntaxError with a hint instead of compiling it"))
 @pytest.mark.parametrize("x", [POS, NEG, MIX, t([5.0, 6.0, 7.0]), t([-9.0, 8.0, 9.0])],
                          ids=["pos", "neg", "mix", "big", "wide"])
 def test_return_inside_tensor_if_in_a_loop_and_nested(x):
@@ -666,3 +662,28 @@ def test_print_runs_only_in_the_taken_branch_and_once_per_iteration(x, capsys):
     for _ in range(2):                       # compiled, then cached
         f(x)
         assert _labels(capsys.readouterr().out) == eager
+
+
+def _helper_returns_early(x):
+    for k in range(3):
+        if x.sum() > 10 * k:
+            x = x + k
+        else:
+            return x * 100
+    return x
+
+
+def return_in_while_and_helper(x):
+    n = 0
+    while n < 4:
+        if x.sum() > 3:
+            return _helper_returns_early(x) - 1      # the helper's returns stay inside it
+        x = x * 2
+        n += 1
+    return -x
+
+
+@pytest.mark.parametrize("x", [t([0.1, 0.2]), t([2.0, 3.0]), t([40.0, 1.0])],
+                         ids=["small", "mid", "big"])
+def test_return_under_tensor_if_in_unrolled_while_and_helper(x):
+    graph_vs_pynative(return_in_while_and_helper, x)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 
 from .. import dtype as dt
-from ..errors import GraphSyntaxError
 from ..tensor import Parameter, Tensor
 from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
@@ -99,8 +98,9 @@ def _run_branch(parser, b, stmts, frame, name):
 
 def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
     """`if <tensor>:` -> an If node. Without return/break/continue in the branches, assigned
-    variables are merged; a branch that returns makes the rest of the block part of both
-    branches (each then ends in a return, merged into the If's outputs)."""
+    variables are merged; when a branch returns, each branch continues with the rest of the
+    function (the rest of this block, the remaining loop iterations, the code after the loops:
+    parser.finish) up to its return, and the two return values become the If's outputs."""
     b = _builder(parser, st, frame)
     cv = _cond_value(b, cond, st.test, frame)
     branches = (st.body, st.orelse)
@@ -108,15 +108,14 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
         raise _error(frame.src, st, "break/continue under a tensor condition is not supported",
                      hint="loop with `while <tensor condition>:` instead")
     if _has(branches[0] + branches[1], ast.Return):
-        if parser.loop_depth:
-            raise _error(frame.src, st, "`return` under a tensor condition inside a loop that "
-                         "is unrolled at compile time is not supported", GraphSyntaxError,
-                         hint="assign the result to a variable in the loop and return after "
-                              "it, or run in PyNative mode")
         gs, flows = [], []
         for name, body in zip(("then", "else"), branches):
-            g, fr, flow = _run_branch(parser, b, body + rest, frame, name)
-            value = flow.value if flow is not None and flow.kind == "return" else None
+            fr = frame.copy()
+            with b.region(name) as g:        # the branch, then the rest of the function
+                flow = parser.exec_block(body + rest, fr)
+                if flow is None or flow.kind != "return":
+                    flow = parser.finish(fr, flow)
+            value = flow.value if flow is not None else None
             gs.append(g)
             flows.append(value)
         flat_a, tree_a = _flatten(flows[0])
@@ -244,11 +243,14 @@ def run_while(parser, st: ast.While, frame: Frame):
             return _tensor_while(parser, st, frame)
         if not parser.truth(cond, st, frame):
             return parser.exec_block(st.orelse, frame)
-        parser.loop_depth += 1
+        track = _has(st.body, ast.Return)
+        if track:
+            parser.conts.append(("while", st))
         try:
             flow = parser.exec_block(st.body, frame)
         finally:
-            parser.loop_depth -= 1
+            if track:
+                parser.conts.pop()
         if flow is BREAK:
             return None
         if flow is not None and flow is not CONTINUE:

@@ -205,7 +205,10 @@ class Parser:
     def __init__(self, executor):
         self.ex = executor                  # GraphBuilder, or the eager executor
         self.depth = 0
-        self.loop_depth = 0                 # > 0 inside the body of a loop being unrolled
+        # What runs after the current statement, innermost last: ("block", statements),
+        # ("for", loop, remaining items), ("while", loop). A `return` under a tensor `if` needs
+        # "the rest of the function" as the other path (see finish()); one stack per activation.
+        self.conts: list = []
 
     # -- entry points --------------------------------------------------------------------------
     def call_function(self, fn, args, kwargs=None):
@@ -225,6 +228,7 @@ class Parser:
         if self.depth > 200:
             raise _error(frame.src, fdef, "graph mode: recursion deeper than 200 calls",
                          hint="recursion must end at compile time; use a loop instead")
+        saved_conts, self.conts = self.conts, []
         try:
             self._bind(fdef.args, frame, args, kwargs, fn, defaults)
             if isinstance(fdef, ast.Lambda):
@@ -233,6 +237,32 @@ class Parser:
             return flow.value if flow is not None and flow.kind == "return" else None
         finally:
             self.depth -= 1
+            self.conts = saved_conts
+
+    def finish(self, frame: Frame, flow=None):
+        """Run the rest of the function from here (the continuation stack, innermost first) in
+        `frame`, starting from `flow` (None: the current block ended normally, or a pending
+        break/continue). Returns the function's return flow, or None if it falls off the end."""
+        stack = self.conts
+        try:
+            for j in range(len(stack) - 1, -1, -1):
+                if flow is not None and flow.kind == "return":
+                    break
+                self.conts = stack[:j]               # what encloses entry j
+                kind, *data = stack[j]
+                if kind == "block":
+                    if flow is None:
+                        flow = self.exec_block(data[0], frame)
+                elif flow is BREAK:
+                    flow = None                      # leave this loop, skip its else
+                elif kind == "for":
+                    flow = self._iterate(data[0], data[1], frame)
+                else:
+                    from .control import run_while
+                    flow = run_while(self, data[0], frame)
+        finally:
+            self.conts = stack
+        return flow if flow is not None and flow.kind == "return" else None
 
     def _bind(self, a: ast.arguments, frame, args, kwargs, fn, defaults=None):
         if fn is not None:
@@ -285,22 +315,30 @@ class Parser:
                     from .control import tensor_if
                     return tensor_if(self, st, cond, stmts[i + 1:], frame)
                 branch = st.body if self.truth(cond, st, frame) else st.orelse
-                if _has_return(branch):
-                    # run the branch and the rest of this block as one block, so that a
-                    # `return` under a tensor `if` in the branch sees the rest of the function
-                    # as its other path (same flow otherwise: the block simply continues)
-                    return self.exec_block(list(branch) + list(stmts[i + 1:]), frame)
-                flow = self.exec_block(branch, frame)
+                flow = self._nested(branch, stmts[i + 1:], frame,
+                                    lambda b=branch: self.exec_block(b, frame))
             elif isinstance(st, ast.While):
                 from .control import run_while
-                flow = run_while(self, st, frame)
+                flow = self._nested(st.body, stmts[i + 1:], frame,
+                                    lambda s=st: run_while(self, s, frame))
             elif isinstance(st, ast.For):
-                flow = self._for(st, frame)
+                flow = self._nested(st.body, stmts[i + 1:], frame, lambda s=st: self._for(s, frame))
             else:
                 flow = self.exec_stmt(st, frame)
             if flow is not None:
                 return flow
         return None
+
+    def _nested(self, body, rest, frame, run):
+        """Run a compound statement with `rest` (the statements after it) on the continuation
+        stack, which only a `return` inside it can need."""
+        if not _has_return(body):
+            return run()
+        self.conts.append(("block", rest))
+        try:
+            return run()
+        finally:
+            self.conts.pop()
 
     def exec_stmt(self, st, frame: Frame):
         if isinstance(st, ast.Return):
@@ -353,20 +391,30 @@ class Parser:
             if it is None:
                 raise _error(frame.src, st.iter, "cannot iterate over a 0-d tensor")
         try:
-            iterator = iter(it)
+            items = []
+            for item in it:
+                items.append(item)
+                if len(items) > self.MAX_UNROLL:
+                    raise _error(frame.src, st, f"for loop unrolled more than "
+                                 f"{self.MAX_UNROLL} times",
+                                 hint="loop over a tensor condition with while instead")
         except TypeError:
             raise _error(frame.src, st.iter, f"cannot iterate over {type(it).__name__}",
                          TypeError) from None
-        for n, item in enumerate(iterator):
-            if n >= self.MAX_UNROLL:
-                raise _error(frame.src, st, f"for loop unrolled more than {self.MAX_UNROLL} "
-                             f"times", hint="loop over a tensor condition with while instead")
+        return self._iterate(st, items, frame)
+
+    def _iterate(self, st: ast.For, items: list, frame: Frame):
+        """Run the loop body for `items`, then its else (unless a break)."""
+        track = _has_return(st.body)
+        for k, item in enumerate(items):
             self.assign(st.target, item, frame)
-            self.loop_depth += 1
+            if track:
+                self.conts.append(("for", st, items[k + 1:]))
             try:
                 flow = self.exec_block(st.body, frame)
             finally:
-                self.loop_depth -= 1
+                if track:
+                    self.conts.pop()
             if flow is BREAK:
                 return None
             if flow is not None and flow.kind == "return":
