@@ -134,3 +134,26 @@ def test_jit_level_argument_applies_to_that_function():
     assert ms.get_context("jit_level") == "O0"
     with pytest.raises(ValueError, match="jit_level"):
         ms.jit(double, jit_level="O9")
+
+
+def printing(x):
+    y = x * 2
+    print("y is", y, "sum", y.sum(), sep=" | ")
+    return y + 1
+
+
+def test_print_in_the_sink_prints_like_o0_at_every_call(capsys):
+    from minispore.backends.cpu.sink import SunkProgram
+    texts = {}
+    for level in ("O0", "O2"):
+        graph_compile.clear_cache()
+        ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            for _ in range(2):
+                ms.jit(printing)(Tensor(np.ones(2, np.float32)))
+        texts[level] = capsys.readouterr().out
+        if level == "O2":
+            (entry,) = graph_compile._cache.values()
+            assert isinstance(entry.program, SunkProgram)
+    assert texts["O0"] == texts["O2"] and texts["O0"].count("y is | Tensor(shape=[2]") == 2
