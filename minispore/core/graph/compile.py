@@ -171,7 +171,13 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
     if entry is not None and not _params_match(entry.graph):
         entry = None                      # a Parameter changed shape or dtype: recompile
     if entry is None:
-        g, tree = build(fn, args, kwargs, parse, name or getattr(fn, "__qualname__", "graph"))
+        try:
+            g, tree = build(fn, args, kwargs, parse, name or getattr(fn, "__qualname__", "graph"))
+        except Exception as e:
+            if getattr(e, "_ms_located", False):
+                # the message names the user's line; the parser's own frames are noise
+                raise e.with_traceback(None) from None
+            raise
         backend = current.backend or get_backend(context._state["device_target"])
         entry = Compiled(g, _program(g, backend), tree)
         stats["compiles"] += 1

@@ -163,7 +163,9 @@ def _error(src: Source, node, msg: str, cls=GraphSyntaxError, hint: str | None =
     e = cls(f"{msg}\n{loc.caret()}" + (f"\n  hint: {hint}" if hint else ""))
     e._ms_located = True
     if isinstance(e, SyntaxError):
-        e.filename, e.lineno, e.offset, e.text = loc.file, loc.line, loc.col + 1, loc.text
+        # no .text: the message already shows the line and a caret, and Python's traceback
+        # would print them a second time
+        e.filename, e.lineno, e.offset = loc.file, loc.line, loc.col + 1
     return e
 
 
@@ -685,8 +687,7 @@ class Parser:
                 raise e from None
             new._ms_located = True
             if isinstance(new, SyntaxError):    # e.g. reading a tensor's value while compiling
-                new.filename, new.lineno, new.offset, new.text = (loc.file, loc.line,
-                                                                  loc.col + 1, loc.text)
+                new.filename, new.lineno, new.offset = loc.file, loc.line, loc.col + 1
             raise new from None
         finally:
             if hasattr(self.ex, "loc"):
