@@ -15,7 +15,9 @@ from ..tensor import Parameter, Tensor
 from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
 from .cf_grad import record_if, record_while
-from .parser import BREAK, CONTINUE, Frame, _error, _Flow
+from .parser import BREAK, CONTINUE, _Flow
+from .source import Frame
+from .source import error as _error
 
 
 def _assigned_names(stmts) -> set:
