@@ -8,7 +8,6 @@ from __future__ import annotations
 import math as _pymath
 
 import numpy as np
-from scipy import special as _sp
 
 from .. import dtype as dt
 from .. import scalar_expr as E
@@ -17,6 +16,16 @@ from ._common import COMPARE, FLOAT, LOGICAL, elementwise, sum_to
 
 FL = dt.FLOATS
 NUM = dt.NUMERIC
+
+def _erf(x):
+    from scipy.special import erf     # imported on first use: scipy.special costs ~0.2 s
+    return erf(x)
+
+
+def _expit(x):
+    from scipy.special import expit
+    return expit(x)
+
 
 # ---------------------------------------------------------------- unary -------------------------
 NEG = elementwise("neg", 1, lambda x: -x, np.negative, lambda i, o, g: (neg(g),), allowed=NUM)
@@ -38,11 +47,11 @@ COS = elementwise("cos", 1, E.cos, np.cos, lambda i, o, g: (neg(mul(g, sin(i[0])
 TANH = elementwise("tanh", 1, E.tanh, np.tanh,
                    lambda i, o, g: (mul(g, sub(1, mul(o, o))),), FLOAT)
 SIGMOID = elementwise("sigmoid", 1, E.sigmoid,
-                      lambda x: _sp.expit(x),
+                      _expit,
                       lambda i, o, g: (mul(g, mul(o, sub(1, o))),), FLOAT)
 RELU = elementwise("relu", 1, lambda x: E.where(x > 0, x, x * 0), lambda x: np.maximum(x, 0),
                    lambda i, o, g: (mul(g, cast(greater(i[0], 0), g.dtype)),), allowed=NUM)
-ERF = elementwise("erf", 1, E.erf, _sp.erf,
+ERF = elementwise("erf", 1, E.erf, _erf,
                   lambda i, o, g: (mul(g, mul(exp(neg(square(i[0]))), 2 / _pymath.sqrt(_pymath.pi))),),
                   FLOAT)
 SOFTPLUS = elementwise("softplus", 1, E.softplus,
@@ -61,7 +70,7 @@ def _gelu_scalar(x, approximate="none"):
 def _gelu_np(x, approximate="none"):
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(_SQRT_2_PI * (x + 0.044715 * x ** 3)))
-    return 0.5 * x * (1 + _sp.erf(x / np.sqrt(2)))
+    return 0.5 * x * (1 + _erf(x / np.sqrt(2)))
 
 
 def _gelu_bprop(i, o, g, approximate="none"):
