@@ -13,78 +13,18 @@ import minispore as ms
 from minispore import Parameter, Tensor, nn, ops
 from minispore.core.errors import GraphSyntaxError
 from minispore.core.graph import compile as gc
+from frontend_helpers import (assert_same, fresh_cache,  # noqa: F401 (autouse fixture)
+                              graph_vs_pynative, line_of, t)
 
 THIS_FILE = os.path.basename(__file__)
-F32 = np.float32
 
 
 # ---------------------------------------------------------------- helpers ------------------------
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    """An empty compile cache, and jit_level O0 (kernel by kernel: bit-identical to PyNative);
-    conftest restores the context afterwards."""
-    gc.clear_cache()
-    ms.set_context(jit_level="O0")
-    yield
-    gc.clear_cache()
-
-
-def t(a, dtype=F32):
-    return Tensor(np.asarray(a, dtype))
-
-
-def _flat(out):
-    if isinstance(out, Tensor):
-        return [out.asnumpy()], "T"
-    if isinstance(out, (tuple, list)):
-        leaves, trees = [], []
-        for o in out:
-            lv, tr = _flat(o)
-            leaves += lv
-            trees.append(tr)
-        return leaves, (type(out).__name__, tuple(trees))
-    return [out], ("C", type(out).__name__)
-
-
-def assert_same(graph, eager):
-    (lg, tg), (le, te) = _flat(graph), _flat(eager)
-    assert tg == te, f"output structure differs: graph {tg} vs pynative {te}"
-    for i, (a, b) in enumerate(zip(lg, le)):
-        if isinstance(b, np.ndarray):
-            assert a.dtype == b.dtype and a.shape == b.shape, \
-                f"output {i}: graph {a.dtype}{a.shape} vs pynative {b.dtype}{b.shape}"
-            np.testing.assert_array_equal(a, b, err_msg=f"output {i}")
-        else:
-            assert a == b, f"output {i}: graph {a!r} vs pynative {b!r}"
-
-
-def graph_vs_pynative(fn, *args):
-    """`fn(*args)` in PyNative vs in GRAPH_MODE (a Cell compiles on call, a function through
-    ms.jit); called twice in GRAPH_MODE (compiled, then cached)."""
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    eager = fn(*args)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    compiled = fn if isinstance(fn, nn.Cell) else ms.jit(fn)
-    first = compiled(*args)
-    assert_same(first, eager)
-    assert_same(compiled(*args), eager)
-    return first
-
-
 def graph_nodes(entry=None):
     """Node names of the (single) compiled graph, subgraphs included."""
     if entry is None:
         (entry,) = gc._cache.values()
     return [n.name for n in entry.graph.all_nodes()]
-
-
-def line_of(fn, needle: str) -> int:
-    import inspect
-    lines, start = inspect.getsourcelines(fn)
-    for i, text in enumerate(lines):
-        if needle in text:
-            return start + i
-    raise AssertionError(f"{needle!r} not in the source of {fn}")
 
 
 def assert_located(err, fn, needle):

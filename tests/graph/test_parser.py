@@ -15,72 +15,17 @@ import minispore as ms
 from minispore import Parameter, Tensor, nn, ops
 from minispore.core.errors import GraphSyntaxError
 from minispore.core.graph import compile as gc
+from frontend_helpers import (F32, assert_same, fresh_cache,  # noqa: F401 (autouse fixture)
+                              graph_vs_pynative, line_of, t)
 
 THIS_FILE = os.path.basename(__file__)
-F32 = np.float32
 
 
 # ---------------------------------------------------------------- helpers ------------------------
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    """An empty compile cache, and jit_level O0 (kernel by kernel: bit-identical to PyNative);
-    conftest restores the context afterwards."""
-    gc.clear_cache()
-    ms.set_context(jit_level="O0")
-    yield
-    gc.clear_cache()
-
-
-def t(a, dtype=F32):
-    return Tensor(np.asarray(a, dtype))
-
-
 def X(*shape, start=0.0, dtype=F32):
     n = int(np.prod(shape))
     return Tensor((np.arange(n, dtype=np.float64) * 0.5 - n / 4 + start).astype(dtype)
                   .reshape(shape))
-
-
-def _flat(out):
-    """(leaves, structure): tensors become numpy arrays, containers keep their type."""
-    if isinstance(out, Tensor):
-        return [out.asnumpy()], "T"
-    if isinstance(out, (tuple, list)):
-        leaves, trees = [], []
-        for o in out:
-            lv, tr = _flat(o)
-            leaves += lv
-            trees.append(tr)
-        return leaves, (type(out).__name__, tuple(trees))
-    if isinstance(out, dict):
-        leaves, tree = _flat(list(out.values()))
-        return leaves, ("dict", tuple(out), tree)
-    return [out], ("C", type(out).__name__)
-
-
-def assert_same(graph, eager):
-    (lg, tg), (le, te) = _flat(graph), _flat(eager)
-    assert tg == te, f"output structure differs: graph {tg} vs pynative {te}"
-    for i, (a, b) in enumerate(zip(lg, le)):
-        if isinstance(b, np.ndarray):
-            assert a.dtype == b.dtype and a.shape == b.shape, \
-                f"output {i}: graph {a.dtype}{a.shape} vs pynative {b.dtype}{b.shape}"
-            np.testing.assert_array_equal(a, b, err_msg=f"output {i}")
-        else:
-            assert a == b, f"output {i}: graph {a!r} vs pynative {b!r}"
-
-
-def graph_vs_pynative(fn, *args, **kwargs):
-    """`fn(*args)` in PyNative vs `ms.jit(fn)(*args)` in GRAPH_MODE (called twice: compiled, then
-    cached). `fn` is a plain function or a Cell (whose call compiles in GRAPH_MODE)."""
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    eager = fn(*args, **kwargs)
-    ms.set_context(mode=ms.GRAPH_MODE)
-    compiled = fn if isinstance(fn, nn.Cell) else ms.jit(fn)
-    first = compiled(*args, **kwargs)
-    assert_same(first, eager)
-    assert_same(compiled(*args, **kwargs), eager)
-    return first
 
 
 def graph_error(exc_type, fn, *args):
@@ -91,15 +36,6 @@ def graph_error(exc_type, fn, *args):
         compiled(*args)
     return info.value
 
-
-def line_of(fn_or_cls, needle: str) -> int:
-    """The line number in this file of the first source line of fn containing `needle`."""
-    import inspect
-    lines, start = inspect.getsourcelines(fn_or_cls)
-    for i, text in enumerate(lines):
-        if needle in text:
-            return start + i
-    raise AssertionError(f"{needle!r} not in the source of {fn_or_cls}")
 
 
 def assert_located(err, fn, needle: str):
