@@ -56,7 +56,35 @@ def _wrap(buf, meta) -> Tensor:
     return t
 
 
-_SCALARS = (bool, int, float, np.number, np.bool_)
+SCALARS = (bool, int, float, np.number, np.bool_)
+
+
+def op_inputs(op: OpDef, inputs: tuple) -> tuple:
+    """The operands of a call: a variadic op's one sequence unpacked, the arity checked (shared
+    by the eager executor and the graph builder, so both modes raise the same error)."""
+    if op.arity is None and len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+        inputs = tuple(inputs[0])
+    if op.arity is not None and len(inputs) != op.arity:
+        raise TypeError(f"{op.name}: takes {op.arity} tensor input(s), got {len(inputs)}")
+    return inputs
+
+
+def tensor_dtype(inputs) -> dt.DType | None:
+    """The promoted dtype of the Tensor operands: what a Python scalar operand is promoted
+    against."""
+    ref = None
+    for y in inputs:
+        if isinstance(y, Tensor):
+            ref = y.dtype if ref is None else dt.promote(ref, y.dtype)
+    return ref
+
+
+def scalar_operand_dtype(op: OpDef, value, ref_dtype) -> dt.DType:
+    """MindSpore's rule for a Python scalar operand: promoted against the tensor operands of an
+    elementwise op, its own default dtype otherwise."""
+    if ref_dtype is not None and op.kind == ELEMENTWISE:
+        return dt.promote_with_scalar(ref_dtype, value)
+    return dt.scalar_dtype(value)
 
 # Python-scalar operands as 0-d tensors, memoised: buffers are immutable and these tensors are
 # never handed to user code, so sharing them is safe (x * 2 in a loop converts 2 once).
@@ -68,9 +96,8 @@ def to_tensor(op: OpDef, x, ref_dtype) -> Tensor:
     against the op's tensor inputs; arrays and nested lists become tensors."""
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, _SCALARS):
-        d = dt.promote_with_scalar(ref_dtype, x) if (ref_dtype is not None and
-                                                   op.kind == ELEMENTWISE) else dt.scalar_dtype(x)
+    if isinstance(x, SCALARS):
+        d = scalar_operand_dtype(op, x, ref_dtype)
         if x == 0 and isinstance(x, float):      # -0.0 == 0.0: never share a signed zero
             return Tensor(to_numpy(x, d))
         key = (x.__class__, x, d)
@@ -95,17 +122,10 @@ class EagerExecutor:
         return b
 
     def apply(self, op: OpDef, inputs: tuple, attrs: tuple):
-        if op.arity is None and len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
-            inputs = tuple(inputs[0])
-        if op.arity is not None and len(inputs) != op.arity:
-            raise TypeError(f"{op.name}: takes {op.arity} tensor input(s), got {len(inputs)}")
-        ts = inputs
+        ts = inputs = op_inputs(op, inputs)
         for x in inputs:
             if not isinstance(x, Tensor):
-                ref = None
-                for y in inputs:
-                    if isinstance(y, Tensor):
-                        ref = y.dtype if ref is None else dt.promote(ref, y.dtype)
+                ref = tensor_dtype(inputs)
                 ts = tuple(to_tensor(op, y, ref) for y in inputs)
                 break
         backend = current.backend or self.backend()
@@ -152,9 +172,9 @@ class EagerExecutor:
         """`a (op) b` from Tensor operators (either side may be a Python scalar): the same as
         apply, minus the generic plumbing."""
         if a.__class__ is not Tensor or b.__class__ is not Tensor:
-            if isinstance(a, Tensor) and isinstance(b, _SCALARS):
+            if isinstance(a, Tensor) and isinstance(b, SCALARS):
                 b = to_tensor(op, b, a.dtype)
-            elif isinstance(b, Tensor) and isinstance(a, _SCALARS):
+            elif isinstance(b, Tensor) and isinstance(a, SCALARS):
                 a = to_tensor(op, a, b.dtype)
             if a.__class__ is not Tensor or b.__class__ is not Tensor:   # Parameters, arrays
                 return self.apply(op, (a, b), ())

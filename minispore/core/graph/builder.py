@@ -13,13 +13,10 @@ import numpy as np
 
 from .. import dtype as dt
 from ..errors import MinisporeError
-from ..primitive import ELEMENTWISE, Meta, OpDef, attrs_dict, executor
-from ..pynative import TAPE, record
+from ..primitive import Meta, OpDef, attrs_dict, executor
+from ..pynative import SCALARS, TAPE, op_inputs, record, scalar_operand_dtype, tensor_dtype
 from ..tensor import Parameter, Tensor, to_numpy
 from . import ir
-
-_SCALARS = (bool, int, float, np.number, np.bool_)
-
 
 def is_symbolic(t) -> bool:
     return isinstance(t, Tensor) and isinstance(t._buf, ir.Value)
@@ -107,10 +104,8 @@ class GraphBuilder:
     def to_tensor(self, op: OpDef, x, ref_dtype) -> Tensor:
         if isinstance(x, Tensor):
             return x
-        if isinstance(x, _SCALARS):
-            d = dt.promote_with_scalar(ref_dtype, x) if (ref_dtype is not None and
-                                                       op.kind == ELEMENTWISE) \
-                else dt.scalar_dtype(x)
+        if isinstance(x, SCALARS):
+            d = scalar_operand_dtype(op, x, ref_dtype)
             return sym(self.const(to_numpy(x, d), d))
         if isinstance(x, (np.ndarray, list, tuple)):
             a = to_numpy(x)
@@ -120,14 +115,8 @@ class GraphBuilder:
 
     # -- the executor interface -------------------------------------------------------------------
     def apply(self, op: OpDef, inputs: tuple, attrs: tuple):
-        if op.arity is None and len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
-            inputs = tuple(inputs[0])
-        if op.arity is not None and len(inputs) != op.arity:
-            raise TypeError(f"{op.name}: takes {op.arity} tensor input(s), got {len(inputs)}")
-        ref = None
-        for y in inputs:
-            if isinstance(y, Tensor):
-                ref = y.dtype if ref is None else dt.promote(ref, y.dtype)
+        inputs = op_inputs(op, inputs)
+        ref = tensor_dtype(inputs)
         ts = tuple(self.to_tensor(op, x, ref) for x in inputs)
         try:
             meta = op.infer(*ts, **attrs_dict(attrs))

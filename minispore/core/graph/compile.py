@@ -13,6 +13,8 @@ import itertools
 import os
 from pathlib import Path
 
+import numpy as np
+
 from .. import context
 from ..device import current, get_backend
 from ..primitive import executor
@@ -58,18 +60,21 @@ def _flatten_args(args):
     return tensors, tuple(sig)
 
 
+def _tree_map(leaf, obj):
+    """obj with `leaf` applied to everything that is not a tuple, list or dict."""
+    if isinstance(obj, tuple):
+        return tuple(_tree_map(leaf, o) for o in obj)
+    if isinstance(obj, list):
+        return [_tree_map(leaf, o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _tree_map(leaf, v) for k, v in obj.items()}
+    return leaf(obj)
+
+
 def _symbolic_args(b: GraphBuilder, args):
-    def conv(a):
-        if isinstance(a, Tensor):
-            return b.input(a.shape, a.dtype)
-        if isinstance(a, tuple):
-            return tuple(conv(x) for x in a)
-        if isinstance(a, list):
-            return [conv(x) for x in a]
-        if isinstance(a, dict):
-            return {k: conv(v) for k, v in a.items()}
-        return a
-    return [conv(a) for a in args]
+    """The arguments with every tensor replaced by a new graph input of its type (in the order
+    _flatten_args lists the tensors)."""
+    return _tree_map(lambda a: b.input(a.shape, a.dtype) if isinstance(a, Tensor) else a, args)
 
 
 def _flatten_out(obj, b: GraphBuilder, values: list):
@@ -97,16 +102,7 @@ def _rebuild(tree, outs):
 
 def _arrays_to_tensors(obj):
     """numpy arrays given to a graph are inputs like tensors (never baked in as constants)."""
-    import numpy as np
-    if isinstance(obj, np.ndarray):
-        return Tensor(obj)
-    if isinstance(obj, tuple):
-        return tuple(_arrays_to_tensors(o) for o in obj)
-    if isinstance(obj, list):
-        return [_arrays_to_tensors(o) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _arrays_to_tensors(v) for k, v in obj.items()}
-    return obj
+    return _tree_map(lambda a: Tensor(a) if isinstance(a, np.ndarray) else a, obj)
 
 
 def _params_match(g) -> bool:
@@ -130,8 +126,8 @@ def build(fn, args, kwargs, parse: bool, name: str):
     TAPE.depth = 0                                  # a graph is differentiated inside itself
     try:
         with b:
-            sargs = _symbolic_args(b, args)
-            skw = dict(zip(kwargs, _symbolic_args(b, list(kwargs.values()))))
+            sargs = _symbolic_args(b, list(args))
+            skw = _symbolic_args(b, kwargs)
             stats["parses"] += 1
             result = b.parser.call_function(fn, sargs, skw) if parse else fn(*sargs, **skw)
             values: list = []

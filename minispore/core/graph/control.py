@@ -15,7 +15,7 @@ from ..tensor import Parameter, Tensor
 from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
 from .cf_grad import record_if, record_while
-from .parser import BREAK, CONTINUE, _Flow
+from .parser import BREAK, CONTINUE, _Flow, has_return
 from .source import Frame
 from .source import error as _error
 
@@ -238,6 +238,7 @@ def select(parser, node, cond: Tensor, a, c, frame: Frame):
 def run_while(parser, st: ast.While, frame: Frame):
     """A while loop: unrolled while its condition is a Python value; from the first tensor
     condition on, the rest of the loop is a While node."""
+    track = has_return(st.body)
     for _ in range(parser.MAX_UNROLL):
         parser._at(frame, st)
         cond = parser.eval(st.test, frame)
@@ -245,14 +246,7 @@ def run_while(parser, st: ast.While, frame: Frame):
             return _tensor_while(parser, st, frame)
         if not parser.truth(cond, st, frame):
             return parser.exec_block(st.orelse, frame)
-        track = _has(st.body, ast.Return)
-        if track:
-            parser.conts.append(("while", st))
-        try:
-            flow = parser.exec_block(st.body, frame)
-        finally:
-            if track:
-                parser.conts.pop()
+        flow = parser.continued(track, ("while", st), lambda: parser.exec_block(st.body, frame))
         if flow is BREAK:
             return None
         if flow is not None and flow is not CONTINUE:

@@ -222,9 +222,14 @@ class Parser:
     def _nested(self, body, rest, frame, run):
         """Run a compound statement with `rest` (the statements after it) on the continuation
         stack, which only a `return` inside it can need."""
-        if not _has_return(body):
+        return self.continued(has_return(body), ("block", rest), run)
+
+    def continued(self, track: bool, entry, run):
+        """run() with `entry` on the continuation stack while it runs, when `track` (a `return`
+        under a tensor `if` inside may need it: see finish())."""
+        if not track:
             return run()
-        self.conts.append(("block", rest))
+        self.conts.append(entry)
         try:
             return run()
         finally:
@@ -295,16 +300,11 @@ class Parser:
 
     def _iterate(self, st: ast.For, items: list, frame: Frame):
         """Run the loop body for `items`, then its else (unless a break)."""
-        track = _has_return(st.body)
+        track = has_return(st.body)
         for k, item in enumerate(items):
             self.assign(st.target, item, frame)
-            if track:
-                self.conts.append(("for", st, items[k + 1:]))
-            try:
-                flow = self.exec_block(st.body, frame)
-            finally:
-                if track:
-                    self.conts.pop()
+            flow = self.continued(track, ("for", st, items[k + 1:]),
+                                  lambda: self.exec_block(st.body, frame))
             if flow is BREAK:
                 return None
             if flow is not None and flow.kind == "return":
@@ -601,7 +601,7 @@ def _as_load(node):
     return n
 
 
-def _has_return(stmts) -> bool:
+def has_return(stmts) -> bool:
     """Whether a `return` occurs in these statements (outside nested defs and lambdas)."""
     todo = list(stmts)
     while todo:
