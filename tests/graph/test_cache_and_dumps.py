@@ -354,3 +354,14 @@ def test_save_graphs_writes_graphviz_dot_beside_each_ir_file(tmp_path):
         assert re.match(r"\s*digraph\b", text), text[:200]
         assert text.rstrip().endswith("}")
         assert "mul" in text
+
+
+def test_keyword_tensors_bind_to_their_own_inputs():
+    """Keyword tensors given out of alphabetical order reach the right graph inputs."""
+    def f(x, *, b, a):
+        return x + b * 10 + a * 100
+    ms.set_context(mode=ms.GRAPH_MODE)
+    out = ms.jit(f)(t([1.0]), b=t([2.0]), a=t([3.0]))
+    np.testing.assert_array_equal(out.asnumpy(), [321.0])
+    out = ms.jit(f)(t([1.0]), a=t([3.0]), b=t([2.0]))
+    np.testing.assert_array_equal(out.asnumpy(), [321.0])

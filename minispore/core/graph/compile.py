@@ -49,7 +49,8 @@ def _flatten_args(args):
         if isinstance(a, (tuple, list)):
             return (type(a).__name__, tuple(visit(x) for x in a))
         if isinstance(a, dict):
-            return ("dict", tuple((k, visit(v)) for k, v in sorted(a.items())))
+            # insertion order, as _symbolic_args creates the inputs: keys are in the signature
+            return ("dict", tuple((k, visit(v)) for k, v in a.items()))
         try:
             hash(a)
             return ("C", type(a).__name__, a)
