@@ -144,7 +144,7 @@ def build(B, H):
     return step, float
 """
 
-_MS_MLP_SRC = '''
+_MLP_MODELS_SRC = '''
 import minispore as ms
 from minispore import nn, ops, Tensor, Parameter
 
@@ -175,6 +175,10 @@ class Loss(nn.Cell):
         return -(logp * y).sum() / x.shape[0]
 
 
+'''
+
+# the same model code runs on MindSpore with only the import changed (the point of the API)
+_MS_MLP_SRC = _MLP_MODELS_SRC + '''
 class Step(nn.Cell):
     def __init__(self, lossnet, lr):
         super().__init__()
@@ -253,36 +257,7 @@ def build(B, H):
     return step, (lambda l: float(l.block_until_ready()))
 """
 
-_MINDSPORE_MLP_SRC = '''
-import mindspore as ms
-from mindspore import nn, ops, Tensor, Parameter
-
-
-class MLP(nn.Cell):
-    def __init__(self, ws):
-        super().__init__()
-        self.w1 = Parameter(Tensor(ws[0]), name="w1")
-        self.b1 = Parameter(Tensor(ws[1]), name="b1")
-        self.w2 = Parameter(Tensor(ws[2]), name="w2")
-        self.b2 = Parameter(Tensor(ws[3]), name="b2")
-        self.w3 = Parameter(Tensor(ws[4]), name="w3")
-        self.b3 = Parameter(Tensor(ws[5]), name="b3")
-
-    def construct(self, x):
-        h = ops.relu(ops.matmul(x, self.w1) + self.b1)
-        h = ops.relu(ops.matmul(h, self.w2) + self.b2)
-        return ops.matmul(h, self.w3) + self.b3
-
-
-class Loss(nn.Cell):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-
-    def construct(self, x, y):
-        logp = ops.log_softmax(self.net(x), -1)
-        return -(logp * y).sum() / x.shape[0]
-'''
+_MINDSPORE_MLP_SRC = _MLP_MODELS_SRC.replace("minispore", "mindspore")
 
 _MLP_MINDSPORE_PRE = _MLP_COMMON + """
 import mindspore as ms
