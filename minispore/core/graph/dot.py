@@ -1,13 +1,13 @@
 """Graphviz DOT text for a graph (save_graphs writes it beside the IR text): one box per node
-labelled with op, output type and source line; edges follow the values; subgraphs of If/While and
-the members of fused nodes are drawn as clusters."""
+labelled with op, output type and source line; edges follow the values; subgraphs of If/While are
+drawn as clusters; a fused node's box lists its members and the reduction it ends with, if any."""
 from __future__ import annotations
 
 from . import ir
 
 
 def _esc(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"')
+    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def to_dot(g: ir.Graph) -> str:
@@ -33,7 +33,9 @@ def to_dot(g: ir.Graph) -> str:
             nid = node_id()
             label = n.name
             if n.op == ir.FUSED:
-                label = "fused\\n" + "\\n".join(n.attr("members"))
+                label = "fused\n" + "\n".join(n.attr("members"))     # _esc makes \n DOT's
+                if n.attr("reduce") is not None:
+                    label += f"\n-> {n.attr('reduce')}"
             elif n.op == ir.CONST:
                 label = "const"
             types = ", ".join(v.type_str() for v in n.outputs)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import dtype as dt
 from ..primitive import Meta, OpDef, attrs_dict
+from ..shape import reduced_shape
 
 _ids = itertools.count()
 
@@ -65,6 +66,27 @@ class Loc:
 
 # node kinds that are not primitives
 CONST, IF, WHILE, PRINT, ASSIGN, FUSED = "const", "If", "While", "Print", "Assign", "Fused"
+REDUCTION_KINDS = ("sum", "mean", "max", "min")     # plain folds a fused group may end with
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """The trailing reduction of a FUSED node: the group's elementwise result, of shape `shape`
+    (never materialised), is folded over the sorted non-negative `axes` by `kind` (one of
+    REDUCTION_KINDS, with the semantics of the primitive of that name on a float input); the
+    node's output has shape reduced_shape(shape, axes, keep_dims) and the elementwise dtype."""
+    kind: str
+    axes: tuple
+    keep_dims: bool
+    shape: tuple
+
+    @property
+    def out_shape(self) -> tuple:
+        return reduced_shape(self.shape, self.axes, self.keep_dims)
+
+    def __str__(self) -> str:
+        keep = ", keep_dims" if self.keep_dims else ""
+        return f"{self.kind}(axes={self.axes}{keep}) over [{','.join(map(str, self.shape))}]"
 
 
 @dataclass(eq=False)
@@ -75,7 +97,9 @@ class Node:
     take no inputs (they read enclosing values) and each return len(outputs) values. WHILE: inputs are the initial loop-carried
     values; subgraphs (cond, body) each take the carried values as inputs; cond returns one bool
     scalar, body the next carried values. FUSED: elementwise nodes run as one loop: attrs
-    (('expr', scalar expression over arg(i) = inputs[i]), ('members', op names)).
+    (('expr', scalar expression over arg(i) = inputs[i]), ('members', op names)[, ('reduce',
+    Reduction)]): without 'reduce' the output is expr over the inputs broadcast to its shape;
+    with it, expr is evaluated over Reduction.shape and folded into the (reduced) output.
     PRINT: attrs (('parts', (('s', text) | ('t', input index), ...)), ('sep', str)). ASSIGN: inputs
     (new value,), attrs {'param': Parameter}: the Parameter takes the value after the call."""
     op: Any
@@ -132,7 +156,9 @@ def _node_text(n: Node, indent: str) -> list:
     outs = ", ".join(map(repr, n.outputs))
     if n.op == FUSED:
         members = "+".join(n.attr("members"))
-        desc = f"fused[{members}]({', '.join(map(repr, n.inputs))})"
+        red = n.attr("reduce")
+        desc = f"fused[{members}]({', '.join(map(repr, n.inputs))}" + \
+            (f"; reduce={red})" if red is not None else ")")
     elif n.op == CONST:
         v = n.attr("value")
         desc = f"const {np.array2string(v, threshold=6, separator=',')}".replace("\n", "") \
@@ -190,6 +216,31 @@ def _check_structure(g: Graph, n: Node) -> None:
             raise VerifyError(f"{where}: the condition subgraph must return one bool scalar")
     elif n.op in (PRINT, ASSIGN) and n.outputs:
         raise VerifyError(f"{where}: has outputs")
+    elif n.op == FUSED:
+        _check_fused(n, where)
+
+
+def _check_fused(n: Node, where: str) -> None:
+    """One output; every input broadcasts to the loop shape; a reduction is well formed."""
+    if len(n.outputs) != 1 or n.attr("expr") is None:
+        raise VerifyError(f"{where}: needs one output and an 'expr' attribute")
+    out, red = n.outputs[0], n.attr("reduce")
+    loop = out.shape
+    if red is not None:
+        loop = red.shape
+        if red.kind not in REDUCTION_KINDS or not out.dtype.is_float:
+            raise VerifyError(f"{where}: reduction {red.kind!r} of {out.dtype} is not fusable")
+        if list(red.axes) != sorted(set(red.axes)) or any(not 0 <= a < len(loop)
+                                                          for a in red.axes):
+            raise VerifyError(f"{where}: reduction axes {red.axes} for rank {len(loop)}")
+        if red.out_shape != out.shape:
+            raise VerifyError(f"{where}: reduction {red} gives {red.out_shape}, the output is "
+                              f"{out.type_str()}")
+    for v in n.inputs:
+        lead = len(loop) - len(v.shape)
+        if lead < 0 or any(d not in (1, loop[lead + k]) for k, d in enumerate(v.shape)):
+            raise VerifyError(f"{where}: input {v}: {v.type_str()} does not broadcast to "
+                              f"[{','.join(map(str, loop))}]")
 
 
 def verify(g: Graph, _scope: set | None = None) -> None:
