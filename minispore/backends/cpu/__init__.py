@@ -9,6 +9,7 @@ from .elementwise import elementwise_kernel, fused_kernel
 
 class CPUBackend(Backend):
     name = "CPU"
+    fuses_reductions = True          # fused_kernel takes reduce= (see graph/execute.py)
 
     def elementwise_supported(self) -> bool:
         return True
@@ -16,8 +17,8 @@ class CPUBackend(Backend):
     def elementwise_kernel(self, op, in_metas, attrs, out_meta):
         return elementwise_kernel(op, in_metas, attrs, out_meta)
 
-    def fused_kernel(self, expr, in_metas, out_meta):
-        return fused_kernel(expr, in_metas, out_meta)
+    def fused_kernel(self, expr, in_metas, out_meta, reduce=None):
+        return fused_kernel(expr, in_metas, out_meta, reduce)
 
     def sink(self, graph):
         """jit_level O2: the whole graph as one numba function (sink.py)."""

@@ -67,8 +67,12 @@ def elementwise_kernel(op, in_metas, attrs, out_meta):
     return expr_kernel(op.name, _expr(op, attrs), in_metas, cdts, out_meta)
 
 
-def fused_kernel(expr, in_metas, out_meta):
-    """The kernel of a fused group: one loop evaluating `expr` over the inputs' own dtypes."""
+def fused_kernel(expr, in_metas, out_meta, reduce=None):
+    """The kernel of a fused group: one loop evaluating `expr` over the inputs' own dtypes;
+    with `reduce` (an ir.Reduction) the loop folds the values instead (fused_reduce.py)."""
+    if reduce is not None:
+        from .fused_reduce import fused_reduce_kernel
+        return fused_reduce_kernel(expr, in_metas, reduce, out_meta)
     return expr_kernel("fused", expr, in_metas, tuple(m.dtype for m in in_metas), out_meta)
 
 

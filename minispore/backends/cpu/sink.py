@@ -2,11 +2,12 @@
 
 Every node is lowered to numba source inside a single `@njit(cache=True)` function: elementwise
 and fused nodes become loops over their static output shape (inputs indexed with their broadcast
-strides, transcendentals from vecmath), matmul calls BLAS through `np.dot(a, b, out)`, reductions
-and softmax become loops, reshape/transpose/broadcast are numpy calls numba compiles, If/While
-are native branches and loops, and Parameter assignments are returned with the outputs. The
-source is content-hashed into the kernel cache directory (codegen.module_for), so a second
-process loads the compiled function from disk.
+strides, transcendentals from vecmath), a fused group ending with a reduction becomes the
+accumulating loop nest of fused_reduce.py (shared with the O1 kernel), matmul calls BLAS
+through `np.dot(a, b, out)`, reductions and softmax become loops, reshape/transpose/broadcast
+are numpy calls numba compiles, If/While are native branches and loops, and Parameter
+assignments are returned with the outputs. The source is content-hashed into the kernel cache
+directory (codegen.module_for), so a second process loads the compiled function from disk.
 
 Data movement and indexing ops are lowered in sink_index.py. A node kind the sink does not lower
 yet raises SinkUnsupported naming it; the compiler then runs that graph at O1 and says so (see
@@ -85,6 +86,8 @@ class _Emitter:
         if n.op == ir.CONST:
             self.bind(n.outputs[0], f"c{len(self.consts)}")
             self.consts.append(np.array(n.attr("value"), order="C"))   # keeps 0-d arrays 0-d
+        elif n.op == ir.FUSED and n.attr("reduce") is not None:
+            self.fused_reduce(n, n.attr("reduce"), ind)
         elif n.op == ir.FUSED:
             self.loop(n, n.attr("expr"), ind)
         elif n.op == ir.IF:
@@ -154,6 +157,28 @@ class _Emitter:
         self.line(inner, f"{o}[{', '.join(idx_vars) if shape else '0'}] = {body}")
         if not shape:
             self.line(ind, f"{final} = {o}.reshape(())")
+
+    def fused_reduce(self, n: ir.Node, red: ir.Reduction, ind: int):
+        """A fused group folded by its reduction: fused_reduce.loop_lines over the static loop
+        shape, into a flat buffer reshaped to the output's shape."""
+        from .fused_reduce import input_index, loop_lines
+        out = n.outputs[0]
+        r = len(red.shape)
+        floats = [v.dtype for v in n.inputs if v.dtype.is_float]
+        cdt = floats[0] if floats else out.dtype
+        tmp = self.fresh("f")
+        names = [f"{tmp}x{i}" for i in range(len(n.inputs))]
+
+        def loads(idx):
+            return [f"{x} = {self.name(v)}[{input_index(v.shape, r, idx)}]" if v.shape else
+                    f"{x} = {self.name(v)}.item()" for x, v in zip(names, n.inputs)]
+        body = render(n.attr("expr"), names).replace("DT(", f"{_np(cdt)}(")
+        flat = f"{tmp}out"
+        self.line(ind, f"{flat} = np.empty(({size_of(out.shape)},), {_np(out.dtype)})")
+        for k, text in loop_lines(red.kind, [str(d) for d in red.shape], red.axes, loads, body,
+                                  _np(out.dtype), flat, tmp):
+            self.line(ind + k, text)
+        self.line(ind, f"{self.out(out)} = {flat}.reshape({out.shape!r})")
 
     # -- control flow ---------------------------------------------------------------------------
     def if_(self, n: ir.Node, ind: int):

@@ -51,9 +51,7 @@ class Program:
                 steps.append(("k", self.backend.kernel(n.op, metas, kw, out_meta), ins, outs,
                               multi))
             elif n.op == ir.FUSED:
-                metas = tuple(Meta(v.shape, v.dtype) for v in n.inputs)
-                kernel = self.backend.fused_kernel(n.attr("expr"), metas, n.outputs[0].meta)
-                steps.append(("k", kernel, ins, outs, False))
+                steps.append(("k", self._fused(n), ins, outs, False))
             elif n.op == ir.CONST:
                 steps.append(("c", self.backend.to_device(n.attr("value")), outs))
             elif n.op == ir.IF:
@@ -72,6 +70,23 @@ class Program:
             if i in free_after:
                 steps.append(("free", [self.slots[v.id] for v in free_after[i]]))
         return steps
+
+    def _fused(self, n: ir.Node):
+        """The kernel of a FUSED node. A backend without fused reductions (no
+        `fuses_reductions`) runs a reduction-ending group as its fused elementwise kernel, then
+        the reduction primitive's kernel."""
+        metas = tuple(Meta(v.shape, v.dtype) for v in n.inputs)
+        expr, out, red = n.attr("expr"), n.outputs[0].meta, n.attr("reduce")
+        if red is None:
+            return self.backend.fused_kernel(expr, metas, out)
+        if getattr(self.backend, "fuses_reductions", False):
+            return self.backend.fused_kernel(expr, metas, out, reduce=red)
+        from ..primitive import REGISTRY
+        value = Meta(red.shape, out.dtype)
+        ew = self.backend.fused_kernel(expr, metas, value)
+        rk = self.backend.kernel(REGISTRY[red.kind], (value,),
+                                 {"axis": red.axes, "keep_dims": red.keep_dims}, out)
+        return lambda *bufs: rk(ew(*bufs))
 
     def _sub(self, g: ir.Graph):
         return ([self.slots[v.id] for v in g.inputs], self._compile(g),
