@@ -1,6 +1,11 @@
 """Elementwise fusion: chains and trees of elementwise nodes become one FUSED node whose scalar
 expression is the composition of the members' templates, so a backend runs them as one loop that
-reads each input once and writes one output (no intermediate arrays).
+reads each input once and writes one output (no intermediate arrays). A group may end with one
+reduction (ir.REDUCTION_KINDS: sum, mean, max, min of a float32/float64 value): a reduction
+whose input is the result of a group (or of one fusable node) read by nothing else is absorbed
+as the FUSED node's ir.Reduction, so the loop accumulates and the group's elementwise result is
+never materialised. A group read twice (two reductions, or a reduction and anything else) is
+absorbed by none of them.
 
 A node joins the group of its consumer when its result is used exactly once, by that group, in
 the same (sub)graph. Members compute in float32/float64 (bools from comparisons allowed, and
@@ -13,6 +18,7 @@ from __future__ import annotations
 from ... import dtype as dt
 from ... import scalar_expr as E
 from ...primitive import ELEMENTWISE, OpDef, attrs_dict
+from ...shape import size_of
 from .. import ir
 from ._util import new_graph
 
@@ -31,6 +37,22 @@ def _fusable(n: ir.Node) -> bool:
         return False
     cdts, _ = n.op.compute(tuple(v.dtype for v in n.inputs))
     return all(c is v.dtype for c, v in zip(cdts, n.inputs))
+
+
+def _absorbable(n: ir.Node) -> bool:
+    """A reduction a fused group may end with: a plain fold of a float value (same dtype out)."""
+    if not isinstance(n.op, OpDef) or n.op.name not in ir.REDUCTION_KINDS or len(n.inputs) != 1:
+        return False
+    x, o = n.inputs[0], n.outputs[0]
+    return x.dtype in (dt.float32, dt.float64) and o.dtype is x.dtype and size_of(x.shape) > 0
+
+
+def _reduction(n: ir.Node) -> ir.Reduction:
+    from ...ops.reduce import reduction_axes
+    a = attrs_dict(n.attrs)
+    x = n.inputs[0]
+    return ir.Reduction(n.op.name, reduction_axes(n.op.name, a["axis"], len(x.shape)),
+                        bool(a["keep_dims"]), x.shape)
 
 
 def _expr_of(n: ir.Node, args: list) -> E.Expr:
@@ -80,21 +102,32 @@ def fuse(g: ir.Graph, _uses_root: dict | None = None) -> ir.Graph:
         r = group.get(id(n))
         if r is not None:
             members.setdefault(id(r), []).append(n)
+    absorbed: dict = {}                   # id(group root) -> the reduction that ends the group
+    for n in g.nodes:
+        if _absorbable(n):
+            p = producer.get(n.inputs[0].id)
+            if p is not None and group.get(id(p)) is p and uses.get(n.inputs[0].id) == 1:
+                absorbed[id(p)] = n
+    tails = {id(r) for r in absorbed.values()}
     nodes = []
     for n in g.nodes:
         subs = tuple(fuse(sg, uses) for sg in n.subgraphs)
         r = group.get(id(n))
-        if r is None or len(members[id(r)]) == 1:
+        if id(n) in tails:
+            continue                       # emitted as the end of its group
+        if r is None or (len(members[id(r)]) == 1 and id(r) not in absorbed):
             nodes.append(ir.Node(n.op, list(n.inputs), n.attrs, list(n.outputs), n.loc, subs)
                          if subs else n)
             continue
         if r is not n:
             continue                       # emitted as part of its root
-        nodes.append(_fused_node(n, members[id(n)]))
+        nodes.append(_fused_node(n, members[id(n)], absorbed.get(id(n))))
     return new_graph(g, nodes, list(g.outputs))
 
 
-def _fused_node(root: ir.Node, group: list) -> ir.Node:
+def _fused_node(root: ir.Node, group: list, tail: ir.Node | None = None) -> ir.Node:
+    """The FUSED node of `group` (topological order, ending at `root`), folded by the reduction
+    node `tail` when given (the node then takes tail's output and source location)."""
     inside = {v.id for m in group for v in m.outputs}
     inputs, index, exprs = [], {}, {}
 
@@ -108,5 +141,9 @@ def _fused_node(root: ir.Node, group: list) -> ir.Node:
     for m in group:                                    # topological order within the graph
         exprs[m.outputs[0].id] = _expr_of(m, [arg(v) for v in m.inputs])
     names = tuple(m.op.name for m in group)
-    return ir.Node(ir.FUSED, inputs, (("expr", exprs[root.outputs[0].id], E.Expr),
-                                      ("members", names, tuple)), list(root.outputs), root.loc)
+    attrs = (("expr", exprs[root.outputs[0].id], E.Expr),
+             ("members", names + ((tail.op.name,) if tail else ()), tuple))
+    if tail is None:
+        return ir.Node(ir.FUSED, inputs, attrs, list(root.outputs), root.loc)
+    return ir.Node(ir.FUSED, inputs, attrs + (("reduce", _reduction(tail), ir.Reduction),),
+                   list(tail.outputs), tail.loc)
