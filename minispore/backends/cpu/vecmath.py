@@ -181,6 +181,7 @@ def _build(T):  # noqa: C901  (one closure per function; constants are frozen in
     K = lambda *v: tuple(T(u) for u in v)  # noqa: E731
     ZERO, HALF, ONE, TWO, INF, NAN = K(0, .5, 1, 2, np.inf, np.nan)
     LOG2E = T(1 / math.log(2))
+    M2LOG2E = -TWO * LOG2E
     MAGIC = T(1.5 * 2.0 ** (52 if f64 else 23))
     if f64:
         EXP_LO, EXP_HI, TLIM = K(-746, 710, 20)
@@ -250,8 +251,9 @@ def _build(T):  # noqa: C901  (one closure per function; constants are frozen in
 
     def tanh(x):
         a = abs(x)
-        u = -TWO * (TLIM if a > TLIM else a)        # nan passes through
-        j = u * LOG2E + MAGIC
+        a = TLIM if a > TLIM else a                 # nan passes through
+        u = -TWO * a
+        j = a * M2LOG2E + MAGIC                     # = u * LOG2E exactly, without waiting for u
         n = j - MAGIC
         r = (u - n * LN2HI) - n * LN2LO
         s = _ldexp1(ONE, j)                         # 2^n, exact
