@@ -182,15 +182,21 @@ def _host_has_avx2():
 
 
 @pytest.mark.skipif(not _host_has_avx2(), reason="packed ymm/zmm code needs AVX2 or AVX-512")
-def test_float32_exp_loop_vectorises():
+@pytest.mark.parametrize("name", ["vexp", "vtanh", "vsigmoid"])
+def test_float32_loop_vectorises(name):
+    """The loops of the benchmark's chain (a) are packed float32 code: no scalar libm call, no
+    float64 (pd) arithmetic, packed divisions."""
     x = np.ones(64, np.float32)
-    apply("vexp", x)
-    k = _KERNELS[("vexp", False)]
+    apply(name, x)
+    k = _KERNELS[(name, False)]
     asm = k.inspect_asm(k.signatures[0])
     packed = re.findall(r"\bv(?:fmadd|fmsub|fnmadd|mul|add|sub|blendv|max|min)\w*ps\b[^\n]*%[yz]mm",
                         asm)
-    assert len(packed) >= 10, "the vexp loop was not vectorised"
-    assert not re.search(r"call\w*\s+\S*exp", asm), "vexp still calls a scalar exp"
+    assert len(packed) >= 10, f"the {name} loop was not vectorised"
+    assert not re.search(r"call\w*\s+\S*(exp|tanh)", asm), f"{name} still calls scalar libm"
+    assert not re.search(r"\bv\w+pd\b[^\n]*%[yz]mm", asm), f"{name} computes in float64"
+    if name != "vexp":
+        assert re.search(r"\bvdivps\b[^\n]*%[yz]mm", asm), f"{name}: its division is not packed"
 
 
 CACHE_SCRIPT = textwrap.dedent("""
