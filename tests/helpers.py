@@ -29,6 +29,22 @@ GRAD_TOL = {dt.float32: 2e-3, dt.float16: 1e-2, dt.bfloat16: 1e-1}
 FD_EPS, FD_RTOL, FD_ATOL = 1e-6, 1e-3, 1e-5
 
 
+# The simulated Ascend's Cube reads float32 operands as float16 and accumulates in float32
+# (ascend_config precision_mode 'allow_fp32_to_fp16', the default): each product carries the
+# operands' fp16 rounding (relative 2^-11 each), so |err| <= ~K * 2^-10 * max|a| * max|b|; with
+# the op database's inputs (|x| <= 2, K <= 8) that is within these bounds.
+ASCEND_CUBE_TOL = {dt.float32: (1e-2, 3e-2), dt.float16: (1e-2, 3e-2),
+                   dt.bfloat16: (3e-2, 5e-2)}
+ASCEND_CUBE_GRAD_TOL = 1e-2
+# The message every op gives for float64 on the simulated Ascend (no float64 unit there).
+ASCEND_F64 = r"float64 is not supported on device_target='Ascend'"
+
+
+def ascend_rejects(backend: str, dtypes) -> bool:
+    """True where the simulated Ascend must refuse the op: a float64 input or output."""
+    return backend == "Ascend" and any(d is dt.float64 for d in dtypes)
+
+
 def forward_tol(dtype, accum: bool = False, override=None):
     if override and dtype in override:
         return override[dtype]

@@ -22,6 +22,9 @@ _state: dict[str, Any] = {
     "jit_level": "O2",
     "save_graphs": False,
     "save_graphs_path": ".",
+    # the simulated Ascend device (backends/ascend_sim): precision mode and device profile
+    "ascend_config": {},
+    "max_device_memory": None,          # e.g. "2GB": the simulated HBM capacity
 }
 
 
@@ -69,6 +72,54 @@ def _set_save_graphs_path(v):
     _state["save_graphs_path"] = v
 
 
+_ASCEND_KEYS = ("precision_mode", "device_profile")
+
+
+def _reconfigure_ascend():
+    from .device import _cache
+    b = _cache.get("Ascend")
+    if b is not None:
+        b.configure()
+
+
+def _set_ascend_config(v):
+    if not isinstance(v, dict):
+        raise ValueError(f"set_context: ascend_config={v!r} is not valid; use a dict such as "
+                         f"{{'precision_mode': 'force_fp32'}}")
+    from ..backends.ascend_sim.kernels import PRECISION_MODES
+    from ..backends.ascend_sim.profile import PROFILES
+    for k, x in v.items():
+        if k not in _ASCEND_KEYS:
+            raise ValueError(f"set_context: ascend_config key {k!r} is not supported; valid: "
+                             f"{', '.join(_ASCEND_KEYS)}")
+        _check_choice(f"ascend_config['{k}']", x,
+                      tuple(PRECISION_MODES) if k == "precision_mode" else tuple(PROFILES))
+    _state["ascend_config"] = {**_state["ascend_config"], **v}
+    _reconfigure_ascend()
+
+
+_UNITS = {"GB": 2**30, "MB": 2**20, "KB": 2**10}
+
+
+def _set_max_device_memory(v):
+    n = None
+    if isinstance(v, str) and v[-2:].upper() in _UNITS:
+        try:
+            n = int(float(v[:-2]) * _UNITS[v[-2:].upper()])
+        except ValueError:
+            n = None
+    if v is not None and (n is None or n <= 0):
+        raise ValueError(f"set_context: max_device_memory={v!r} is not valid; use a size such "
+                         f"as '2GB' or '512MB'")
+    _state["max_device_memory"] = v
+    _reconfigure_ascend()
+
+
+def max_device_memory_bytes() -> int | None:
+    v = _state["max_device_memory"]
+    return None if v is None else int(float(v[:-2]) * _UNITS[v[-2:].upper()])
+
+
 _SETTERS = {
     "mode": _set_mode,
     "device_target": _set_device_target,
@@ -76,6 +127,8 @@ _SETTERS = {
     "jit_level": _set_jit_level,
     "save_graphs": _set_save_graphs,
     "save_graphs_path": _set_save_graphs_path,
+    "ascend_config": _set_ascend_config,
+    "max_device_memory": _set_max_device_memory,
 }
 
 
@@ -91,8 +144,11 @@ def set_context(**kwargs) -> None:
         for k, v in kwargs.items():
             _SETTERS[k](v)
     except Exception:
+        reconfigure = any(_state[k] != saved[k] for k in ("ascend_config", "max_device_memory"))
         _state.update(saved)
         current.backend = saved_backend
+        if reconfigure:
+            _reconfigure_ascend()
         raise
 
 

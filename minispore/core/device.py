@@ -77,9 +77,14 @@ class Backend:
     def elementwise_kernel(self, op: OpDef, in_metas: tuple, attrs: dict, out_meta: Meta):
         raise NotImplementedError
 
-    def compile(self, graph):
-        raise NotImplementedError(f"backend '{self.name}' cannot compile graphs yet (graph mode "
-                                  f"is issue 3)")
+    def validate_graph(self, graph) -> None:
+        """Raise if the parsed graph breaks a rule of this device (before any pass runs)."""
+
+    def program(self, graph):
+        """jit_level O0/O1: the optimized graph run kernel by kernel with this backend's kernels
+        (a backend with its own launch model or formats returns its own Program)."""
+        from .graph.execute import Program
+        return Program(graph, self)
 
 
 _cache: dict[str, Backend] = {}

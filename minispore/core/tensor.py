@@ -48,6 +48,8 @@ class Tensor:
         b = self._buf
         if isinstance(b, np.ndarray):
             return b
+        if hasattr(b, "to_host"):              # a device buffer: synchronise and copy back
+            return b.to_host()
         from .errors import GraphSyntaxError
         raise GraphSyntaxError(
             f"the value of this {self.dtype} tensor of shape {self.shape} is not known while the "
@@ -116,16 +118,20 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    def _symbolic(self) -> bool:
+        b = self._buf
+        return not isinstance(b, np.ndarray) and not hasattr(b, "to_host")
+
     def __repr__(self) -> str:
-        if not isinstance(self._buf, np.ndarray):
+        if self._symbolic():
             return f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, value=<symbolic {self._buf}>)"
         return (f"Tensor(shape={list(self.shape)}, dtype={self.dtype}, value="
-                f"{format_value(self._buf)})")
+                f"{format_value(self._concrete())})")
 
     def __str__(self) -> str:
-        if not isinstance(self._buf, np.ndarray):
+        if self._symbolic():
             return repr(self)
-        return str(np.asarray(self._buf))
+        return str(self._concrete())
 
 
 def format_value(a: np.ndarray) -> str:
@@ -144,7 +150,7 @@ def to_numpy(data, dtype=None) -> np.ndarray:
     give float32, Python ints int64, bools bool; numpy arrays keep their dtype."""
     target = dt.to_dtype(dtype).np if dtype is not None else None
     if isinstance(data, Tensor):
-        arr = data._buf
+        arr = data._concrete()
     elif isinstance(data, np.ndarray):
         arr = data
     elif isinstance(data, np.generic):
@@ -221,7 +227,7 @@ class Parameter(Tensor):
         return self
 
     def clone(self, init="same") -> "Parameter":
-        p = Parameter(self._buf, name=self.name, requires_grad=self.requires_grad)
+        p = Parameter(self._concrete(), name=self.name, requires_grad=self.requires_grad)
         return p
 
     @property

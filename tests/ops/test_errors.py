@@ -147,9 +147,9 @@ ERRORS = [
 
 def _canary():
     """An unrelated op, with a signature fresh to this process's plan cache, still works."""
-    x = ms.Tensor(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    x = ms.Tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
     y = ms.ops.sum(ms.ops.mul(x, x), 1)
-    assert_close(y.asnumpy(), np.array([5.0, 25.0]), 0, 0, "canary after an error")
+    assert_close(y.asnumpy(), np.array([5.0, 25.0], np.float32), 0, 0, "canary after an error")
 
 
 @pytest.mark.parametrize("case", ERRORS, ids=lambda c: c.id)
@@ -226,21 +226,21 @@ def test_one_hot_dtype_follows_on_value_type(backend, mode, fresh_attr_caches):
 def test_error_inside_grad_leaves_the_tape_clean(backend, mode, where):
     """An error while a gradient is taken (in the function, in the backward pass, or in grad's
     own argument checks) restores the tape and the inputs' autodiff marks."""
-    x = ms.Tensor(np.array([1.0, 2.0]))
+    x = ms.Tensor(np.array([1.0, 2.0], np.float32))
     if where == "forward":
         with pytest.raises(ShapeError, match=r"^add: shapes \(2,\), \(3,\)"):
-            ms.grad(lambda t: ms.ops.add(ms.ops.mul(t, t), T(3).astype(ms.float64)))(x)
+            ms.grad(lambda t: ms.ops.add(ms.ops.mul(t, t), T(3)))(x)
     elif where == "backward":                      # a sensitivity of the wrong shape
         with pytest.raises(ShapeError, match=r"^mul: shapes \(3,\), \(2,\)"):
             ms.grad(lambda t: ms.ops.mul(t, t), sens_param=True)(
-                x, ms.Tensor(np.ones(3)))
+                x, ms.Tensor(np.ones(3, np.float32)))
     else:
         with pytest.raises(ValueError, match="grad_position 3 is out of range"):
             ms.grad(lambda t: ms.ops.mul(t, t), grad_position=3)(x)
     assert TAPE.depth == 0
     assert x._node is None
     g = ms.grad(lambda t: ms.ops.sum(ms.ops.mul(t, t)))(x)
-    assert_close(g.asnumpy(), np.array([2.0, 4.0]), 0, 0, "grad after an error")
+    assert_close(g.asnumpy(), np.array([2.0, 4.0], np.float32), 0, 0, "grad after an error")
 
 
 # ---------------------------------------------------------------- indexing ----------------------
@@ -327,7 +327,7 @@ def test_setitem_casts_to_the_tensor_dtype(backend, mode):
     x[1:3] = 2.7
     assert x.dtype is ms.int32
     assert_close(x.asnumpy(), np.array([0, 2, 2, 3, 4], np.int32), 0, 0, "int setitem")
-    x[3:] = ms.Tensor(np.array([1.9, -1.9]))
+    x[3:] = ms.Tensor(np.array([1.9, -1.9], np.float32))
     assert_close(x.asnumpy(), np.array([0, 2, 2, 1, -1], np.int32), 0, 0, "float into int")
 
 
@@ -362,19 +362,19 @@ def test_mask_shape_error(backend, mode):
 # ---------------------------------------------------------------- gradient through setitem ------
 def test_grad_through_setitem_slice(backend, mode):
     """f(x, y) = sum(w * x') with x' = x; x'[1:3] = y: df/dx = w off the slice, df/dy = w[1:3]."""
-    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0], np.float32)
 
     def f(x, y):
         z = x * 1.0
         z[1:3] = y
         return ms.ops.sum(z * ms.Tensor(w))
 
-    x = ms.Tensor(np.array([10.0, 20.0, 30.0, 40.0, 50.0]))
-    y = ms.Tensor(np.array([-1.0, -2.0]))
+    x = ms.Tensor(np.array([10.0, 20.0, 30.0, 40.0, 50.0], np.float32))
+    y = ms.Tensor(np.array([-1.0, -2.0], np.float32))
     gx, gy = ms.grad(f, grad_position=(0, 1))(x, y)
-    assert_close(gx.asnumpy(), np.array([1.0, 0.0, 0.0, 4.0, 5.0]), 0, 0, "grad x")
-    assert_close(gy.asnumpy(), np.array([2.0, 3.0]), 0, 0, "grad y")
-    assert_close(f(x, y).asnumpy(), np.array(1 * 10 - 2 - 6 + 160 + 250.0), 0, 0, "value")
+    assert_close(gx.asnumpy(), np.array([1.0, 0.0, 0.0, 4.0, 5.0], np.float32), 0, 0, "grad x")
+    assert_close(gy.asnumpy(), np.array([2.0, 3.0], np.float32), 0, 0, "grad y")
+    assert_close(f(x, y).asnumpy(), np.array(1 * 10 - 2 - 6 + 160 + 250.0, np.float32), 0, 0, "value")
 
 
 def test_grad_through_setitem_on_the_input_itself(backend, mode):
@@ -383,11 +383,11 @@ def test_grad_through_setitem_on_the_input_itself(backend, mode):
         x[1:3] = y
         return ms.ops.sum(x)
 
-    x = ms.Tensor(np.arange(5.0))
-    y = ms.Tensor(np.array([7.0, 8.0]))
+    x = ms.Tensor(np.arange(5.0, dtype=np.float32))
+    y = ms.Tensor(np.array([7.0, 8.0], np.float32))
     gx, gy = ms.grad(f, grad_position=(0, 1))(x, y)
-    assert_close(gx.asnumpy(), np.array([1.0, 0.0, 0.0, 1.0, 1.0]), 0, 0, "grad x")
-    assert_close(gy.asnumpy(), np.array([1.0, 1.0]), 0, 0, "grad y")
+    assert_close(gx.asnumpy(), np.array([1.0, 0.0, 0.0, 1.0, 1.0], np.float32), 0, 0, "grad x")
+    assert_close(gy.asnumpy(), np.array([1.0, 1.0], np.float32), 0, 0, "grad y")
 
 
 def test_grad_through_setitem_broadcast_value(backend, mode):
@@ -397,11 +397,11 @@ def test_grad_through_setitem_broadcast_value(backend, mode):
         z[:, 1] = v                                # v of shape (1,) fills a column of 3
         return ms.ops.sum(z * z)
 
-    x = ms.Tensor(np.arange(6.0).reshape(3, 2))
-    v = ms.Tensor(np.array([2.0]))
+    x = ms.Tensor(np.arange(6.0, dtype=np.float32).reshape(3, 2))
+    v = ms.Tensor(np.array([2.0], np.float32))
     gx, gv = ms.grad(f, grad_position=(0, 1))(x, v)
-    assert_close(gx.asnumpy(), np.array([[0.0, 0.0], [4.0, 0.0], [8.0, 0.0]]), 0, 0, "grad x")
-    assert_close(gv.asnumpy(), np.array([12.0]), 0, 0, "grad v: 3 elements * 2 * v")
+    assert_close(gx.asnumpy(), np.array([[0.0, 0.0], [4.0, 0.0], [8.0, 0.0]], np.float32), 0, 0, "grad x")
+    assert_close(gv.asnumpy(), np.array([12.0], np.float32), 0, 0, "grad v: 3 elements * 2 * v")
 
 
 @pytest.mark.parametrize("kind", ["int-tensor", "mask"])
@@ -411,21 +411,21 @@ def test_grad_through_setitem_advanced(backend, mode, kind):
         key = ms.Tensor(np.array([2, 0])) if kind == "int-tensor" else \
             ms.Tensor(np.array([True, False, True, False]))
         z[key] = y
-        return ms.ops.sum(z * ms.Tensor(np.array([1.0, 2.0, 3.0, 4.0])))
+        return ms.ops.sum(z * ms.Tensor(np.array([1.0, 2.0, 3.0, 4.0], np.float32)))
 
-    x = ms.Tensor(np.ones(4))
-    y = ms.Tensor(np.array([5.0, 6.0]))
+    x = ms.Tensor(np.ones(4, np.float32))
+    y = ms.Tensor(np.array([5.0, 6.0], np.float32))
     gx, gy = ms.grad(f, grad_position=(0, 1))(x, y)
-    assert_close(gx.asnumpy(), np.array([0.0, 4.0, 0.0, 8.0]), 0, 0, f"grad x ({kind})")
+    assert_close(gx.asnumpy(), np.array([0.0, 4.0, 0.0, 8.0], np.float32), 0, 0, f"grad x ({kind})")
     want_y = [3.0, 1.0] if kind == "int-tensor" else [1.0, 3.0]
-    assert_close(gy.asnumpy(), np.array(want_y), 0, 0, f"grad y ({kind})")
+    assert_close(gy.asnumpy(), np.array(want_y, np.float32), 0, 0, f"grad y ({kind})")
 
 
 def test_grad_through_getitem(backend, mode):
     """f = sum(t[1:, ::-2] * t[0, ::2]): slices with negative steps and an int index."""
-    a = np.arange(12.0).reshape(3, 4)
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
     g = ms.grad(lambda t: ms.ops.sum(t[1:, ::-2] * t[0, ::2]))(ms.Tensor(a))
-    want = np.zeros((3, 4))
+    want = np.zeros((3, 4), np.float32)
     want[1:, ::-2] += a[0, ::2]                 # d f / d t[i, c_j] = t[0, d_j]
     want[0, ::2] += a[1:, ::-2].sum(0)          # d f / d t[0, d_j] = sum_i t[i, c_j]
     assert_close(g.asnumpy(), want, 0, 0, "grad through getitem")
@@ -433,9 +433,9 @@ def test_grad_through_getitem(backend, mode):
 
 def test_setitem_keeps_earlier_results(backend, mode):
     """Buffers are immutable: a value read before x[...] = v keeps its old contents."""
-    x = ms.Tensor(np.zeros(3))
+    x = ms.Tensor(np.zeros(3, np.float32))
     y = x[0:2]
     x[0] = 5.0
-    assert_close(y.asnumpy(), np.zeros(2), 0, 0, "earlier slice")
-    assert_close(x.asnumpy(), np.array([5.0, 0.0, 0.0]), 0, 0, "updated x")
-    assert x.dtype is dt.float64
+    assert_close(y.asnumpy(), np.zeros(2, np.float32), 0, 0, "earlier slice")
+    assert_close(x.asnumpy(), np.array([5.0, 0.0, 0.0], np.float32), 0, 0, "updated x")
+    assert x.dtype is dt.float32

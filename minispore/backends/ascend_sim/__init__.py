@@ -1,13 +1,95 @@
-"""The simulated Ascend NPU backend.
+"""The simulated Ascend NPU backend (`device_target="Ascend"`): always available, never hardware.
 
-Status: not implemented yet (issue 4); `available()` says so, so selecting "Ascend" raises a
-RuntimeError instead of silently running on the CPU."""
+It computes real numbers (the CPU backend's kernels under the device's precision rules,
+kernels.py) and models the rest as its own: device memory (memory.py), host and device clocks,
+streams and copies (runtime.py), a per-kernel cost model over one profile table (cost.py,
+profile.py), FRACTAL_NZ formats with TransData (formats.py), and graph sinking with a format
+assignment pass (graph.py). All times it reports are SIMULATED model time.
+
+Configuration (set_context): `ascend_config={"precision_mode": ..., "device_profile": ...}` and
+`max_device_memory="2GB"` (the simulated HBM capacity, as MindSpore's key sets its pool).
+"""
 from __future__ import annotations
+
+from ...core import context
+from ...core.device import Backend
+from . import kernels
+from .profile import DEFAULT, PROFILES
+from .runtime import Device
+
+
+class AscendBackend(Backend):
+    name = "Ascend"
+
+    def __init__(self):
+        super().__init__()
+        from ..cpu import get as cpu_backend
+        self.cpu = cpu_backend()
+        self.configure()
+
+    def configure(self) -> None:
+        """(Re)build the device from the context: a new profile or capacity gives a fresh
+        device; a new precision mode drops the cached kernels."""
+        cfg = context._state.get("ascend_config") or {}
+        profile = PROFILES[cfg.get("device_profile", DEFAULT)]
+        capacity = context.max_device_memory_bytes()
+        dev = getattr(self, "device", None)
+        if dev is None or dev.profile is not profile or dev.pool.capacity != (
+                capacity or profile.hbm_bytes):
+            self.device = Device(profile, capacity)
+        self.precision_mode = cfg.get("precision_mode", kernels.DEFAULT_PRECISION_MODE)
+        self.cube_dtype = kernels.PRECISION_MODES[self.precision_mode]
+        self.plans.clear()
+        self.format_pass = True          # graph mode: keep FRACTAL_NZ between Cube ops
+
+    # -- Backend interface --------------------------------------------------------------------
+    def has_kernel(self, op) -> bool:
+        return self.cpu.has_kernel(op)
+
+    def kernel(self, op, in_metas, attrs, out_meta):
+        return kernels.build(self, op, in_metas, attrs, out_meta)
+
+    def fused_kernel(self, expr, in_metas, out_meta):
+        return kernels.fused(self, expr, in_metas, out_meta)
+
+    def to_device(self, array):
+        return self.device.upload(array)
+
+    def to_host(self, buffer):
+        return buffer.to_host() if hasattr(buffer, "to_host") else buffer
+
+    def synchronize(self) -> None:
+        self.device.synchronize()
+
+    def validate_graph(self, graph) -> None:
+        from .graph import check_float64
+        check_float64(graph)
+
+    def program(self, graph):
+        """jit_level O0/O1: kernel by kernel, each launched by the host (MindSpore's KBK)."""
+        from .graph import AscendProgram
+        return AscendProgram(graph, self, sink=False)
+
+    def sink(self, graph):
+        """jit_level O2: the graph as a task list sunk to the device, one host launch a run."""
+        from .graph import AscendProgram
+        return AscendProgram(graph, self, sink=True)
+
+
+_backend: AscendBackend | None = None
 
 
 def available() -> tuple[bool, str]:
-    return False, "the simulated Ascend backend is not implemented yet (issue 4)"
+    return True, ""
 
 
-def get():
-    raise RuntimeError("the simulated Ascend backend is not implemented yet (issue 4)")
+def get() -> AscendBackend:
+    global _backend
+    if _backend is None:
+        _backend = AscendBackend()
+    return _backend
+
+
+def device() -> Device:
+    """The simulated device (clocks, memory pool, counters, timeline) of the current profile."""
+    return get().device

@@ -115,7 +115,8 @@ def _params_match(g) -> bool:
 
 def _options() -> tuple:
     s = context._state
-    return (s["device_target"], s["jit_level"])
+    return (s["device_target"], s["jit_level"], tuple(sorted(s["ascend_config"].items())),
+            s["max_device_memory"])
 
 
 def build(fn, args, kwargs, parse: bool, name: str):
@@ -137,6 +138,9 @@ def build(fn, args, kwargs, parse: bool, name: str):
     finally:
         TAPE.depth = saved_depth
     g = b.root
+    # device rules (e.g. no float64 on the simulated Ascend) hold for the program as written,
+    # before the passes may fold an offending op away: the same error as PyNative
+    (current.backend or get_backend(context._state["device_target"])).validate_graph(g)
     dump = _dumper(f"{name}_{next(_dump_ids)}") if context._state["save_graphs"] else None
     if dump:
         dump("parsed", g)
@@ -197,7 +201,7 @@ def _program(g, backend):
             warnings.warn(f"jit_level O2: graph '{g.name}' runs kernel by kernel (as O1) because "
                           f"the {backend.name} sink cannot lower {e}", RuntimeWarning,
                           stacklevel=4)
-    return Program(g, backend)
+    return backend.program(g)
 
 
 def _dumper(name):

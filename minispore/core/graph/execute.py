@@ -43,16 +43,7 @@ class Program:
         for i, n in enumerate(g.nodes):
             ins = [self.slots[v.id] for v in n.inputs]
             outs = [self.slots[v.id] for v in n.outputs]
-            if isinstance(n.op, OpDef):
-                metas = tuple(Meta(v.shape, v.dtype) for v in n.inputs)
-                kw = attrs_dict(n.attrs)
-                out_meta = n.op.infer(*metas, **kw)
-                multi = not isinstance(out_meta, Meta)
-                steps.append(("k", self.backend.kernel(n.op, metas, kw, out_meta), ins, outs,
-                              multi))
-            elif n.op == ir.FUSED:
-                steps.append(("k", self._fused(n), ins, outs, False))
-            elif n.op == ir.CONST:
+            if n.op == ir.CONST:
                 steps.append(("c", self.backend.to_device(n.attr("value")), outs))
             elif n.op == ir.IF:
                 then, other = (self._sub(sg) for sg in n.subgraphs)
@@ -66,10 +57,23 @@ class Program:
             elif n.op == ir.ASSIGN:
                 steps.append(("assign", ins[0], n.attr("param")))
             else:
-                raise NotImplementedError(f"O0 executor: node kind {n.name}")
+                multi = len(n.outputs) > 1 or (isinstance(n.op, OpDef) and not isinstance(
+                    n.op.infer(*n.inputs, **attrs_dict(n.attrs)), Meta))
+                steps.append(("k", self.node_kernel(n), ins, outs, multi))
             if i in free_after:
                 steps.append(("free", [self.slots[v.id] for v in free_after[i]]))
         return steps
+
+    def node_kernel(self, n: ir.Node):
+        """The launchable kernel of a primitive or fused node (a backend's Program subclass
+        lowers its own node kinds here, e.g. the simulated Ascend's TransData)."""
+        if isinstance(n.op, OpDef):
+            metas = tuple(Meta(v.shape, v.dtype) for v in n.inputs)
+            kw = attrs_dict(n.attrs)
+            return self.backend.kernel(n.op, metas, kw, n.op.infer(*metas, **kw))
+        if n.op == ir.FUSED:
+            return self._fused(n)
+        raise NotImplementedError(f"O0 executor: node kind {n.name}")
 
     def _fused(self, n: ir.Node):
         """The kernel of a FUSED node. A backend without fused reductions (no

@@ -1,0 +1,164 @@
+"""Simulated HBM: an address-space allocator with real accounting, and the device buffer type.
+
+The pool hands out aligned address ranges of a fixed capacity (the profile's HBM, or the
+context's `max_device_memory`). Freed blocks are cached by size and reused by same-size requests
+in O(1) (what MindSpore's and PyTorch's caching pools do); when the bump pointer reaches the
+capacity, the slow path coalesces adjacent free blocks, lowers the bump pointer over a free tail,
+and places the request first-fit, splitting a larger block. A request that still does not fit
+raises RuntimeError naming the request, the free bytes, the largest free block and the peak, and
+changes nothing, so the device stays usable.
+
+`DeviceArray` is a buffer on the device: the bytes (a numpy array, in ND or FRACTAL_NZ layout),
+its address and size in the pool; dropping the last reference returns the block (buffers are
+immutable, so that is the whole of freeing, as on the CPU backend).
+"""
+from __future__ import annotations
+
+from ...core.errors import DeviceError
+
+
+class DeviceArray:
+    """A device buffer. `data` holds the bytes; `fmt` is "ND" or "NZ" (then `data` has the
+    padded fractal shape, see formats.py); the tensor keeps the logical shape."""
+    __slots__ = ("data", "addr", "size", "fmt", "pool", "base")
+
+    def __init__(self, data, addr: int, size: int, pool: "MemoryPool", fmt: str = "ND",
+                 base: "DeviceArray | None" = None):
+        self.data, self.addr, self.size, self.pool, self.fmt = data, addr, size, pool, fmt
+        self.base = base           # a view (size 0) keeps the buffer it shares alive
+
+    def __del__(self):
+        if self.size:
+            try:
+                self.pool.free(self.addr, self.size)
+            except Exception:      # interpreter shutdown: the pool may be gone already
+                pass
+
+    def __array__(self, dtype=None, copy=None):
+        """The bytes without a modelled copy: for the executor's own reads (a loop condition
+        the device evaluates itself); user reads go through `to_host`."""
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def to_host(self):
+        """The value as a host numpy array: synchronises the device and pays the D2H copy."""
+        return self.pool.device.download(self)
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    def __repr__(self) -> str:
+        return f"DeviceArray({self.fmt} {self.data.dtype}{list(self.data.shape)} @0x{self.addr:x})"
+
+
+class OutOfDeviceMemory(DeviceError):
+    """The simulated HBM cannot hold a request (a RuntimeError)."""
+    pass
+
+
+class MemoryPool:
+    def __init__(self, capacity: int, align: int, device=None):
+        self.capacity, self.align, self.device = int(capacity), int(align), device
+        self.top = 0                        # bump pointer: [top, capacity) was never carved
+        self.cached: dict[int, list[int]] = {}   # size -> addresses of free blocks
+        self.cached_bytes = 0
+        self.allocated = 0                  # bytes in live blocks
+        self.peak = 0
+        self.n_allocs = 0
+
+    def block_size(self, nbytes: int) -> int:
+        a = self.align
+        return max(a, (int(nbytes) + a - 1) // a * a)
+
+    def alloc(self, nbytes: int, what: str = "a tensor") -> tuple[int, int]:
+        """(address, block size) for `nbytes`; OutOfDeviceMemory if it cannot be placed."""
+        size = self.block_size(nbytes)
+        lst = self.cached.get(size)
+        if lst:
+            addr = lst.pop()
+            self.cached_bytes -= size
+        elif self.top + size <= self.capacity:
+            addr = self.top
+            self.top += size
+        else:
+            addr = self._slow_alloc(size, nbytes, what)
+        self.allocated += size
+        if self.allocated > self.peak:
+            self.peak = self.allocated
+        self.n_allocs += 1
+        return addr, size
+
+    def free(self, addr: int, size: int) -> None:
+        lst = self.cached.get(size)
+        if lst is None:
+            self.cached[size] = [addr]
+        else:
+            lst.append(addr)
+        self.cached_bytes += size
+        self.allocated -= size
+
+    # -- the slow path: coalesce, first fit --------------------------------------------------
+    def _free_blocks(self) -> list[tuple[int, int]]:
+        """Free blocks (address, size), adjacent ones merged, address order."""
+        blocks = sorted((a, s) for s, lst in self.cached.items() for a in lst)
+        merged: list[list[int]] = []
+        for a, s in blocks:
+            if merged and merged[-1][0] + merged[-1][1] == a:
+                merged[-1][1] += s
+            else:
+                merged.append([a, s])
+        return [(a, s) for a, s in merged]
+
+    def _slow_alloc(self, size: int, nbytes: int, what: str) -> int:
+        blocks = self._free_blocks()
+        top = self.top
+        if blocks and blocks[-1][0] + blocks[-1][1] == top:     # a free tail: give it back
+            top = blocks.pop()[0]
+        chosen = None
+        if top + size <= self.capacity:
+            chosen, blocks_left, top = top, blocks, top + size
+        else:
+            for i, (a, s) in enumerate(blocks):
+                if s >= size:
+                    chosen = a
+                    rest = [(a + size, s - size)] if s > size else []
+                    blocks_left = blocks[:i] + rest + blocks[i + 1:]
+                    break
+        if chosen is None:                  # nothing was changed: the device stays usable
+            free = self.capacity - self.allocated
+            largest = max([s for _, s in blocks] + [self.capacity - top])
+            raise OutOfDeviceMemory(
+                f"Ascend (simulated) device out of memory: {what} needs {nbytes} bytes "
+                f"({size} aligned); free {free} bytes, largest free block {largest}, in use "
+                f"{self.allocated}, peak {self.peak}, capacity {self.capacity}. Use a smaller "
+                f"batch, free tensors you no longer need, or raise the capacity with "
+                f"ms.set_context(max_device_memory=...)")
+        self.top = top
+        self.cached = {}
+        self.cached_bytes = 0
+        for a, s in blocks_left:
+            self.cached.setdefault(s, []).append(a)
+            self.cached_bytes += s
+        return chosen
+
+    def stats(self) -> dict:
+        """allocated/peak/reserved bytes and fragmentation = 1 - largest free block / free
+        bytes (0: all free memory is one block)."""
+        blocks = self._free_blocks()
+        tail = self.capacity - self.top
+        if blocks and blocks[-1][0] + blocks[-1][1] == self.top:
+            tail += blocks.pop()[1]
+        free = self.capacity - self.allocated
+        largest = max([s for _, s in blocks] + [tail])
+        return {"capacity": self.capacity, "allocated": self.allocated, "peak": self.peak,
+                "reserved": self.top, "cached": self.cached_bytes, "free": free,
+                "largest_free_block": largest,
+                "fragmentation": 0.0 if free == 0 else 1.0 - largest / free,
+                "allocations": self.n_allocs}
+
+    def reset_peak(self) -> None:
+        self.peak = self.allocated

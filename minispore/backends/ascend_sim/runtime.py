@@ -1,0 +1,205 @@
+"""The simulated device runtime: host and device clocks, streams and events, launch modes,
+host<->device copies, counters, and the timeline (exportable as a Chrome trace).
+
+Time is simulated, never measured: the host clock advances by the profile's launch costs, each
+stream's clock by its tasks' modelled durations. A task starts when both the host has issued it
+and its stream is free, so eager mode shows host-bound dispatch (the device idles between tiny
+kernels) and sink mode shows device-bound execution.
+
+Launch modes (the device's `mode`):
+- EAGER (PyNative): each op costs the host `host_launch_eager` (infer, tiling, launch); extra
+  tasks an op submits (its TransData) cost `host_task_submit` each.
+- KBK (graph O0/O1, MindSpore's KernelByKernel): each kernel costs the host `host_launch_kbk`.
+- SINK (graph O2): the host pays one launch per graph run; the device pays
+  `graph_execute_head` once and `task_dispatch` per task, with no host involvement.
+
+Streams: 0 computes, 1 copies; an H2D copy records an event the compute stream waits for.
+"""
+from __future__ import annotations
+
+import json
+import weakref
+from collections import deque
+
+import numpy as np
+
+from .cost import PCIE, pcie
+from .memory import DeviceArray, MemoryPool
+from .profile import DeviceProfile
+
+EAGER, KBK, SINK = "eager", "kbk", "sink"
+TIMELINE_LEN = 200_000          # most recent records kept (a long run does not grow memory)
+
+
+class Stream:
+    __slots__ = ("id", "name", "t")
+
+    def __init__(self, sid: int, name: str):
+        self.id, self.name, self.t = sid, name, 0.0
+
+
+class Event:
+    """A point on a stream: `record` takes the stream's current time, `wait` makes another
+    stream start no earlier."""
+    __slots__ = ("t",)
+
+    def __init__(self):
+        self.t = 0.0
+
+    def record(self, stream: Stream) -> "Event":
+        self.t = stream.t
+        return self
+
+    def wait(self, stream: Stream) -> None:
+        if stream.t < self.t:
+            stream.t = self.t
+
+
+class Device:
+    def __init__(self, profile: DeviceProfile, capacity: int | None = None):
+        self.profile = profile
+        self.pool = MemoryPool(capacity or profile.hbm_bytes, profile.mem_align, self)
+        self.compute = Stream(0, "compute")
+        self.copy = Stream(1, "copy")
+        self.host_t = 0.0
+        self.timeline: deque = deque(maxlen=TIMELINE_LEN)
+        self._resident: dict = {}            # id(host array) -> (weakref, DeviceArray)
+        self.reset_counters()
+        self.set_mode(EAGER)
+
+    # -- modes and counters -------------------------------------------------------------------
+    def set_mode(self, mode: str) -> str:
+        """Switch the launch mode; returns the previous one."""
+        prev = getattr(self, "mode", EAGER)
+        p = self.profile
+        self.mode = mode
+        if mode == EAGER:
+            self._host_op, self._host_task = p.host_launch_eager, p.host_task_submit
+        else:
+            self._host_op = self._host_task = p.host_launch_kbk
+        return prev
+
+    def reset_counters(self) -> None:
+        self.tasks = 0
+        self.busy = 0.0                      # device seconds spent in kernels
+        self.counts: dict[str, int] = {"transdata": 0, "h2d": 0, "d2h": 0, "graph_launches": 0}
+        self.bytes: dict[str, int] = {"h2d": 0, "d2h": 0}
+
+    def now(self) -> float:
+        """Simulated seconds since the device was created (host or device, whichever is later)."""
+        return max(self.host_t, self.compute.t, self.copy.t)
+
+    def synchronize(self) -> None:
+        """The host waits for every stream (`asnumpy()`, `ms.runtime.synchronize()`)."""
+        t = self.now()
+        self.host_t = t
+
+    # -- tasks --------------------------------------------------------------------------------
+    def task(self, name: str, dur: float, unit: str, nbytes: int = 0, flops: float = 0.0,
+             first: bool = True) -> None:
+        """One kernel on the compute stream (see the module docstring for who pays what)."""
+        s = self.compute
+        if self.mode == SINK:
+            start = s.t + self.profile.task_dispatch
+        else:
+            h0 = self.host_t
+            self.host_t = h = h0 + (self._host_op if first else self._host_task)
+            self.timeline.append(("launch " + name, "host", h0, h - h0, 0, 0.0, "host"))
+            start = h if h > s.t else s.t
+        s.t = start + dur
+        self.busy += dur
+        self.tasks += 1
+        self.timeline.append((name, 0, start, dur, nbytes, flops, unit))
+
+    def graph_launch(self, name: str) -> None:
+        """One host launch of a sunk graph: the device pays the model-execute head."""
+        p = self.profile
+        h0 = self.host_t
+        self.host_t += p.host_launch_eager
+        self.timeline.append(("launch graph " + name, "host", h0, p.host_launch_eager, 0, 0.0,
+                              "host"))
+        s = self.compute
+        start = max(self.host_t, s.t)
+        s.t = start + p.graph_execute_head
+        self.timeline.append(("execute head " + name, 0, start, p.graph_execute_head, 0, 0.0,
+                              "scheduler"))
+        self.counts["graph_launches"] += 1
+
+    # -- memory and copies --------------------------------------------------------------------
+    def alloc(self, data: np.ndarray, fmt: str = "ND", what: str = "a tensor") -> DeviceArray:
+        addr, size = self.pool.alloc(data.nbytes, what)
+        return DeviceArray(data, addr, size, self.pool, fmt)
+
+    def upload(self, arr: np.ndarray) -> DeviceArray:
+        """The device copy of a host array, made once and kept while the host array lives
+        (MindSpore's lazy device address): an async H2D copy on the copy stream that the compute
+        stream waits for."""
+        key = id(arr)
+        ent = self._resident.get(key)
+        if ent is not None and ent[0]() is arr:
+            return ent[1]
+        d = self.alloc(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr),
+                       what="a host->device copy")
+        self._copy_in(arr.nbytes, "H2D")
+        resident = self._resident
+        resident[key] = (weakref.ref(arr, lambda _r, k=key: resident.pop(k, None)), d)
+        return d
+
+    def upload_batch(self, nbytes: int) -> None:
+        """One H2D transfer of `nbytes` (a queue of sunk batches)."""
+        self._copy_in(nbytes, "H2D queue")
+
+    def _copy_in(self, nbytes: int, name: str) -> None:
+        dur = pcie(self.profile, nbytes)
+        self.host_t += self.profile.host_task_submit
+        c = self.copy
+        start = max(self.host_t, c.t)
+        c.t = start + dur
+        Event().record(c).wait(self.compute)
+        self.counts["h2d"] += 1
+        self.bytes["h2d"] += nbytes
+        self.timeline.append((name, 1, start, dur, nbytes, 0.0, PCIE))
+
+    def download(self, d: DeviceArray) -> np.ndarray:
+        """Synchronise, then a blocking D2H copy of a (user-visible, ND) buffer."""
+        self.synchronize()
+        nbytes = d.data.nbytes
+        dur = pcie(self.profile, nbytes)
+        start = self.host_t
+        self.host_t = self.copy.t = start + dur
+        self.counts["d2h"] += 1
+        self.bytes["d2h"] += nbytes
+        self.timeline.append(("D2H", 1, start, dur, nbytes, 0.0, PCIE))
+        return d.data
+
+    # -- reporting ----------------------------------------------------------------------------
+    def stats(self) -> dict:
+        return {"profile": self.profile.name, "simulated_time_s": self.now(),
+                "device_busy_s": self.busy, "tasks": self.tasks, **self.counts,
+                "h2d_bytes": self.bytes["h2d"], "d2h_bytes": self.bytes["d2h"],
+                "memory": self.pool.stats()}
+
+    def records(self) -> list[dict]:
+        """The timeline as dicts: name, track ('host' or a stream id), start_s, duration_s,
+        bytes, flops, unit."""
+        keys = ("name", "track", "start_s", "duration_s", "bytes", "flops", "unit")
+        return [dict(zip(keys, r)) for r in self.timeline]
+
+    def export_chrome_trace(self, path) -> None:
+        """The timeline as Chrome trace-event JSON (open in Perfetto / chrome://tracing): the host
+        as one process, the device's streams as threads of another; times are SIMULATED."""
+        ev = [{"name": "process_name", "ph": "M", "pid": 0,
+               "args": {"name": "host (simulated time)"}},
+              {"name": "process_name", "ph": "M", "pid": 1,
+               "args": {"name": f"{self.profile.name} device (simulated time)"}},
+              {"name": "thread_name", "ph": "M", "pid": 1, "tid": 0,
+               "args": {"name": "stream 0 (compute)"}},
+              {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1,
+               "args": {"name": "stream 1 (copy)"}}]
+        for name, track, start, dur, nbytes, flops, unit in self.timeline:
+            host = track == "host"
+            ev.append({"name": name, "ph": "X", "pid": 0 if host else 1,
+                       "tid": 0 if host else track, "ts": start * 1e6, "dur": dur * 1e6,
+                       "cat": unit, "args": {"bytes": nbytes, "flops": flops}})
+        with open(path, "w") as f:
+            json.dump({"traceEvents": ev, "displayTimeUnit": "ns"}, f)
