@@ -57,8 +57,12 @@ def _context_per_test(request):
     ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE, device_target="CPU",
                    jit_level="O0")
     yield
+    reconfigure = any(_context._state[k] != saved[k]
+                      for k in ("ascend_config", "max_device_memory"))
     _context._state.clear()
     _context._state.update(saved)
+    if reconfigure:                    # the simulated Ascend follows its context keys back
+        _context._reconfigure_ascend()
 
 
 @pytest.fixture

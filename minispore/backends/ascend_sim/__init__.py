@@ -11,6 +11,10 @@ Configuration (set_context): `ascend_config={"precision_mode": ..., "device_prof
 """
 from __future__ import annotations
 
+import contextlib
+
+import numpy as np
+
 from ...core import context
 from ...core.device import Backend
 from . import kernels
@@ -25,6 +29,7 @@ class AscendBackend(Backend):
         super().__init__()
         from ..cpu import get as cpu_backend
         self.cpu = cpu_backend()
+        self.format_pass = True          # graph mode: keep FRACTAL_NZ between Cube ops
         self.configure()
 
     def configure(self) -> None:
@@ -40,7 +45,6 @@ class AscendBackend(Backend):
         self.precision_mode = cfg.get("precision_mode", kernels.DEFAULT_PRECISION_MODE)
         self.cube_dtype = kernels.PRECISION_MODES[self.precision_mode]
         self.plans.clear()
-        self.format_pass = True          # graph mode: keep FRACTAL_NZ between Cube ops
 
     # -- Backend interface --------------------------------------------------------------------
     def has_kernel(self, op) -> bool:
@@ -74,6 +78,28 @@ class AscendBackend(Backend):
         """jit_level O2: the graph as a task list sunk to the device, one host launch a run."""
         from .graph import AscendProgram
         return AscendProgram(graph, self, sink=True)
+
+
+    @contextlib.contextmanager
+    def loop_sink(self, batches):
+        """ms.data_sink on the device: one host launch for the whole loop and one H2D transfer
+        of every batch (a device data queue); each sunk step then dequeues its batch on the
+        device (graph.py)."""
+        dev = self.device
+        dev.graph_launch("data_sink loop")
+        total = 0
+        for batch in batches:
+            for t in batch:
+                if isinstance(t._buf, np.ndarray):
+                    dev.upload(t._buf, copy_event=False)
+                    total += t._buf.nbytes
+        if total:
+            dev.upload_batch(total)
+        prev, dev.loop_sink = dev.loop_sink, True
+        try:
+            yield
+        finally:
+            dev.loop_sink = prev
 
 
 _backend: AscendBackend | None = None

@@ -148,9 +148,11 @@ class AscendProgram(Program):
 
     def run(self, args: list):
         dev = self.device
-        if self.sink:
-            dev.graph_launch(self.graph.name)
         prev = dev.set_mode(SINK if self.sink else KBK)
+        if self.sink and dev.loop_sink:         # a device-side loop: the step's batch is dequeued
+            dev.task("GetNext", dev.profile.kernel_min_duration, "scheduler")
+        elif self.sink:
+            dev.graph_launch(self.graph.name)
         try:
             return super().run(args)
         finally:

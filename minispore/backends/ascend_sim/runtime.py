@@ -63,6 +63,7 @@ class Device:
         self.copy = Stream(1, "copy")
         self.host_t = 0.0
         self.timeline: deque = deque(maxlen=TIMELINE_LEN)
+        self.loop_sink = False              # inside ms.data_sink: steps need no host launch
         self._resident: dict = {}            # id(host array) -> (weakref, DeviceArray)
         self.reset_counters()
         self.set_mode(EAGER)
@@ -130,17 +131,19 @@ class Device:
         addr, size = self.pool.alloc(data.nbytes, what)
         return DeviceArray(data, addr, size, self.pool, fmt)
 
-    def upload(self, arr: np.ndarray) -> DeviceArray:
+    def upload(self, arr: np.ndarray, copy_event: bool = True) -> DeviceArray:
         """The device copy of a host array, made once and kept while the host array lives
         (MindSpore's lazy device address): an async H2D copy on the copy stream that the compute
-        stream waits for."""
+        stream waits for (`copy_event=False`: the caller accounts the transfer, e.g. one queue
+        transfer for many batches)."""
         key = id(arr)
         ent = self._resident.get(key)
         if ent is not None and ent[0]() is arr:
             return ent[1]
         d = self.alloc(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr),
                        what="a host->device copy")
-        self._copy_in(arr.nbytes, "H2D")
+        if copy_event:
+            self._copy_in(arr.nbytes, "H2D")
         resident = self._resident
         resident[key] = (weakref.ref(arr, lambda _r, k=key: resident.pop(k, None)), d)
         return d

@@ -1,0 +1,62 @@
+"""`ms.data_sink(fn, dataset, sink_size)`: several training steps per host interaction.
+
+The returned function takes `sink_size` batches from the dataset (anything with
+`create_tuple_iterator()`, or an iterable of tuples of tensors/arrays; it starts over when
+exhausted) and runs `fn` on each as a compiled graph, returning the last step's result, as
+MindSpore's `data_sink` does. What a device gains from it is the backend's `loop_sink` context:
+on the simulated Ascend, one host launch and one H2D transfer of all the batches (a device data
+queue) serve the whole loop, and each step costs only device-side task dispatch. On the CPU
+there is no separate device: the steps run back to back in the same process (the compiled step
+is reused, so nothing is recompiled).
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .device import current, get_backend
+from . import context
+from .tensor import Tensor
+
+
+def _batches(dataset):
+    if hasattr(dataset, "create_tuple_iterator"):
+        return dataset.create_tuple_iterator()
+    return iter(dataset)
+
+
+def data_sink(fn, dataset, sink_size: int = 1, jit_config=None, input_signature=None):
+    if not isinstance(sink_size, int) or isinstance(sink_size, bool) or sink_size < 1:
+        raise ValueError(f"data_sink: sink_size must be an int >= 1, got {sink_size!r}")
+    if jit_config is not None or input_signature is not None:
+        raise NotImplementedError("data_sink: jit_config and input_signature are not supported "
+                                  "yet; set jit_level with ms.set_context")
+    from .jit import jit
+    from ..nn.cell import Cell
+    # a Cell compiles itself in GRAPH_MODE; a jitted function already is one
+    step = fn if isinstance(fn, Cell) or hasattr(fn, "__wrapped_jit__") else jit(fn)
+    state = {"it": _batches(dataset)}
+
+    def take():
+        try:
+            b = next(state["it"])
+        except StopIteration:
+            state["it"] = _batches(dataset)
+            try:
+                b = next(state["it"])
+            except StopIteration:
+                raise ValueError("data_sink: the dataset yields no batches") from None
+        b = b if isinstance(b, (tuple, list)) else (b,)
+        return tuple(x if isinstance(x, Tensor) else Tensor(np.asarray(x)) for x in b)
+
+    def sink_fun():
+        batches = [take() for _ in range(sink_size)]
+        backend = current.backend or get_backend(context._state["device_target"])
+        loop = getattr(backend, "loop_sink", None)
+        out = None
+        with (loop(batches) if loop is not None else contextlib.nullcontext()):
+            for b in batches:
+                out = step(*b)
+        return out
+    return sink_fun
