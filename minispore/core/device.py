@@ -43,6 +43,11 @@ class Backend:
     def to_device(self, array) -> Any:
         return array
 
+    def owns(self, buffer) -> bool:
+        """Whether this backend's kernels can read `buffer` (host numpy arrays by default)."""
+        import numpy as np
+        return isinstance(buffer, np.ndarray)
+
     def to_host(self, buffer) -> Any:
         return buffer
 

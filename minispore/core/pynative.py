@@ -143,12 +143,16 @@ class EagerExecutor:
             plan = self._plan(backend, op, ts, attrs)
             backend.plans[key] = plan
         fn, out_meta = plan
-        if n == 1:
-            res = fn(x._buf)
-        elif n == 2:
-            res = fn(x._buf, y._buf)
-        else:
-            res = fn(*[t._buf for t in ts])
+        try:
+            if n == 1:
+                res = fn(x._buf)
+            elif n == 2:
+                res = fn(x._buf, y._buf)
+            else:
+                res = fn(*[t._buf for t in ts])
+        except Exception:
+            check_devices(op, backend, ts)
+            raise
         backend.counters["launches"] += 1
         if out_meta.__class__ is Meta:
             out = _wrap(res, out_meta)
@@ -187,7 +191,11 @@ class EagerExecutor:
             return out
         fn, meta = plan
         t = Tensor.__new__(Tensor)
-        t._buf = fn(a._buf, b._buf)
+        try:
+            t._buf = fn(a._buf, b._buf)
+        except Exception:
+            check_devices(op, backend, (a, b))
+            raise
         t.shape = meta.shape
         t.dtype = meta.dtype
         t._node = None
@@ -195,6 +203,19 @@ class EagerExecutor:
         if TAPE.depth and op.differentiable and (a._node is not None or b._node is not None):
             record(op, (), (a, b), t)
         return t
+
+
+def check_devices(op, backend, tensors) -> None:
+    """After a kernel failed: if an input lives on another device, say so and how to move it
+    (checked only on failure, so the hot path pays nothing)."""
+    from .errors import DeviceError
+    for i, t in enumerate(tensors):
+        if not backend.owns(t._buf):
+            where = getattr(t._buf, "device_name", type(t._buf).__name__)
+            raise DeviceError(
+                f"{op.name}: input {i} (shape {t.shape}, {t.dtype}) lives on the {where} device "
+                f"but device_target is {backend.name!r}; copy it with ms.Tensor(x.asnumpy()) or "
+                f"set device_target back") from None
 
 
 def record(op, attrs, inputs, out) -> None:

@@ -307,3 +307,14 @@ def test_chrome_trace_has_host_and_device_tracks(dev, tmp_path):
         assert e["dur"] >= 0 and e["ts"] >= 0
     names = {e["name"] for e in events}
     assert {"MatMul", "TransData", "H2D", "D2H"} <= names
+
+
+def test_a_device_tensor_used_on_the_cpu_says_how_to_move_it(dev):
+    a = f32(4) * 2.0
+    ms.set_context(device_target="CPU")
+    with pytest.raises(RuntimeError, match=r"^add: input 0 \(shape \(4,\), Float32\) lives on "
+                                           r"the Ascend \(simulated\) device but device_target "
+                                           r"is 'CPU'; copy it with ms.Tensor\(x.asnumpy\(\)\)"):
+        a + a
+    b = ms.Tensor(a.asnumpy())
+    np.testing.assert_array_equal((b + b).asnumpy(), 2 * a.asnumpy())

@@ -19,6 +19,7 @@ from ...core import context
 from ...core.device import Backend
 from . import kernels
 from .profile import DEFAULT, PROFILES
+from .memory import DeviceArray
 from .runtime import Device
 
 
@@ -58,6 +59,9 @@ class AscendBackend(Backend):
 
     def to_device(self, array):
         return self.device.upload(array)
+
+    def owns(self, buffer) -> bool:
+        return isinstance(buffer, (np.ndarray, DeviceArray))     # host arrays are uploaded
 
     def to_host(self, buffer):
         return buffer.to_host() if hasattr(buffer, "to_host") else buffer

@@ -39,6 +39,8 @@ class DeviceArray:
         the device evaluates itself); user reads go through `to_host`."""
         return self.data if dtype is None else self.data.astype(dtype)
 
+    device_name = "Ascend (simulated)"
+
     def to_host(self):
         """The value as a host numpy array: synchronises the device and pays the D2H copy."""
         return self.pool.device.download(self)
