@@ -9,7 +9,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m minispore", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("demo", help="run the mode-documentation examples on the CPU")
-    sub.add_parser("info", help="show the version and which backends are usable here")
+    info = sub.add_parser("info", help="show the version and which backends are usable here")
+    info.add_argument("--profile", nargs="?", const="Ascend910B", metavar="NAME",
+                      help="print a simulated Ascend device profile: every parameter with its "
+                           "unit and source (Ascend910B, Ascend310P)")
     args = p.parse_args(argv)
     if args.cmd == "demo":
         from . import demo
@@ -19,7 +22,16 @@ def main(argv=None) -> int:
         from .core.device import availability
         print(f"minispore {minispore.__version__}")
         for target, (ok, why) in availability().items():
-            print(f"  {target:7s} {'usable' if ok else 'not usable: ' + why}")
+            note = " (simulated NPU: model time, not hardware)" if target == "Ascend" else ""
+            print(f"  {target:7s} {'usable' + note if ok else 'not usable: ' + why}")
+        if args.profile:
+            from .backends.ascend_sim.profile import PROFILES
+            if args.profile not in PROFILES:
+                p.error(f"--profile: choose one of {', '.join(PROFILES)}")
+            print(f"\nsimulated device profile {args.profile} "
+                  f"(backends/ascend_sim/profile.py):")
+            for name, value, unit, source in PROFILES[args.profile].rows():
+                print(f"  {name:22s} {value!s:>14s} {unit:20s} {source}")
     return 0
 
 

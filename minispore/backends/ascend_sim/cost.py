@@ -4,9 +4,10 @@ Each kernel is a roofline over the profile (profile.py): the time is the larger 
 time on its unit and its memory time, never below the profile's minimum kernel duration.
 
 - Cube (matmul): the operands are padded to 16 (fractals); the output is cut into tiles whose
-  fp32 accumulators fit half of L0C (double buffering), tiles are spread over the Cube cores in
-  waves (a small matmul uses few cores: parallelism is capped by the tile count), and each tile
-  costs its MACs at the per-core MAC rate (fp32 inputs pay `cube_fp32_slowdown`). Memory: each
+  fp32 accumulators fit half of L0C (double buffering), K into steps whose operand slices fit
+  half of L0A/L0B; tiles are spread over the Cube cores in waves (a small matmul uses few cores:
+  parallelism is capped by the tile count), and each K step costs the larger of its MACs at the
+  per-core MAC rate (fp32 inputs pay `cube_fp32_slowdown`) and its L1->L0 load. Memory: each
   operand is re-read once per tile row/column from L2 when the working set fits L2, else HBM.
 - Vector (elementwise, fused groups, reductions, TransData): elements x operations at the lanes
   of the cores the tensor's UB tiles can occupy; a fused group reads its inputs and writes its
@@ -42,12 +43,16 @@ def cube(p: DeviceProfile, batch: int, m: int, n: int, k: int, in_itemsize: int,
     pm, pn, pk = (max(16, -(-d // 16) * 16) for d in (m, n, k))
     side = int(math.sqrt(p.l0c_bytes / 2 / 4)) // 16 * 16       # fp32 accumulator tile side
     tm, tn = min(side, pm), min(side, pn)
+    # K is walked in steps whose A and B slices fit half of L0A/L0B (double buffering); each
+    # step's slices come from L1 while the previous step multiplies: a step costs the larger
+    tk = min(pk, max(16, (p.l0a_bytes // 2) // (max(tm, tn) * in_itemsize) // 16 * 16))
+    k_steps = -(-pk // tk)
+    mac = tm * tn * tk / p.cube_macs_per_cycle * (p.cube_fp32_slowdown if fp32 else 1.0)
+    load = (tm + tn) * tk * in_itemsize / p.l1_to_l0_bytes_per_cycle
     rows, cols = -(-pm // tm), -(-pn // tn)
     tiles = batch * rows * cols
     waves = -(-tiles // p.cube_cores)
-    cycles = waves * (tm * tn * pk) / p.cube_macs_per_cycle
-    if fp32:
-        cycles *= p.cube_fp32_slowdown
+    cycles = waves * k_steps * max(mac, load)
     compute = cycles / p.clock_hz
     a_bytes, b_bytes = batch * pm * pk * in_itemsize, batch * pk * pn * in_itemsize
     c_bytes = batch * pm * pn * out_itemsize

@@ -30,6 +30,7 @@ PARAMS: dict[str, Param] = {
     "l1_bytes": Param("B", "[V] S4,S6"),
     "l0a_bytes": Param("B", "[V] S4,S6 (L0B the same)"),
     "l0c_bytes": Param("B", "[V] S4,S6"),
+    "l1_to_l0_bytes_per_cycle": Param("B/cycle/core", "[V] S8 (310P value, assumed for 910B)"),
     "l2_bytes": Param("B", "[V] S4 l2_size"),
     "hbm_bytes": Param("B", "[V] S4 allocatable HBM (64 GiB chip)"),
     "hbm_bw": Param("B/s", "[E] 1.6e12; ~1.5e12 practitioner roofline (S5)"),
@@ -60,6 +61,7 @@ class DeviceProfile:
     l1_bytes: int
     l0a_bytes: int
     l0c_bytes: int
+    l1_to_l0_bytes_per_cycle: int
     l2_bytes: int
     hbm_bytes: int
     hbm_bw: float
@@ -90,7 +92,7 @@ class DeviceProfile:
 ASCEND_910B = DeviceProfile(
     name="Ascend910B", cube_cores=24, vector_cores=48, clock_hz=1.8e9, cube_macs_per_cycle=4096,
     cube_fp32_slowdown=4.0, vector_bytes_per_cycle=256, ub_bytes=196608, l1_bytes=524288,
-    l0a_bytes=65536, l0c_bytes=131072, l2_bytes=201326592, hbm_bytes=65452113920,
+    l0a_bytes=65536, l0c_bytes=131072, l1_to_l0_bytes_per_cycle=512, l2_bytes=201326592, hbm_bytes=65452113920,
     hbm_bw=1.6e12, l2_bw=1.0e13, mem_align=512, pcie_bw=25e9, pcie_latency=10e-6,
     host_launch_eager=15e-6, host_launch_kbk=8e-6, host_task_submit=2e-6, task_dispatch=2e-6,
     graph_execute_head=30e-6, kernel_min_duration=3e-6, transdata_efficiency=0.5)
