@@ -22,6 +22,7 @@ from ...core.shape import size_of
 from . import cost
 from .formats import nd_to_nz, nz_shape, nz_to_nd
 from .memory import DeviceArray
+from .runtime import SINK
 
 VIEW_OPS = ("reshape", "stop_gradient")          # no task: the output shares the input's bytes
 _HEAVY_VECTOR = {"softmax": 6, "log_softmax": 6, "logsumexp": 6}
@@ -105,33 +106,48 @@ def launcher(dev, name, compute, dur, unit, nbytes, flops, out_meta, out_fmt="ND
         return DA(r, a, s, pool, out_fmt)
 
     if not multi:                           # the hot path: one output, one or two inputs
-        (size,) = sizes
-        alloc = pool.alloc
+        size = pool.block_size(sizes[0])
+        take, free = pool.take, pool.free
         what = f"the output of {name}"
-        task = dev.task
+        task, stream, timeline = dev.task, dev.compute, dev.timeline
+        record = (name, 0, 0.0, dur, nbytes, flops, unit)
+
+        def launch():
+            """dev.task() inlined for the host-launched modes (the per-op overhead matters)."""
+            if dev.mode == SINK:
+                return task(name, dur, unit, nbytes, flops)
+            h0 = dev.host_t
+            dev.host_t = h = h0 + dev._host_op
+            t = stream.t
+            start = h if h > t else t
+            stream.t = start + dur
+            dev.busy += dur
+            dev.tasks += 1
+            timeline.append((name, "host", h0, h - h0, 0, 0.0, "launch"))
+            timeline.append(record[:2] + (start,) + record[3:])
 
         def run1(x):
             x = x.data if x.__class__ is DA else upload(x).data
-            a, s = alloc(size, what)
+            a = take(size, what)
             try:
                 r = compute(x)
             except BaseException:
-                pool.free(a, s)
+                free(a, size)
                 raise
-            task(name, dur, unit, nbytes, flops)
-            return DA(r, a, s, pool, out_fmt)
+            launch()
+            return DA(r, a, size, pool, out_fmt)
 
         def run2(x, y):
             x = x.data if x.__class__ is DA else upload(x).data
             y = y.data if y.__class__ is DA else upload(y).data
-            a, s = alloc(size, what)
+            a = take(size, what)
             try:
                 r = compute(x, y)
             except BaseException:
-                pool.free(a, s)
+                free(a, size)
                 raise
-            task(name, dur, unit, nbytes, flops)
-            return DA(r, a, s, pool, out_fmt)
+            launch()
+            return DA(r, a, size, pool, out_fmt)
         return run, run1, run2
     return run, None, None
 

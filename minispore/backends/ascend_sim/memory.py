@@ -79,6 +79,11 @@ class MemoryPool:
     def alloc(self, nbytes: int, what: str = "a tensor") -> tuple[int, int]:
         """(address, block size) for `nbytes`; OutOfDeviceMemory if it cannot be placed."""
         size = self.block_size(nbytes)
+        return self.take(size, what, nbytes), size
+
+    def take(self, size: int, what: str = "a tensor", nbytes: int | None = None) -> int:
+        """The address of a block of `size`, already rounded by block_size (kernels round
+        theirs once)."""
         lst = self.cached.get(size)
         if lst:
             addr = lst.pop()
@@ -87,12 +92,12 @@ class MemoryPool:
             addr = self.top
             self.top += size
         else:
-            addr = self._slow_alloc(size, nbytes, what)
+            addr = self._slow_alloc(size, size if nbytes is None else nbytes, what)
         self.allocated += size
         if self.allocated > self.peak:
             self.peak = self.allocated
         self.n_allocs += 1
-        return addr, size
+        return addr
 
     def free(self, addr: int, size: int) -> None:
         lst = self.cached.get(size)

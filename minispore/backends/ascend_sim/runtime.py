@@ -62,6 +62,7 @@ class Device:
         self.compute = Stream(0, "compute")
         self.copy = Stream(1, "copy")
         self.host_t = 0.0
+        self.sched_t = 0.0                   # the device task scheduler (SINK mode)
         self.timeline: deque = deque(maxlen=TIMELINE_LEN)
         self.loop_sink = False              # inside ms.data_sink: steps need no host launch
         self._resident: dict = {}            # id(host array) -> (weakref, DeviceArray)
@@ -74,6 +75,7 @@ class Device:
         prev = getattr(self, "mode", EAGER)
         p = self.profile
         self.mode = mode
+        self._dispatch = p.task_dispatch
         if mode == EAGER:
             self._host_op, self._host_task = p.host_launch_eager, p.host_task_submit
         else:
@@ -98,14 +100,18 @@ class Device:
     # -- tasks --------------------------------------------------------------------------------
     def task(self, name: str, dur: float, unit: str, nbytes: int = 0, flops: float = 0.0,
              first: bool = True) -> None:
-        """One kernel on the compute stream (see the module docstring for who pays what)."""
+        """One kernel on the compute stream (see the module docstring for who pays what). In
+        SINK mode the device's task scheduler dispatches tasks one after another, overlapping
+        the dispatch of a task with the execution of the one before."""
         s = self.compute
         if self.mode == SINK:
-            start = s.t + self.profile.task_dispatch
+            self.sched_t = start = self.sched_t + self._dispatch
+            if s.t > start:
+                start = s.t
         else:
             h0 = self.host_t
             self.host_t = h = h0 + (self._host_op if first else self._host_task)
-            self.timeline.append(("launch " + name, "host", h0, h - h0, 0, 0.0, "host"))
+            self.timeline.append((name, "host", h0, h - h0, 0, 0.0, "launch"))
             start = h if h > s.t else s.t
         s.t = start + dur
         self.busy += dur
@@ -113,15 +119,15 @@ class Device:
         self.timeline.append((name, 0, start, dur, nbytes, flops, unit))
 
     def graph_launch(self, name: str) -> None:
-        """One host launch of a sunk graph: the device pays the model-execute head."""
+        """One host launch of a sunk graph; the device's scheduler then pays the model-execute
+        head before it dispatches the graph's tasks."""
         p = self.profile
         h0 = self.host_t
         self.host_t += p.host_launch_eager
-        self.timeline.append(("launch graph " + name, "host", h0, p.host_launch_eager, 0, 0.0,
-                              "host"))
-        s = self.compute
-        start = max(self.host_t, s.t)
-        s.t = start + p.graph_execute_head
+        self.timeline.append(("graph " + name, "host", h0, p.host_launch_eager, 0, 0.0,
+                              "launch"))
+        start = max(self.host_t, self.compute.t, self.sched_t)
+        self.sched_t = start + p.graph_execute_head
         self.timeline.append(("execute head " + name, 0, start, p.graph_execute_head, 0, 0.0,
                               "scheduler"))
         self.counts["graph_launches"] += 1
@@ -184,7 +190,7 @@ class Device:
 
     def records(self) -> list[dict]:
         """The timeline as dicts: name, track ('host' or a stream id), start_s, duration_s,
-        bytes, flops, unit."""
+        bytes, flops, unit ('launch' on the host track: the host issuing that kernel/graph)."""
         keys = ("name", "track", "start_s", "duration_s", "bytes", "flops", "unit")
         return [dict(zip(keys, r)) for r in self.timeline]
 
@@ -201,6 +207,8 @@ class Device:
                "args": {"name": "stream 1 (copy)"}}]
         for name, track, start, dur, nbytes, flops, unit in self.timeline:
             host = track == "host"
+            if host:
+                name = f"{unit} {name}"
             ev.append({"name": name, "ph": "X", "pid": 0 if host else 1,
                        "tid": 0 if host else track, "ts": start * 1e6, "dur": dur * 1e6,
                        "cat": unit, "args": {"bytes": nbytes, "flops": flops}})
