@@ -22,7 +22,6 @@ from ...core.shape import size_of
 from . import cost
 from .formats import nd_to_nz, nz_shape, nz_to_nd
 from .memory import DeviceArray
-from .runtime import SINK
 
 VIEW_OPS = ("reshape", "stop_gradient")          # no task: the output shares the input's bytes
 _HEAVY_VECTOR = {"softmax": 6, "log_softmax": 6, "logsumexp": 6}
@@ -110,21 +109,20 @@ def launcher(dev, name, compute, dur, unit, nbytes, flops, out_meta, out_fmt="ND
         take, free = pool.take, pool.free
         what = f"the output of {name}"
         task, stream, timeline = dev.task, dev.compute, dev.timeline
-        record = (name, 0, 0.0, dur, nbytes, flops, unit)
 
         def launch():
             """dev.task() inlined for the host-launched modes (the per-op overhead matters)."""
-            if dev.mode == SINK:
+            if dev.sunk:
                 return task(name, dur, unit, nbytes, flops)
             h0 = dev.host_t
-            dev.host_t = h = h0 + dev._host_op
+            hd = dev._host_op
+            dev.host_t = h = h0 + hd
             t = stream.t
             start = h if h > t else t
             stream.t = start + dur
             dev.busy += dur
             dev.tasks += 1
-            timeline.append((name, "host", h0, h - h0, 0, 0.0, "launch"))
-            timeline.append(record[:2] + (start,) + record[3:])
+            timeline.append((name, 0, start, dur, nbytes, flops, unit, h0, hd))
 
         def run1(x):
             x = x.data if x.__class__ is DA else upload(x).data

@@ -28,9 +28,17 @@ class DeviceArray:
         self.base = base           # a view (size 0) keeps the buffer it shares alive
 
     def __del__(self):
-        if self.size:
+        size = self.size
+        if size:                   # MemoryPool.free, inlined: this runs once per eager op
             try:
-                self.pool.free(self.addr, self.size)
+                pool = self.pool
+                lst = pool.cached.get(size)
+                if lst is None:
+                    pool.cached[size] = [self.addr]
+                else:
+                    lst.append(self.addr)
+                pool.cached_bytes += size
+                pool.allocated -= size
             except Exception:      # interpreter shutdown: the pool may be gone already
                 pass
 
@@ -100,6 +108,7 @@ class MemoryPool:
         return addr
 
     def free(self, addr: int, size: int) -> None:
+        """Return a block (DeviceArray.__del__ does the same inline)."""
         lst = self.cached.get(size)
         if lst is None:
             self.cached[size] = [addr]

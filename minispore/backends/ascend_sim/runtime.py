@@ -75,6 +75,7 @@ class Device:
         prev = getattr(self, "mode", EAGER)
         p = self.profile
         self.mode = mode
+        self.sunk = mode == SINK
         self._dispatch = p.task_dispatch
         if mode == EAGER:
             self._host_op, self._host_task = p.host_launch_eager, p.host_task_submit
@@ -104,19 +105,20 @@ class Device:
         SINK mode the device's task scheduler dispatches tasks one after another, overlapping
         the dispatch of a task with the execution of the one before."""
         s = self.compute
-        if self.mode == SINK:
+        if self.sunk:
             self.sched_t = start = self.sched_t + self._dispatch
             if s.t > start:
                 start = s.t
+            h0 = None
         else:
             h0 = self.host_t
             self.host_t = h = h0 + (self._host_op if first else self._host_task)
-            self.timeline.append((name, "host", h0, h - h0, 0, 0.0, "launch"))
             start = h if h > s.t else s.t
         s.t = start + dur
         self.busy += dur
         self.tasks += 1
-        self.timeline.append((name, 0, start, dur, nbytes, flops, unit))
+        self.timeline.append((name, 0, start, dur, nbytes, flops, unit, h0,
+                              None if h0 is None else self.host_t - h0))
 
     def graph_launch(self, name: str) -> None:
         """One host launch of a sunk graph; the device's scheduler then pays the model-execute
@@ -125,11 +127,11 @@ class Device:
         h0 = self.host_t
         self.host_t += p.host_launch_eager
         self.timeline.append(("graph " + name, "host", h0, p.host_launch_eager, 0, 0.0,
-                              "launch"))
+                              "launch", None, None))
         start = max(self.host_t, self.compute.t, self.sched_t)
         self.sched_t = start + p.graph_execute_head
         self.timeline.append(("execute head " + name, 0, start, p.graph_execute_head, 0, 0.0,
-                              "scheduler"))
+                              "scheduler", None, None))
         self.counts["graph_launches"] += 1
 
     # -- memory and copies --------------------------------------------------------------------
@@ -167,7 +169,7 @@ class Device:
         Event().record(c).wait(self.compute)
         self.counts["h2d"] += 1
         self.bytes["h2d"] += nbytes
-        self.timeline.append((name, 1, start, dur, nbytes, 0.0, PCIE))
+        self.timeline.append((name, 1, start, dur, nbytes, 0.0, PCIE, None, None))
 
     def download(self, d: DeviceArray) -> np.ndarray:
         """Synchronise, then a blocking D2H copy of a (user-visible, ND) buffer."""
@@ -178,7 +180,7 @@ class Device:
         self.host_t = self.copy.t = start + dur
         self.counts["d2h"] += 1
         self.bytes["d2h"] += nbytes
-        self.timeline.append(("D2H", 1, start, dur, nbytes, 0.0, PCIE))
+        self.timeline.append(("D2H", 1, start, dur, nbytes, 0.0, PCIE, None, None))
         return d.data
 
     # -- reporting ----------------------------------------------------------------------------
@@ -190,9 +192,16 @@ class Device:
 
     def records(self) -> list[dict]:
         """The timeline as dicts: name, track ('host' or a stream id), start_s, duration_s,
-        bytes, flops, unit ('launch' on the host track: the host issuing that kernel/graph)."""
+        bytes, flops, unit ('launch' on the host track: the host issuing a kernel or graph).
+        A kernel the host launched itself is stored once, with its launch's start; it becomes
+        two records here (host launch, then the kernel on its stream)."""
         keys = ("name", "track", "start_s", "duration_s", "bytes", "flops", "unit")
-        return [dict(zip(keys, r)) for r in self.timeline]
+        out = []
+        for name, track, start, dur, nbytes, flops, unit, h0, hdur in self.timeline:
+            if h0 is not None:
+                out.append(dict(zip(keys, (name, "host", h0, hdur, 0, 0.0, "launch"))))
+            out.append(dict(zip(keys, (name, track, start, dur, nbytes, flops, unit))))
+        return out
 
     def export_chrome_trace(self, path) -> None:
         """The timeline as Chrome trace-event JSON (open in Perfetto / chrome://tracing): the host
@@ -205,12 +214,11 @@ class Device:
                "args": {"name": "stream 0 (compute)"}},
               {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1,
                "args": {"name": "stream 1 (copy)"}}]
-        for name, track, start, dur, nbytes, flops, unit in self.timeline:
-            host = track == "host"
-            if host:
-                name = f"{unit} {name}"
-            ev.append({"name": name, "ph": "X", "pid": 0 if host else 1,
-                       "tid": 0 if host else track, "ts": start * 1e6, "dur": dur * 1e6,
-                       "cat": unit, "args": {"bytes": nbytes, "flops": flops}})
+        for r in self.records():
+            host = r["track"] == "host"
+            ev.append({"name": ("launch " if host else "") + r["name"], "ph": "X",
+                       "pid": 0 if host else 1, "tid": 0 if host else r["track"],
+                       "ts": r["start_s"] * 1e6, "dur": r["duration_s"] * 1e6,
+                       "cat": r["unit"], "args": {"bytes": r["bytes"], "flops": r["flops"]}})
         with open(path, "w") as f:
             json.dump({"traceEvents": ev, "displayTimeUnit": "ns"}, f)
