@@ -51,3 +51,12 @@ def test_demo_cli_prints_all_three(capsys):
     out = capsys.readouterr().out
     for marker in ("1. MyNet", "21.536", "d/dw: [13.]"):
         assert marker in out
+
+
+def test_info_cli_lists_backends_and_the_simulated_profile(capsys):
+    from minispore.cli import main
+    assert main(["info", "--profile", "Ascend310P"]) == 0
+    out = capsys.readouterr().out
+    assert "Ascend  usable (simulated NPU: model time, not hardware)" in out
+    assert "simulated device profile Ascend310P" in out
+    assert "hbm_bw" in out and "B/s" in out and "[E]" in out
