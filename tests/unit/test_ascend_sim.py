@@ -320,3 +320,29 @@ def test_a_device_tensor_used_on_the_cpu_says_how_to_move_it(dev):
         a + a
     b = ms.Tensor(a.asnumpy())
     np.testing.assert_array_equal((b + b).asnumpy(), 2 * a.asnumpy())
+
+
+def _mse(a, b):
+    return ops.mean(ops.square(a - b))
+
+
+def test_a_fused_reduction_is_one_vector_kernel_in_graph_mode(dev):
+    """UB fusion: the MSE's subtract, square and mean run as one task at O1/O2."""
+    a, b = f32(64, 32), f32(64, 32, seed=1)
+    ref = _mse(a, b).asnumpy()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    mse = ms.jit(_mse)
+    mse(a, b)
+    dev.reset_counters()
+    got = mse(a, b)
+    names = [r["name"] for r in dev.records() if r["track"] == 0]
+    assert names[-1] == "Fused" and dev.tasks == 1, names
+    np.testing.assert_allclose(got.asnumpy(), ref, rtol=1e-6)
+
+
+def test_eager_assign_keeps_the_parameter_on_the_device(dev):
+    p = ms.Parameter(f32(8, 8), name="p")
+    ops.assign(p, p * 2.0)
+    dev.reset_counters()
+    ops.assign(p, p * 2.0)
+    assert dev.counts["h2d"] == 0 and dev.counts["d2h"] == 0

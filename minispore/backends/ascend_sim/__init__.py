@@ -54,8 +54,10 @@ class AscendBackend(Backend):
     def kernel(self, op, in_metas, attrs, out_meta):
         return kernels.build(self, op, in_metas, attrs, out_meta)
 
-    def fused_kernel(self, expr, in_metas, out_meta):
-        return kernels.fused(self, expr, in_metas, out_meta)
+    fuses_reductions = True              # UB fusion: a trailing reduction joins the group
+
+    def fused_kernel(self, expr, in_metas, out_meta, reduce=None):
+        return kernels.fused(self, expr, in_metas, out_meta, reduce=reduce)
 
     def to_device(self, array):
         return self.device.upload(array)

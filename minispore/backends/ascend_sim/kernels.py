@@ -312,12 +312,22 @@ def build(backend, op, in_metas: tuple, attrs: dict, out_meta):
 
 
 def fused(backend, expr, in_metas: tuple, out_meta: Meta, phys_in=None, phys_out=None,
-          out_fmt="ND"):
+          out_fmt="ND", reduce=None):
     """A fused elementwise group: one Vector kernel that reads its inputs and writes its output
-    once (UB fusion). phys_*: the buffers' physical types when it runs on FRACTAL_NZ data."""
+    once (UB fusion), folding the values when the group ends in a reduction (`reduce`, an
+    ir.Reduction: the loop runs over reduce.shape). phys_*: the buffers' physical types when it
+    runs on FRACTAL_NZ data."""
     dev = backend.device
     check_dtypes("fused", in_metas, out_meta)
     pin, pout = phys_in or in_metas, phys_out or out_meta
+    if reduce is not None:
+        compute = backend.cpu.fused_kernel(expr, pin, pout, reduce)
+        n = size_of(reduce.shape)
+        ops = cost.expr_ops(expr) + 1                       # + the fold
+        in_b, out_b = sum(_nbytes(m) for m in pin), _nbytes(pout)
+        dur = cost.vector(dev.profile, n, in_b, out_b, ops, pout.dtype.itemsize)
+        return pick(*launcher(dev, "Fused", compute, dur, cost.VECTOR, in_b + out_b,
+                              float(n * ops), pout), len(pin))
     compute = backend.cpu.fused_kernel(expr, pin, pout)
     dur, unit, nbytes, flops = op_cost(dev.profile, "fused", pin, pout, expr)
     return pick(*launcher(dev, "Fused", compute, dur, unit, nbytes, flops, pout, out_fmt),

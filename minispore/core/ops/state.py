@@ -29,8 +29,11 @@ def assign(variable: Parameter, value):
             from ..errors import ShapeError
             raise ShapeError(f"assign: Parameter '{variable.name}' has shape {variable.shape}, "
                              f"the value has shape {value.shape}; they must match")
-        variable.set_data(value.astype(variable.dtype) if value.dtype is not variable.dtype
-                          else value)
+        if value.dtype is not variable.dtype:
+            value = value.astype(variable.dtype)
+        # buffers are immutable: the Parameter takes the value's buffer where it lives (on a
+        # device it stays there; set_data would round-trip through the host)
+        variable._buf = value._buf
     else:
         variable.set_data(to_numpy(value, variable.dtype))
     return variable
