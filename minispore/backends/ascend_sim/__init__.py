@@ -90,17 +90,18 @@ class AscendBackend(Backend):
     def loop_sink(self, batches):
         """ms.data_sink on the device: one host launch for the whole loop and one H2D transfer
         of every batch (a device data queue); each sunk step then dequeues its batch on the
-        device (graph.py)."""
+        device, waiting only for that batch's bytes (graph.py, runtime.Device.dequeue)."""
         dev = self.device
         dev.graph_launch("data_sink loop")
-        total = 0
+        sizes = []
         for batch in batches:
+            n = 0
             for t in batch:
                 if isinstance(t._buf, np.ndarray):
                     dev.upload(t._buf, copy_event=False)
-                    total += t._buf.nbytes
-        if total:
-            dev.upload_batch(total)
+                    n += t._buf.nbytes
+            sizes.append(n)
+        dev.queue_batches(sizes)
         prev, dev.loop_sink = dev.loop_sink, True
         try:
             yield

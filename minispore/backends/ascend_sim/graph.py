@@ -150,7 +150,7 @@ class AscendProgram(Program):
         dev = self.device
         prev = dev.set_mode(SINK if self.sink else KBK)
         if self.sink and dev.loop_sink:         # a device-side loop: the step's batch is dequeued
-            dev.task("GetNext", dev.profile.kernel_min_duration, "scheduler")
+            dev.dequeue()
         elif self.sink:
             dev.graph_launch(self.graph.name)
         try:

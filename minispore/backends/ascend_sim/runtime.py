@@ -65,6 +65,7 @@ class Device:
         self.sched_t = 0.0                   # the device task scheduler (SINK mode)
         self.timeline: deque = deque(maxlen=TIMELINE_LEN)
         self.loop_sink = False              # inside ms.data_sink: steps need no host launch
+        self.queue: deque = deque()         # loop sink: when each queued batch is on the device
         self._resident: dict = {}            # id(host array) -> (weakref, DeviceArray)
         self.reset_counters()
         self.set_mode(EAGER)
@@ -156,9 +157,31 @@ class Device:
         resident[key] = (weakref.ref(arr, lambda _r, k=key: resident.pop(k, None)), d)
         return d
 
-    def upload_batch(self, nbytes: int) -> None:
-        """One H2D transfer of `nbytes` (a queue of sunk batches)."""
-        self._copy_in(nbytes, "H2D queue")
+    def queue_batches(self, sizes: list[int]) -> None:
+        """The data queue of a loop sink: one H2D transfer of every batch on the copy stream;
+        batch i is ready when its bytes have arrived, and the step that dequeues it waits for
+        that (`dequeue`), so later batches arrive while earlier steps compute."""
+        p = self.profile
+        self.host_t += p.host_task_submit
+        c = self.copy
+        start = max(self.host_t, c.t)
+        ready, done = [], start + p.pcie_latency
+        for n in sizes:
+            done += n / p.pcie_bw
+            ready.append(done)
+        c.t = done
+        total = sum(sizes)
+        self.counts["h2d"] += 1
+        self.bytes["h2d"] += total
+        self.timeline.append(("H2D queue", 1, start, done - start, total, 0.0, PCIE, None, None))
+        self.queue = deque(ready)
+
+    def dequeue(self) -> None:
+        """GetNext of a sunk step: a device task that waits for its batch to have arrived."""
+        ready = self.queue.popleft() if self.queue else 0.0
+        if self.compute.t < ready:
+            self.compute.t = ready
+        self.task("GetNext", self.profile.kernel_min_duration, "scheduler")
 
     def _copy_in(self, nbytes: int, name: str) -> None:
         dur = pcie(self.profile, nbytes)
