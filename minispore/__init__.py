@@ -11,6 +11,8 @@ from .core.dtype import (DType, bfloat16, bool_, dtype_to_nptype, float16, float
                          int8, int16, int32, int64, pytype_to_dtype, uint8)
 from .core.tensor import Parameter, ParameterTuple, Tensor, from_numpy, tensor
 from . import common, nn, ops  # noqa: E402
+from . import dataset, train  # noqa: E402
+from .train import load_checkpoint, load_param_into_net, save_checkpoint  # noqa: E402
 
 dtype = common.dtype
 __version__ = "0.1.0"

@@ -1,0 +1,65 @@
+"""Checkpoints in safetensors: round trip, mismatches listed, no code executed on load."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import nn
+
+
+class Net(nn.Cell):
+    def __init__(self, n=3, dtype=np.float32):
+        super().__init__()
+        self.w = ms.Parameter(ms.Tensor(np.arange(n * 2, dtype=dtype).reshape(n, 2)), name="w")
+        self.b = ms.Parameter(ms.Tensor(np.ones(2, dtype)), name="b")
+
+    def construct(self, x):
+        return ms.ops.matmul(x, self.w) + self.b
+
+
+def test_round_trip(tmp_path):
+    src, dst = Net(), Net()
+    src.w.set_data(ms.Tensor(np.full((3, 2), 5.0, np.float32)))
+    path = tmp_path / "net.safetensors"
+    ms.save_checkpoint(src, str(path))
+    params = ms.load_checkpoint(str(path))
+    assert sorted(params) == sorted(p.name for p in dst.get_parameters())
+    not_loaded, unused = ms.load_param_into_net(dst, params)
+    assert not_loaded == [] and unused == []
+    np.testing.assert_array_equal(dst.w.asnumpy(), src.w.asnumpy())
+    from safetensors.numpy import load_file                 # a plain safetensors file
+    assert set(load_file(str(path))) == {p.name for p in src.get_parameters()}
+
+
+def test_bfloat16_survives(tmp_path):
+    net = Net()
+    bf = ms.Tensor(np.array([1.5, -2.25], np.float32)).astype(ms.bfloat16)
+    ms.save_checkpoint([{"name": "h", "data": bf}], str(tmp_path / "h.ckpt"))
+    h = ms.load_checkpoint(str(tmp_path / "h.ckpt"))["h"]
+    assert h.dtype is ms.bfloat16 and h.astype(ms.float32).asnumpy().tolist() == [1.5, -2.25]
+    del net
+
+
+def test_mismatches_are_listed(tmp_path):
+    path = str(tmp_path / "small.safetensors")
+    ms.save_checkpoint(Net(n=4), path)
+    target = Net(n=3)
+    before = target.w.asnumpy().copy()
+    with pytest.raises(ValueError, match=r"w: checkpoint Float32\[4, 2\], network "
+                                         r"Float32\[3, 2\]"):
+        ms.load_checkpoint(path, net=target)
+    np.testing.assert_array_equal(target.w.asnumpy(), before)       # nothing loaded
+    ms.save_checkpoint({"b": ms.Tensor(np.ones(2, np.float32)),
+                        "extra": ms.Tensor(np.ones(1, np.float32))}, path)
+    with pytest.raises(ValueError, match=r"missing from the checkpoint: \['w'\].*\['extra'\]"):
+        ms.load_param_into_net(target, ms.load_checkpoint(path), strict_load=True)
+    with pytest.warns(RuntimeWarning, match="missing from the checkpoint"):
+        assert ms.load_param_into_net(target, ms.load_checkpoint(path)) == (["w"], ["extra"])
+
+
+def test_a_non_checkpoint_is_refused(tmp_path):
+    bad = tmp_path / "evil.ckpt"
+    bad.write_bytes(b"\x80\x04\x95not a safetensors file")
+    with pytest.raises(ValueError, match="is not a safetensors checkpoint"):
+        ms.load_checkpoint(str(bad))
