@@ -1,4 +1,4 @@
-"""Command line: `python -m minispore demo` (or the `minispore` script)."""
+"""Command line: `python -m minispore demo|info` (or the `minispore` script)."""
 from __future__ import annotations
 
 import argparse
@@ -8,15 +8,22 @@ import sys
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m minispore", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("demo", help="run the mode-documentation examples on the CPU")
+    demo = sub.add_parser("demo", help="train a CNN and an MLP on the digits data on the CPU "
+                                       "(GRAPH and PYNATIVE) and the simulated Ascend")
+    demo.add_argument("--epochs", type=int, default=10, help="training epochs (default 10)")
+    demo.add_argument("--examples", action="store_true",
+                      help="run MindSpore's three mode-documentation examples instead")
     info = sub.add_parser("info", help="show the version and which backends are usable here")
     info.add_argument("--profile", nargs="?", const="Ascend910B", metavar="NAME",
                       help="print a simulated Ascend device profile: every parameter with its "
                            "unit and source (Ascend910B, Ascend310P)")
     args = p.parse_args(argv)
-    if args.cmd == "demo":
+    if args.cmd == "demo" and args.examples:
         from . import demo
         demo.run()
+    elif args.cmd == "demo":
+        from . import digits_demo
+        digits_demo.run(epochs=args.epochs)
     elif args.cmd == "info":
         import minispore
         from .core.device import availability

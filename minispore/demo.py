@@ -1,6 +1,6 @@
-"""The main job for now: the three examples of MindSpore's mode documentation, run in PyNative
-mode on the CPU (`python -m minispore demo`). Each example is a function returning its results,
-so tests check the same numbers the demo prints."""
+"""The three examples of MindSpore's mode documentation, run in PyNative mode on the CPU
+(`python -m minispore demo --examples`; the main job is digits_demo.py). Each example is a
+function returning its results, so tests check the same numbers the demo prints."""
 from __future__ import annotations
 
 import numpy as np

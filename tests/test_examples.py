@@ -47,7 +47,7 @@ def test_example_3_for_loop():
 
 def test_demo_cli_prints_all_three(capsys):
     from minispore.cli import main
-    assert main(["demo"]) == 0
+    assert main(["demo", "--examples"]) == 0
     out = capsys.readouterr().out
     for marker in ("1. MyNet", "21.536", "d/dw: [13.]"):
         assert marker in out

@@ -62,8 +62,14 @@ def max_nan(x):
 # NaN in an unrolled accumulator lane (row 0), in the remainder loop (row 1), nowhere (row 2)
 NAN_X = Tensor(np.array([[1.0, np.nan, 3.0, 0.5, 2.0, -1.0], [-1.0, 4.0, 2.0, 7.0, 1.0, np.nan],
                          [0.0, -3.0, 9.0, 2.0, 5.0, 1.0]], np.float32))
+def mse_shared(x, y):
+    d = x - y                  # read twice by one node: still one fused loop
+    return ops.mean(d * d)
+
+
 CASES = [
     (sum_axis1, lambda: (a(4, 5),)),
+    (mse_shared, lambda: (a(3, 4), a(3, 4))),
     (mse, lambda: (a(3, 4), a(3, 4))),
     (sum_axis0_keep, lambda: (a(6, 3),)),
     (max_middle_kept, lambda: (a(2, 3, 4), a(1, 3, 1))),

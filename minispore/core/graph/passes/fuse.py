@@ -7,7 +7,8 @@ as the FUSED node's ir.Reduction, so the loop accumulates and the group's elemen
 never materialised. A group read twice (two reductions, or a reduction and anything else) is
 absorbed by none of them.
 
-A node joins the group of its consumer when its result is used exactly once, by that group, in
+A node joins the group of its consumer when every read of its result is by that consumer (once,
+or several times as in `d * d`: the expression then reads the shared subexpression twice), in
 the same (sub)graph. Members compute in float32/float64 (bools from comparisons allowed, and
 bool<->float casts); integer and half-precision arithmetic is left unfused, so a fused loop never
 changes integer semantics. Intermediate results inside a group may be broadcast to the group's
@@ -95,7 +96,10 @@ def fuse(g: ir.Graph, _uses_root: dict | None = None) -> ir.Graph:
         root = group[id(n)]
         for v in n.inputs:
             p = producer.get(v.id)
-            if p is not None and id(p) not in group and uses.get(v.id) == 1 and _fusable(p):
+            # every read of v is by n (once, or several times as in d * d): p joins n's group
+            reads_by_n = sum(1 for u in n.inputs if u.id == v.id)
+            if p is not None and id(p) not in group and uses.get(v.id) == reads_by_n and \
+                    _fusable(p):
                 group[id(p)] = root
     members: dict = {}
     for n in g.nodes:
