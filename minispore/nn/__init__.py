@@ -1,4 +1,15 @@
-"""minispore.nn: Cells (more layers, losses and optimizers arrive with issue 5)."""
+"""minispore.nn: Cells, layers, losses, optimizers, training wrappers and metrics (MindSpore
+names)."""
 from .cell import Cell, CellList, SequentialCell
+from .layers import *  # noqa: F401,F403
+from .layers import __all__ as _layers
+from .loss import (BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss,
+                   SoftmaxCrossEntropyWithLogits)
+from .metrics import MAE, Accuracy, Metric
+from .optim import SGD, Adam, AdamWeightDecay, LearningRateSchedule, Momentum, Optimizer
+from .wrap import TrainOneStepCell, WithEvalCell, WithLossCell
 
-__all__ = ["Cell", "CellList", "SequentialCell"]
+__all__ = ["Cell", "CellList", "SequentialCell", *_layers, "LossBase", "MSELoss", "L1Loss",
+           "CrossEntropyLoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits", "BCEWithLogitsLoss",
+           "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "LearningRateSchedule",
+           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "Metric", "Accuracy", "MAE"]

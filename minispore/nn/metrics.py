@@ -1,0 +1,112 @@
+"""Metrics (MindSpore's Metric API, host side, numpy): Metric base with clear/update/eval,
+Accuracy ('classification' and 'multilabel') and MAE. Inputs may be Tensors, numpy arrays or
+lists; MAE divides the summed absolute error by the number of samples (first dimension), as
+MindSpore does."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.tensor import Tensor
+
+
+def _to_numpy(x, who):
+    if isinstance(x, Tensor):
+        return x.asnumpy()
+    if isinstance(x, (np.ndarray, list, tuple, int, float)):
+        return np.asarray(x)
+    raise TypeError(f"{who}: inputs must be Tensors, numpy arrays or lists, got "
+                    f"{type(x).__name__}")
+
+
+class Metric:
+    """Base class: clear() resets, update(*inputs) accumulates, eval() returns the value."""
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self):
+        raise NotImplementedError
+
+    def update(self, *inputs):
+        raise NotImplementedError
+
+    def eval(self):
+        raise NotImplementedError
+
+    def _convert_data(self, data):
+        return _to_numpy(data, type(self).__name__)
+
+    def __call__(self, *inputs):
+        self.clear()
+        self.update(*inputs)
+        return self.eval()
+
+
+class Accuracy(Metric):
+    """Fraction of correct predictions. update(y_pred, y): y_pred (N, C) scores; y (N,) class
+    indices or (N, C) one-hot. eval_type='multilabel': y_pred and y (N, C) in {0, 1} (y_pred is
+    rounded), a sample counts when every label matches."""
+
+    def __init__(self, eval_type="classification"):
+        if eval_type not in ("classification", "multilabel"):
+            raise ValueError(f"Accuracy: eval_type must be 'classification' or 'multilabel', "
+                             f"got {eval_type!r}")
+        self.eval_type = eval_type
+        super().__init__()
+
+    def clear(self):
+        self._correct_num = 0
+        self._total_num = 0
+
+    def update(self, *inputs):
+        if len(inputs) != 2:
+            raise ValueError(f"Accuracy.update needs 2 inputs (y_pred, y), got {len(inputs)}")
+        y_pred = self._convert_data(inputs[0])
+        y = self._convert_data(inputs[1])
+        if self.eval_type == "classification":
+            if y_pred.ndim != 2:
+                raise ValueError(f"Accuracy: y_pred must have shape (N, C), got {y_pred.shape}")
+            if y.ndim == y_pred.ndim:
+                y = y.argmax(axis=1)
+            if y.shape != (y_pred.shape[0],):
+                raise ValueError(f"Accuracy: y must have shape ({y_pred.shape[0]},) or "
+                                 f"{y_pred.shape}, got {y.shape}")
+            correct = (y_pred.argmax(axis=1) == y).reshape(-1)
+        else:
+            if y_pred.shape != y.shape:
+                raise ValueError(f"Accuracy: multilabel y_pred {y_pred.shape} and y {y.shape} "
+                                 f"must have the same shape")
+            correct = (np.round(y_pred) == y).reshape(y.shape[0], -1).all(axis=1)
+        self._correct_num += int(correct.sum())
+        self._total_num += int(correct.shape[0])
+
+    def eval(self):
+        if self._total_num == 0:
+            raise RuntimeError("Accuracy can not be calculated, because the number of samples "
+                               "is 0; call update() first")
+        return self._correct_num / self._total_num
+
+
+class MAE(Metric):
+    """Mean absolute error: sum |y - y_pred| / number of samples."""
+
+    def clear(self):
+        self._abs_error_sum = 0.0
+        self._samples_num = 0
+
+    def update(self, *inputs):
+        if len(inputs) != 2:
+            raise ValueError(f"MAE.update needs 2 inputs (y_pred, y), got {len(inputs)}")
+        y_pred = self._convert_data(inputs[0]).astype(np.float64)
+        y = self._convert_data(inputs[1]).astype(np.float64)
+        if y.size != y_pred.size:
+            raise ValueError(f"MAE: y_pred {y_pred.shape} and y {y.shape} must have the same "
+                             f"number of elements")
+        self._abs_error_sum += float(np.abs(y.reshape(y_pred.shape) - y_pred).sum())
+        self._samples_num += int(y.shape[0]) if y.ndim else 1
+
+    def eval(self):
+        if self._samples_num == 0:
+            raise RuntimeError("MAE can not be calculated, because the number of samples is 0; "
+                               "call update() first")
+        return self._abs_error_sum / self._samples_num

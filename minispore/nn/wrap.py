@@ -1,0 +1,87 @@
+"""Training wrappers (MindSpore 2.x): WithLossCell (network + loss), WithEvalCell (loss, outputs
+and labels for evaluation) and TrainOneStepCell (one step: loss, gradients of the optimizer's
+parameters through GradOperation(get_by_list=True, sens_param=True), the update). They set
+auto_prefix=False like MindSpore's, so wrapping a network does not rename its Parameters. In
+GRAPH_MODE one call of TrainOneStepCell is one compiled graph: forward, backward and the
+optimizer's assignments."""
+from __future__ import annotations
+
+from ..core import dtype as dt
+from ..core.autodiff import GradOperation
+from ..core.ops import array as A
+from ..core.ops import math as M
+from ..core.ops.state import depend
+from .cell import Cell
+from .optim.optimizer import Optimizer
+
+
+def _check_cell(who, name, value):
+    if not isinstance(value, Cell):
+        raise TypeError(f"{who}: {name} must be a Cell, got {type(value).__name__}")
+    return value
+
+
+class WithLossCell(Cell):
+    """loss_fn(backbone(data), label)."""
+
+    def __init__(self, backbone, loss_fn):
+        super().__init__(auto_prefix=False)
+        self._backbone = _check_cell("WithLossCell", "backbone", backbone)
+        self._loss_fn = _check_cell("WithLossCell", "loss_fn", loss_fn)
+
+    def construct(self, data, label):
+        return self._loss_fn(self._backbone(data), label)
+
+    @property
+    def backbone_network(self):
+        return self._backbone
+
+
+class WithEvalCell(Cell):
+    """(loss, outputs, label) with outputs = network(data); add_cast_fp32 casts outputs to
+    float32 before the loss."""
+
+    def __init__(self, network, loss_fn, add_cast_fp32=False):
+        super().__init__(auto_prefix=False)
+        self._network = _check_cell("WithEvalCell", "network", network)
+        self._loss_fn = _check_cell("WithEvalCell", "loss_fn", loss_fn)
+        self.add_cast_fp32 = bool(add_cast_fp32)
+
+    def construct(self, data, label):
+        outputs = self._network(data)
+        if self.add_cast_fp32:
+            label = M.cast(label, dt.float32)
+            outputs = M.cast(outputs, dt.float32)
+        loss = self._loss_fn(outputs, label)
+        return loss, outputs, label
+
+
+class TrainOneStepCell(Cell):
+    """network(*inputs) is the loss; returns it after the optimizer has updated the weights
+    (with return_grad=True: (loss, grads)). `sens` scales the gradient (default 1.0)."""
+
+    def __init__(self, network, optimizer, sens=None, return_grad=False):
+        super().__init__(auto_prefix=False)
+        self.network = _check_cell("TrainOneStepCell", "network", network)
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"TrainOneStepCell: optimizer must be an nn.Optimizer (e.g. "
+                            f"nn.SGD(net.trainable_params())), got {type(optimizer).__name__}")
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.grad = GradOperation(get_by_list=True, sens_param=True)
+        if sens is None:
+            sens = 1.0
+        if isinstance(sens, bool) or not isinstance(sens, (int, float)):
+            raise TypeError(f"TrainOneStepCell: sens must be a float or None, got {sens!r}")
+        self.sens = float(sens)
+        self.return_grad = bool(return_grad)
+
+    def construct(self, *inputs):
+        loss = self.network(*inputs)
+        sens = A.fill(loss.dtype, loss.shape, self.sens)
+        grads = self.grad(self.network, self.weights)(*inputs, sens)
+        loss = depend(loss, self.optimizer(grads))
+        if self.return_grad:
+            return loss, grads
+        return loss

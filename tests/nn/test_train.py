@@ -1,0 +1,114 @@
+"""Training wrappers and metrics: WithLossCell, WithEvalCell, TrainOneStepCell (one step equals
+the hand-computed SGD step; a tiny MLP's loss falls; PyNative and GRAPH_MODE give the same loss
+curve; sens and return_grad; the simulated Ascend tracks the CPU), Accuracy and MAE."""
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import Tensor, nn, ops
+
+F32 = np.float32
+R = np.random.default_rng(5)
+XS = R.standard_normal((16, 4)).astype(F32)
+YS = (XS[:, 0] + XS[:, 1] > 0).astype(np.int32) + (XS[:, 2] > 0.5).astype(np.int32)
+
+
+def _mlp(seed=0):
+    np.random.seed(seed)          # initializers draw from numpy (ms.set_seed seeds it too)
+    return nn.SequentialCell(nn.Dense(4, 8, activation="relu"), nn.Dense(8, 3))
+
+
+def _curve(mode, opt_fn, steps=12, target="CPU"):
+    ms.set_context(mode=mode, device_target=target)
+    net = _mlp()
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.CrossEntropyLoss()),
+                               opt_fn(net.trainable_params()))
+    step.set_train()
+    x, y = Tensor(XS), Tensor(YS)
+    return np.array([float(step(x, y).asnumpy()) for _ in range(steps)])
+
+
+@pytest.mark.parametrize("opt_fn", [
+    lambda p: nn.SGD(p, 0.2, momentum=0.9),
+    lambda p: nn.Momentum(p, 0.1, 0.9, use_nesterov=True),
+    lambda p: nn.Adam(p, 0.02),
+    lambda p: nn.AdamWeightDecay(p, 0.02, weight_decay=0.01),
+], ids=["sgd", "momentum", "adam", "adamw"])
+def test_mlp_loss_falls_and_modes_agree(opt_fn):
+    eager = _curve(ms.PYNATIVE_MODE, opt_fn)
+    graph = _curve(ms.GRAPH_MODE, opt_fn)
+    assert eager[-1] < 0.8 * eager[0], eager
+    np.testing.assert_allclose(graph, eager, rtol=1e-5, atol=1e-6)
+
+
+def test_ascend_training_tracks_cpu():
+    opt_fn = lambda p: nn.Adam(p, 0.02)      # noqa: E731
+    cpu = _curve(ms.GRAPH_MODE, opt_fn, steps=6)
+    ascend = _curve(ms.GRAPH_MODE, opt_fn, steps=6, target="Ascend")
+    np.testing.assert_allclose(ascend, cpu, rtol=1e-2, atol=1e-2)
+
+
+def test_one_step_equals_manual_sgd(mode):
+    net = _mlp()
+    w0 = [p.asnumpy().copy() for p in net.trainable_params()]
+    loss_net = nn.WithLossCell(net, nn.MSELoss())
+    x, y = Tensor(XS[:4]), Tensor(R.standard_normal((4, 3)).astype(F32))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    ref_loss, grads = ms.value_and_grad(loss_net, None, net.trainable_params())(x, y)
+    grads = [g.asnumpy() for g in grads]
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    step = nn.TrainOneStepCell(loss_net, nn.SGD(net.trainable_params(), 0.5), sens=2.0,
+                               return_grad=True)
+    loss, got = step(x, y)
+    np.testing.assert_allclose(loss.asnumpy(), ref_loss.asnumpy(), rtol=1e-6)
+    for p, w, g, gg in zip(net.trainable_params(), w0, grads, got):
+        np.testing.assert_allclose(gg.asnumpy(), 2.0 * g, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(p.asnumpy(), w - 0.5 * 2.0 * g, rtol=1e-5, atol=1e-7)
+    # wrappers do not rename the network's parameters (auto_prefix=False)
+    assert [p.name for p in step.optimizer.parameters] == ["0.weight", "0.bias", "1.weight",
+                                                           "1.bias"]
+
+
+def test_with_eval_cell(mode):
+    net = _mlp()
+    ev = nn.WithEvalCell(net, nn.CrossEntropyLoss())
+    loss, out, label = ev(Tensor(XS), Tensor(YS))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(out.asnumpy(), net(Tensor(XS)).asnumpy(), rtol=1e-6)
+    np.testing.assert_allclose(loss.asnumpy(), nn.CrossEntropyLoss()(out, Tensor(YS)).asnumpy(),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(label.asnumpy(), YS)
+    assert nn.WithLossCell(net, nn.MSELoss()).backbone_network is net
+
+
+def test_wrapper_errors():
+    net = _mlp()
+    with pytest.raises(TypeError, match="optimizer must be an nn.Optimizer"):
+        nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), object())
+    with pytest.raises(TypeError, match="loss_fn must be a Cell"):
+        nn.WithLossCell(net, ops.mse_loss)
+    with pytest.raises(TypeError, match="sens"):
+        nn.TrainOneStepCell(net, nn.SGD(net.trainable_params()), sens="1")
+
+
+def test_accuracy_and_mae():
+    acc = nn.Accuracy()
+    acc.update(Tensor(np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]], F32)),
+               Tensor(np.array([1, 1, 1], np.int32)))
+    assert acc.eval() == pytest.approx(2 / 3)
+    acc.update(np.array([[0.6, 0.4]]), np.array([[1, 0]]))            # one-hot labels
+    assert acc.eval() == pytest.approx(3 / 4)
+    acc.clear()
+    with pytest.raises(RuntimeError, match="number of samples is 0"):
+        acc.eval()
+    ml = nn.Accuracy("multilabel")
+    ml.update(np.array([[0.9, 0.2], [0.7, 0.6]]), np.array([[1, 0], [1, 0]]))
+    assert ml.eval() == 0.5
+    with pytest.raises(ValueError, match="eval_type"):
+        nn.Accuracy("top5")
+    mae = nn.MAE()
+    mae.update(Tensor(np.array([[1.0, 2.0], [3.0, 4.0]], F32)), np.array([[1.5, 2.0], [1.0, 4.0]]))
+    assert mae.eval() == pytest.approx((0.5 + 2.0) / 2)
+    mae.clear()
+    with pytest.raises(RuntimeError, match="number of samples is 0"):
+        mae.eval()
