@@ -10,6 +10,7 @@ from .core.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, 
 from .core.dtype import (DType, bfloat16, bool_, dtype_to_nptype, float16, float32, float64,
                          int8, int16, int32, int64, pytype_to_dtype, uint8)
 from .core.tensor import Parameter, ParameterTuple, Tensor, from_numpy, tensor
+from .core.ops.random import get_seed, set_seed
 from . import common, nn, ops  # noqa: E402
 from . import dataset, train  # noqa: E402
 from .train import load_checkpoint, load_param_into_net, save_checkpoint  # noqa: E402

@@ -452,6 +452,9 @@ CASES = [
                      "test_stop_gradient_blocks)"),
 ]
 
+from opdb_nn import nn_cases  # noqa: E402  (conv, pooling, norms, random ops)
+CASES += nn_cases(OpCase)
+
 OPDB = {c.name: c for c in CASES}
 assert len(OPDB) == len(CASES), "duplicate OpCase"
 

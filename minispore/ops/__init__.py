@@ -15,6 +15,10 @@ from ..core.ops.math import (abs, absolute, add, bitwise_and, bitwise_not, bitwi
                              right_shift, round, rsqrt, sigmoid, sign, sin, softplus, sqrt, square,
                              sub, subtract, tanh, true_divide, where)
 from ..core.ops.nn import log_softmax, softmax
+from ..core.ops.conv import avg_pool2d, conv2d, max_pool2d
+from ..core.ops.norm import batch_norm, layer_norm
+from ..core.ops.random import (dropout, normal, rand, randint, randn, standard_normal,
+                               uniform)
 from ..core.ops.state import Assign, Depend, Print, assign, depend, print_
 from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean, min, prod,
                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sum)

@@ -142,6 +142,45 @@ ERRORS = [
               r"^add: takes 2 tensor input\(s\), got 1"),
     ErrorCase("gather-out-of-range", lambda: ms.ops.gather(T(3, 2), I([3]), 0), IndexError,
               r"^gather: index out of range for axis 0 of size 3"),
+    # conv2d / pooling / norms / random ops (core/ops/conv.py, norm.py, random.py)
+    ErrorCase("conv2d-channels", lambda: ms.ops.conv2d(T(1, 3, 4, 4), T(2, 2, 3, 3)), ShapeError,
+              r"^conv2d: 'weight' of shape \(2, 2, 3, 3\) with group=1 expects 2 input channels "
+              r".*'input' of shape \(1, 3, 4, 4\) has 3 channels; make weight",
+              lambda: ms.ops.conv2d(T(1, 3, 4, 4), T(2, 3, 3, 3))),
+    ErrorCase("conv2d-rank", lambda: ms.ops.conv2d(T(3, 4, 4), T(2, 3, 3, 3)), ShapeError,
+              r"^conv2d: 'input' must be 4-D \(N, C, H, W\), got shape \(3, 4, 4\); reshape"),
+    ErrorCase("conv2d-window", lambda: ms.ops.conv2d(T(1, 3, 2, 2), T(2, 3, 3, 3)), ShapeError,
+              r"^conv2d: the window \(3, 3\) .* is larger than the padded input \(2, 2\) of "
+              r"'input' of shape \(1, 3, 2, 2\); use a smaller kernel, pad_mode='same'"),
+    ErrorCase("conv2d-int", lambda: ms.ops.conv2d(T(1, 3, 4, 4, dtype=np.int32),
+                                                  T(2, 3, 3, 3, dtype=np.int32)), DTypeError,
+              r"^conv2d: 'input' has dtype Int32; use a float dtype"),
+    ErrorCase("conv2d-padding-mode", lambda: ms.ops.conv2d(T(1, 3, 4, 4), T(2, 3, 3, 3),
+                                                           pad_mode="same", padding=1),
+              ValueError, r"^conv2d: padding \(1, 1, 1, 1\) needs pad_mode='pad'"),
+    ErrorCase("max_pool2d-window", lambda: ms.ops.max_pool2d(T(1, 1, 2, 2), 3), ShapeError,
+              r"^max_pool2d: the window \(3, 3\) .*larger than the padded input \(2, 2\)",
+              lambda: ms.ops.max_pool2d(T(1, 1, 2, 2), 2)),
+    ErrorCase("avg_pool2d-padding", lambda: ms.ops.avg_pool2d(T(1, 1, 4, 4), 2, 1, padding=2),
+              ValueError, r"^avg_pool2d: padding \(2, 2, 2, 2\) must be smaller than the kernel "
+              r"size \(2, 2\)"),
+    ErrorCase("batch_norm-stats", lambda: ms.ops.batch_norm(T(2, 3), T(4), T(4), T(3), T(3)),
+              ShapeError, r"^batch_norm: 'running_mean' has shape \(4,\) but 'input_x' of shape "
+              r"\(2, 3\) has 3 channels \(axis 1\); it must have shape \(3,\)"),
+    ErrorCase("layer_norm-shape", lambda: ms.ops.layer_norm(T(2, 3), (4,)), ShapeError,
+              r"^layer_norm: normalized_shape \(4,\) must equal the trailing dims of 'input' of "
+              r"shape \(2, 3\)"),
+    ErrorCase("layer_norm-gamma", lambda: apply(_p("layer_norm"), T(2, 3), T(2), T(3)),
+              ShapeError, r"^layer_norm: 'gamma' has shape \(2,\); .* it must have shape "
+              r"\(3,\)"),
+    ErrorCase("dropout-p", lambda: ms.ops.dropout(T(2), p=1.0), ValueError,
+              r"^dropout: p must be a float in \[0, 1\), got 1.0"),
+    ErrorCase("randint-range", lambda: ms.ops.randint(5, 5, (2,)), ValueError,
+              r"^randint: needs integers low < high, got low=5, high=5"),
+    ErrorCase("random-key", lambda: apply(_p("random_uniform"), I([1, 2, 3]), shape=(2,)),
+              ShapeError, r"^random_uniform: 'key' must be an int64 tensor of shape \(2,\)"),
+    ErrorCase("set_seed-negative", lambda: ms.set_seed(-1), ValueError,
+              r"^set_seed: seed must be non-negative, got -1"),
 ]
 
 

@@ -12,7 +12,7 @@ import minispore as ms
 from minispore.core import dtype as dt
 from minispore.core.primitive import REGISTRY
 
-from helpers import (ASCEND_CUBE_TOL, ASCEND_F64, as_tuple, ascend_rejects, assert_close,
+from helpers import (ASCEND_CUBE_TOL, ASCEND_F64, CUBE_OPS, as_tuple, ascend_rejects, assert_close,
                      forward_tol, infer_meta, matrix, ref_op, run_op)
 from minispore.core.errors import DTypeError
 from opdb import CASES, OPDB, rng_for
@@ -46,7 +46,7 @@ def _check_sample(case, sample, dtype, where: str, backend: str = "CPU") -> str 
             assert e.shape == tuple(m.shape), \
                 f"{what}: the reference returns shape {e.shape} but infer says {m.shape}"
             rtol, atol = forward_tol(m.dtype, case.accum, case.tol)
-            if backend == "Ascend" and name == "matmul" and m.dtype in ASCEND_CUBE_TOL:
+            if backend == "Ascend" and name in CUBE_OPS and m.dtype in ASCEND_CUBE_TOL:
                 rtol, atol = ASCEND_CUBE_TOL[m.dtype]
             assert_close(g.asnumpy(), e, rtol, atol, what)
     except AssertionError as exc:

@@ -18,7 +18,7 @@ from minispore.core import dtype as dt
 from minispore.core.primitive import REGISTRY, apply
 from minispore.core.pynative import TAPE
 
-from helpers import (ASCEND_CUBE_GRAD_TOL, ASCEND_F64, FD_ATOL, FD_EPS, FD_RTOL, GRAD_TOL,
+from helpers import (ASCEND_CUBE_GRAD_TOL, ASCEND_F64, CUBE_OPS, FD_ATOL, FD_EPS, FD_RTOL, GRAD_TOL,
                      as_tuple, ascend_rejects, assert_close, fd_directional, fd_jacobian,
                      infer_meta, matrix, ref_op)
 from minispore.core.errors import DTypeError
@@ -193,7 +193,7 @@ def test_grad_low_precision_matches_float64(case, backend, mode, dtype):
             for p, gl, gh, r in zip(pos, g_low, g_high, raw):
                 assert r.dtype is dtype, f"{label}: grad of input {p} is {r.dtype}, not {dtype}"
                 tol = GRAD_TOL[dtype]
-                if backend == "Ascend" and case.name == "matmul":
+                if backend == "Ascend" and case.name in CUBE_OPS:
                     tol = max(tol, ASCEND_CUBE_GRAD_TOL)     # fp16 Cube operands
                 scale = max(1.0, float(np.max(np.abs(gh)))) if gh.size else 1.0
                 assert_close(gl.astype(np.float64), gh, tol, tol * scale,

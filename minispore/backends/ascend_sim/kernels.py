@@ -294,12 +294,49 @@ def graph_matmul(dev, in_metas, attrs, out_meta, cube_dtype, out_nz: bool):
     return nd
 
 
+CONV_CUBE_OPS = ("conv2d", "conv2d_backprop_input", "conv2d_backprop_filter")
+
+
+def conv_cube(backend, op, in_metas, attrs, out_meta):
+    """conv2d and its two adjoints are Cube ops: im2col matmuls with operands rounded to the
+    Cube's input dtype (fp16 by default) and fp32 accumulation (the CPU im2col kernel in
+    float32); the cost is cost.cube over the im2col dims, one batch entry per group."""
+    dev = backend.device
+    x = in_metas[0] if op.name != "conv2d_backprop_input" else Meta(tuple(attrs["input_shape"]),
+                                                                     out_meta.dtype)
+    w = in_metas[1] if op.name != "conv2d_backprop_filter" else Meta(tuple(attrs["filter_shape"]),
+                                                                      out_meta.dtype)
+    dy = out_meta if op.name == "conv2d" else in_metas[0 if op.name != "conv2d_backprop_filter"
+                                                        else 1]
+    g = attrs["group"]
+    rows = dy.shape[0] * dy.shape[2] * dy.shape[3]                # N * Ho * Wo
+    kdim = (x.shape[1] // g) * w.shape[2] * w.shape[3]            # C_in / group * kh * kw
+    cout = w.shape[0] // g
+    m, n, k = {"conv2d": (rows, cout, kdim), "conv2d_backprop_input": (rows, kdim, cout),
+               "conv2d_backprop_filter": (cout, kdim, rows)}[op.name]
+    cube_dtype = backend.cube_dtype
+    fp32 = cube_dtype is None and all(t.dtype is dt.float32 for t in in_metas)
+    dur, nbytes, flops = cost.cube(dev.profile, g, m, n, k, 4 if fp32 else 2,
+                                   out_meta.dtype.itemsize, fp32)
+    f32 = tuple(Meta(t.shape, dt.float32) for t in in_metas)
+    cpu = backend.cpu.kernel(op, f32, attrs, Meta(out_meta.shape, dt.float32))
+    odt = out_meta.dtype.np
+
+    def compute(a, b):
+        if cube_dtype is not None:
+            a, b = round_to(a, cube_dtype), round_to(b, cube_dtype)
+        return np.ascontiguousarray(cpu(a.astype(np.float32), b.astype(np.float32)), odt)
+    return pick(*launcher(dev, op.name, compute, dur, cost.CUBE, nbytes, flops, out_meta), 2)
+
+
 def build(backend, op, in_metas: tuple, attrs: dict, out_meta):
     """The eager (and kernel-by-kernel) kernel of one primitive on the device."""
     dev = backend.device
     check_dtypes(op.name, in_metas, out_meta)
     if op.name == "matmul":
         return eager_matmul(dev, in_metas, attrs, out_meta, backend.cube_dtype)
+    if op.name in CONV_CUBE_OPS:
+        return conv_cube(backend, op, in_metas, attrs, out_meta)
     compute = backend.cpu.kernel(op, in_metas, attrs, out_meta)
     if op.name in VIEW_OPS:
         return view_kernel(dev, op.name, compute)

@@ -40,6 +40,8 @@ def ref_kernel(op):
 def register_all(backend) -> None:
     for name in REF_KERNEL_OPS:
         backend.register(name)(ref_kernel(REGISTRY[name]))
+    from . import kernels_nn                 # conv, pooling, normalisation, random ops
+    kernels_nn.register(backend, ref_kernel)
 
     @backend.register("matmul")
     def matmul(in_metas, attrs, out_meta):
