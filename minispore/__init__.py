@@ -13,7 +13,8 @@ from .core.tensor import Parameter, ParameterTuple, Tensor, from_numpy, tensor
 from .core.ops.random import get_seed, set_seed
 from . import common, nn, ops  # noqa: E402
 from . import dataset, train  # noqa: E402
-from .train import load_checkpoint, load_param_into_net, save_checkpoint  # noqa: E402
+from .train import (Callback, LossMonitor, Model, TimeMonitor, load_checkpoint,  # noqa: E402
+                    load_param_into_net, save_checkpoint)
 
 dtype = common.dtype
 __version__ = "0.1.0"

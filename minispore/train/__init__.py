@@ -1,4 +1,9 @@
-"""`mindspore.train`: checkpoints (serialization.py)."""
+"""`mindspore.train`: Model (model.py), callbacks (callback.py), checkpoints
+(serialization.py)."""
+from ..nn.metrics import MAE, Accuracy, Metric
+from .callback import Callback, LossMonitor, RunContext, TimeMonitor
+from .model import Model
 from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
+__all__ = ["Model", "Accuracy", "MAE", "Metric", "Callback", "RunContext", "LossMonitor", "TimeMonitor", "save_checkpoint",
+           "load_checkpoint", "load_param_into_net"]

@@ -1,0 +1,90 @@
+"""Model.train / eval / predict with callbacks, in both modes and with dataset sink mode."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minispore as ms
+import minispore.dataset as ds
+from minispore import nn
+from minispore.train import Callback, LossMonitor, Model, TimeMonitor
+
+
+def _data(n=96, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, 8)).astype(np.float32)
+    y = (x[:, 0] + x[:, 1] > 0).astype(np.int32)
+    return ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(16)
+
+
+def _model(seed=0):
+    ms.set_seed(seed)
+    net = nn.SequentialCell([nn.Dense(8, 16), nn.ReLU(), nn.Dense(16, 2)])
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
+    return net, Model(net, loss, opt, metrics={"accuracy"})
+
+
+class Recorder(Callback):
+    def __init__(self):
+        self.steps, self.epochs = [], 0
+
+    def on_train_step_end(self, run_context):
+        cb = run_context.original_args()
+        self.steps.append((cb.cur_epoch_num, cb.cur_step_num))
+
+    def on_train_epoch_end(self, run_context):
+        self.epochs += 1
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_train_eval_predict(mode, capsys):
+    ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
+    net, model = _model()
+    before = model.eval(_data())["accuracy"]
+    rec, lm = Recorder(), LossMonitor(per_print_times=6)
+    model.train(5, _data(), callbacks=[rec, lm, TimeMonitor()])
+    assert rec.epochs == 5 and rec.steps[-1] == (5, 30) and len(rec.steps) == 30
+    out = capsys.readouterr().out
+    assert "epoch: 1 step: 6, loss is" in out and "per step time" in out
+    assert lm.losses[-1] < lm.losses[0]
+    after = model.eval(_data())["accuracy"]
+    assert after > max(before, 0.8)
+    pred = model.predict(ms.Tensor(np.ones((3, 8), np.float32)))
+    assert pred.shape == (3, 2)
+
+
+def test_modes_agree():
+    losses = {}
+    for mode in (ms.PYNATIVE_MODE, ms.GRAPH_MODE):
+        ms.set_context(mode=mode)
+        _, model = _model()
+        lm = LossMonitor(per_print_times=0)
+        model.train(2, _data(), callbacks=lm)
+        losses[mode] = lm.losses
+    np.testing.assert_allclose(losses[ms.GRAPH_MODE], losses[ms.PYNATIVE_MODE], rtol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["CPU", "Ascend"])
+def test_dataset_sink_mode_runs_sink_size_steps_per_call(target):
+    from minispore.backends import ascend_sim
+    ms.set_context(mode=ms.GRAPH_MODE, device_target=target)
+    _, model = _model()
+    rec = Recorder()
+    if target == "Ascend":
+        dev = ascend_sim.device()
+        dev.reset_counters()
+    model.train(2, _data(), callbacks=rec, dataset_sink_mode=True, sink_size=3)
+    assert rec.steps == [(1, 3), (2, 6)]           # step_end once per sink, as MindSpore
+    if target == "Ascend":
+        assert dev.counts["graph_launches"] == 2    # one launch per sink of 3 steps
+
+
+def test_errors():
+    net, model = _model()
+    with pytest.raises(ValueError, match="epoch must be an int >= 1, got 0"):
+        model.train(0, _data())
+    with pytest.raises(ValueError, match="unknown metric 'f1'"):
+        Model(net, metrics={"f1"})
+    with pytest.raises(ValueError, match="has no optimizer"):
+        Model(net).train(1, _data())
