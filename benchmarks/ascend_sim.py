@@ -17,6 +17,7 @@ pooling by reshape + max, and a dense softmax head, on 8x8 single-channel images
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -35,25 +36,16 @@ from minispore.backends import ascend_sim  # noqa: E402
 LR = 0.01
 
 
-class MLP(nn.Cell):
-    def __init__(self, sizes, seed=0):
-        super().__init__()
-        rng = np.random.default_rng(seed)
-        ws = []
-        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-            ws.append(ms.Parameter(ms.Tensor((rng.standard_normal((a, b)) / np.sqrt(a))
-                                             .astype(np.float32)), name=f"w{i}"))
-            ws.append(ms.Parameter(ms.Tensor(np.zeros(b, np.float32)), name=f"b{i}"))
-        self.params = ms.ParameterTuple(ws)
-        self.n = len(sizes) - 1
-
-    def construct(self, x):
-        h = x
-        for i in range(self.n):
-            h = ops.matmul(h, self.params[2 * i]) + self.params[2 * i + 1]
-            if i < self.n - 1:
-                h = ops.relu(h)
-        return h
+def MLP(sizes, seed=0):
+    """Dense layers with ReLU between them, seeded weights (the bias starts at zero)."""
+    rng = np.random.default_rng(seed)
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        w = (rng.standard_normal((b, a)) / np.sqrt(a)).astype(np.float32)   # (out, in)
+        layers.append(nn.Dense(a, b, weight_init=ms.Tensor(w), bias_init="zeros"))
+        if i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    return nn.SequentialCell(layers)
 
 
 class CNN(nn.Cell):
@@ -93,22 +85,6 @@ class Loss(nn.Cell):
         return -(logp * y).sum() / x.shape[0]
 
 
-class Step(nn.Cell):
-    def __init__(self, lossnet, lr):
-        super().__init__()
-        self.lossnet = lossnet
-        self.lr = lr
-        self.params = ms.ParameterTuple(lossnet.trainable_params())
-        self.grad = ops.GradOperation(get_by_list=True)
-
-    def construct(self, x, y):
-        loss = self.lossnet(x, y)
-        grads = self.grad(self.lossnet, self.params)(x, y)
-        for p, g in zip(self.params, grads):
-            ops.assign(p, p - self.lr * g)
-        return loss
-
-
 def _data(x_shape, classes, n, seed=1):
     rng = np.random.default_rng(seed)
     out = []
@@ -132,11 +108,13 @@ MODES = ("pynative", "graph-O0", "graph-O2", "loop-sink")
 
 def run_mode(workload: str, mode: str, steps: int) -> dict:
     _, make, x_shape, classes = WORKLOADS[workload]
+    gc.collect()                  # the previous row's tensors must not count in this row's peak
     ms.set_context(device_target="Ascend",
                    mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE,
                    jit_level="O0" if mode == "graph-O0" else "O2")
     dev = ascend_sim.device()
-    step = Step(Loss(make()), LR)
+    loss_net = Loss(make())
+    step = nn.TrainOneStepCell(loss_net, nn.SGD(loss_net.trainable_params(), LR))
     data = _data(x_shape, classes, steps)
     if mode == "loop-sink":                             # sink_size = all the steps
         sink = ms.data_sink(step, data, sink_size=steps)

@@ -154,7 +154,7 @@ class MemoryPool:
                 f"batch, free tensors you no longer need, or raise the capacity with "
                 f"ms.set_context(max_device_memory=...)")
         self.top = top
-        self.cached = {}
+        self.cached.clear()                 # in place: kernels hold this dict (kernels.py)
         self.cached_bytes = 0
         for a, s in blocks_left:
             self.cached.setdefault(s, []).append(a)
