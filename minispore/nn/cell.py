@@ -4,7 +4,9 @@ A Cell registers the Parameters and sub-Cells assigned to its attributes; assign
 prefixes its parameters' names with the attribute name (`fc1.weight`), as MindSpore does. In
 PYNATIVE_MODE calling a Cell runs `construct` eagerly; in GRAPH_MODE the call compiles the source
 of `construct` to a graph (cached per input signature) and runs it; inside a graph being built, a
-sub-Cell call is parsed and inlined."""
+sub-Cell call is parsed and inlined. `set_train` sets `training` on the cell and its sub-Cells;
+the compile cache keys on the flags of the Cells a graph called, so construct may branch on
+`self.training`."""
 from __future__ import annotations
 
 from collections import OrderedDict

@@ -2,15 +2,19 @@
 
 `run(fn, args, kwargs, parse=...)` looks the call up in the compile cache (keyed by the function,
 the Cell instance, the input shapes/dtypes, the Python-value arguments and the context options: a
-new shape recompiles, as in MindSpore and JAX), builds the graph on a miss (the parser converts
-the source of user code; minispore's own functions, such as the gradient wrappers, run through
-the builder), optimizes it, prepares the backend program and runs it. Parameters are graph inputs
-bound by reference; Parameter assignments land after the call.
+new shape recompiles, as in MindSpore and JAX) and the `training` flags of the Cells the graph
+called (`if self.training:` is resolved at compile time, so `set_train(False)` after a call
+selects, or compiles, the graph of the other phase, as MindSpore's train/predict phases do),
+builds the graph on a miss (the parser converts the source of user code; minispore's own
+functions, such as the gradient wrappers, run through the builder), optimizes it, prepares the
+backend program and runs it. Parameters are graph inputs bound by reference; Parameter
+assignments land after the call.
 """
 from __future__ import annotations
 
 import itertools
 import os
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +38,9 @@ class Compiled:
 
 
 _cache: dict = {}
+# call key without phase -> the Cells whose `training` flags the compiled graphs read (every Cell
+# called while building, with its sub-Cells); their flags complete the key in _cache
+_guards: dict = {}
 _dump_ids = itertools.count()
 stats = {"compiles": 0, "parses": 0}
 
@@ -124,6 +131,7 @@ def build(fn, args, kwargs, parse: bool, name: str):
     from . import passes
     b = GraphBuilder(name)
     b.parser = Parser(b)
+    b.parser.called_cells = {}                      # Parser.call_cell records the Cells
     saved_depth = TAPE.depth
     TAPE.depth = 0                                  # a graph is differentiated inside itself
     try:
@@ -151,7 +159,7 @@ def build(fn, args, kwargs, parse: bool, name: str):
     g = passes.run_pipeline(g, pipeline, verify_each=bool(os.environ.get("MINISPORE_VERIFY")),
                             dump=dump)
     ir.verify(g)
-    return g, tree
+    return g, tree, list(b.parser.called_cells.values())
 
 
 def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
@@ -167,13 +175,16 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         return Parser(EAGER).call_function(fn, args, kwargs) if parse else fn(*args, **kwargs)
     args, kwargs = _arrays_to_tensors(args), _arrays_to_tensors(kwargs)
     tensors, sig = _flatten_args(list(args) + [kwargs])
-    key = (fn, id(key_obj) if key_obj is not None else None, sig, _options())
+    base = (fn, id(key_obj) if key_obj is not None else None, sig, _options())
+    cells = _guards.get(base)
+    key = base + (_flags(cells),) if cells else base
     entry = _cache.get(key)
     if entry is not None and not _params_match(entry.graph):
         entry = None                      # a Parameter changed shape or dtype: recompile
     if entry is None:
         try:
-            g, tree = build(fn, args, kwargs, parse, name or getattr(fn, "__qualname__", "graph"))
+            g, tree, called = build(fn, args, kwargs, parse,
+                                    name or getattr(fn, "__qualname__", "graph"))
         except Exception as e:
             if getattr(e, "_ms_located", False):
                 # the message names the user's line; the parser's own frames are noise
@@ -182,12 +193,43 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         backend = current.backend or get_backend(context._state["device_target"])
         entry = Compiled(g, _program(g, backend), tree)
         stats["compiles"] += 1
+        # the union with the Cells guarded so far, old ones first: a key's flags tuple always
+        # reads the same Cells in the same order, so no two phases' keys can collide
+        cells = _phase_cells(called + ([key_obj] if key_obj is not None else []),
+                             _guards.get(base, ()))
+        if cells:
+            _guards[base] = cells
+            key = base + (_flags(cells),)
         _cache[key] = entry
     outs, assigns = entry.program.run([t._buf for t in tensors])
     for p, buf in assigns:
         p._buf = buf
     return _rebuild(entry.out_tree, [wrap(o, v.dtype) for o, v in zip(outs,
                                                                           entry.graph.outputs)])
+
+
+def _phase_cells(roots, known=()) -> list:
+    """`known` (weak references) followed by weak references to the other Cells (and sub-Cells)
+    among `roots`, whose `training` flags a graph may have read."""
+    out: dict = {}
+    for r in known:
+        c = r()
+        out[id(c) if c is not None else id(r)] = r
+    for r in roots:
+        if hasattr(r, "cells_and_names"):
+            for _, c in r.cells_and_names():
+                if id(c) not in out:
+                    out[id(c)] = weakref.ref(c)
+    return list(out.values())
+
+
+def _flags(cells) -> tuple:
+    """The `training` flags of the guarded Cells (None for one that no longer exists)."""
+    out = []
+    for r in cells:
+        c = r()
+        out.append(None if c is None else c.training)
+    return tuple(out)
 
 
 def _program(g, backend):
@@ -221,6 +263,7 @@ def _dumper(name):
 
 def clear_cache() -> None:
     _cache.clear()
+    _guards.clear()
 
 
 __all__ = ["run", "build", "clear_cache", "stats", "sym"]

@@ -110,6 +110,9 @@ class Parser:
         return self._invoke(node, frame.copy(), args, kwargs, None, defaults)
 
     def call_cell(self, cell, args, kwargs=None):
+        seen = getattr(self, "called_cells", None)
+        if seen is not None:                # compile.run keys its cache on their `training`
+            seen[id(cell)] = cell
         fn = type(cell).construct
         return self.call_function(fn, (cell,) + tuple(args), kwargs)
 

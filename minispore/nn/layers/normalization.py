@@ -1,0 +1,196 @@
+"""Normalisation and regularisation Cells: nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm and
+nn.Dropout (MindSpore 2.x names, arguments, defaults and default initializations).
+
+Train/eval behaviour follows `Cell.set_train`: BatchNorm normalises with the batch statistics and
+updates its moving statistics in training, and with the moving statistics in eval (unless
+use_batch_statistics forces one or the other); Dropout is the identity in eval. MindSpore's
+momentum convention is kept: moving = momentum * moving + (1 - momentum) * batch (default 0.9),
+so ops.batch_norm (PyTorch's convention) receives 1 - momentum; the batch variance entering the
+moving variance is the unbiased one, as MindSpore's GPU/Ascend kernels use. The `if
+self.training:` branches are resolved when a graph compiles, and the compile cache keys on the
+`training` flags, so switching set_train after a GRAPH_MODE call runs the other phase's graph.
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+from ...core import dtype as dt
+from ...core.ops import norm as _nm
+from ...core.ops import random as _rnd
+from ...core.primitive import apply
+from ..cell import Cell
+from .basic import check_bool, check_positive_int, init_param
+
+
+def _check_float(who: str, name: str, value, lo, hi, lo_open=False, hi_open=False,
+                 fix: str = ""):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{who}: {name} must be a float, got {value!r} "
+                        f"({type(value).__name__}){fix}")
+    v = float(value)
+    if v < lo or v > hi or (lo_open and v == lo) or (hi_open and v == hi):
+        rng = f"{'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
+        raise ValueError(f"{who}: {name} must be in {rng}, got {value!r}{fix}")
+    return v
+
+
+class _BatchNorm(Cell):
+    """Shared BatchNorm: Parameters gamma, beta (trainable when affine) and moving_mean,
+    moving_variance (never trainable) of shape (num_features,)."""
+    who = "BatchNorm"
+    ranks: tuple = ()
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones",
+                 beta_init="zeros", moving_mean_init="zeros", moving_var_init="ones",
+                 use_batch_statistics=None, data_format="NCHW", dtype=dt.float32):
+        super().__init__()
+        who = self.who
+        self.num_features = check_positive_int(who, "num_features", num_features)
+        self.eps = _check_float(who, "eps", eps, 0.0, float("inf"), lo_open=True)
+        self.momentum = _check_float(
+            who, "momentum", momentum, 0.0, 1.0,
+            fix="; MindSpore's momentum weighs the old moving statistics (moving = momentum * "
+                "moving + (1 - momentum) * batch): PyTorch's momentum=0.1 is momentum=0.9 here")
+        self.affine = check_bool(who, "affine", affine)
+        if use_batch_statistics is not None:
+            use_batch_statistics = check_bool(who, "use_batch_statistics", use_batch_statistics)
+        self.use_batch_statistics = use_batch_statistics
+        if data_format != "NCHW":
+            raise ValueError(f"{who}: data_format={data_format!r} is not supported; use 'NCHW' "
+                             f"(channels on axis 1)")
+        self.data_format = data_format
+        dtype = dt.to_dtype(dtype)
+        shape = (self.num_features,)
+        self.moving_mean = init_param(who, "moving_mean_init", moving_mean_init, shape, dtype,
+                                      "moving_mean")
+        self.moving_mean.requires_grad = False
+        self.moving_variance = init_param(who, "moving_var_init", moving_var_init, shape, dtype,
+                                          "moving_variance")
+        self.moving_variance.requires_grad = False
+        self.gamma = init_param(who, "gamma_init", gamma_init, shape, dtype, "gamma")
+        self.gamma.requires_grad = self.affine
+        self.beta = init_param(who, "beta_init", beta_init, shape, dtype, "beta")
+        self.beta.requires_grad = self.affine
+        self._op_momentum = 1.0 - self.momentum            # ops.batch_norm's convention
+
+    def construct(self, x):
+        _check_bn_input(self.who, x.shape, self.ranks, self.num_features)
+        if self.use_batch_statistics is None:
+            if self.training:
+                return _nm.batch_norm(x, self.moving_mean, self.moving_variance, self.gamma,
+                                      self.beta, True, self._op_momentum, self.eps)
+            return _nm.batch_norm(x, self.moving_mean, self.moving_variance, self.gamma,
+                                  self.beta, False, self._op_momentum, self.eps)
+        return _nm.batch_norm(x, self.moving_mean, self.moving_variance, self.gamma, self.beta,
+                              self.use_batch_statistics, self._op_momentum, self.eps)
+
+    def extend_repr(self):
+        return (f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"gamma={self.gamma.name}, beta={self.beta.name}, "
+                f"moving_mean={self.moving_mean.name}, "
+                f"moving_variance={self.moving_variance.name}")
+
+
+def _check_bn_input(who, shape, ranks, c):
+    if len(shape) not in ranks:
+        want = " or ".join(f"{r}-D" for r in ranks)
+        raise ValueError(f"{who}: the input must be {want} (N, C{', ...' if max(ranks) > 2 else ''}"
+                         f"), got shape {tuple(shape)}"
+                         + ("; use BatchNorm1d for (N, C) inputs" if who == "BatchNorm2d" else
+                            "; use BatchNorm2d for (N, C, H, W) inputs"))
+    if shape[1] != c:
+        raise ValueError(f"{who}: the input of shape {tuple(shape)} has {shape[1]} channels "
+                         f"(axis 1) but num_features={c}; make num_features={shape[1]}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) inputs over every axis but C."""
+    who = "BatchNorm1d"
+    ranks = (2, 3)
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones",
+                 beta_init="zeros", moving_mean_init="zeros", moving_var_init="ones",
+                 use_batch_statistics=None, dtype=dt.float32):
+        super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init,
+                         moving_mean_init, moving_var_init, use_batch_statistics, "NCHW", dtype)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) inputs over N, H and W."""
+    who = "BatchNorm2d"
+    ranks = (4,)
+
+
+class LayerNorm(Cell):
+    """Normalise over the axes from begin_norm_axis on; gamma and beta (shape normalized_shape)
+    scale and shift the axes from begin_params_axis on. MindSpore's default epsilon is 1e-7."""
+
+    def __init__(self, normalized_shape, begin_norm_axis=-1, begin_params_axis=-1,
+                 gamma_init="ones", beta_init="zeros", epsilon=1e-7, dtype=dt.float32):
+        super().__init__()
+        who = "LayerNorm"
+        if not isinstance(normalized_shape, (tuple, list)) or not all(
+                isinstance(d, numbers.Integral) and not isinstance(d, bool) and d > 0
+                for d in normalized_shape):
+            raise TypeError(f"LayerNorm: normalized_shape must be a tuple or list of positive "
+                            f"ints, got {normalized_shape!r}; e.g. LayerNorm((64,)) for the "
+                            f"last axis of size 64")
+        self.normalized_shape = tuple(int(d) for d in normalized_shape)
+        for name, v in (("begin_norm_axis", begin_norm_axis),
+                        ("begin_params_axis", begin_params_axis)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError(f"{who}: {name} must be an int, got {v!r}; e.g. -1 for the "
+                                f"last axis")
+        self.begin_norm_axis = int(begin_norm_axis)
+        self.begin_params_axis = int(begin_params_axis)
+        self.epsilon = _check_float(who, "epsilon", epsilon, 0.0, float("inf"), lo_open=True)
+        dtype = dt.to_dtype(dtype)
+        self.gamma = init_param(who, "gamma_init", gamma_init, self.normalized_shape, dtype,
+                                "gamma")
+        self.beta = init_param(who, "beta_init", beta_init, self.normalized_shape, dtype, "beta")
+
+    def construct(self, x):
+        return apply(_nm.LAYER_NORM, x, self.gamma, self.beta,
+                     begin_norm_axis=self.begin_norm_axis,
+                     begin_params_axis=self.begin_params_axis, epsilon=self.epsilon)
+
+    def extend_repr(self):
+        return (f"normalized_shape={self.normalized_shape}, begin_norm_axis="
+                f"{self.begin_norm_axis}, begin_params_axis={self.begin_params_axis}, "
+                f"gamma={self.gamma.name}, beta={self.beta.name}")
+
+
+class Dropout(Cell):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p) in training; the
+    identity in eval. `p` (MindSpore 2.x) wins over the deprecated `keep_prob` (= 1 - p); with
+    neither, p = 0.5. The mask comes from the global random state that ms.set_seed seeds."""
+
+    def __init__(self, keep_prob=None, p=None, dtype=dt.float32):
+        super().__init__()
+        if p is not None:
+            p = _check_float("Dropout", "p", p, 0.0, 1.0, hi_open=True,
+                             fix="; p is the probability of dropping an element, e.g. p=0.5")
+        elif keep_prob is not None:
+            warnings.warn("Dropout: keep_prob is deprecated (as in MindSpore 2.x); use p = 1 - "
+                          "keep_prob", DeprecationWarning, stacklevel=2)
+            keep_prob = _check_float("Dropout", "keep_prob", keep_prob, 0.0, 1.0, lo_open=True,
+                                     fix="; keep_prob is the probability of keeping an element; "
+                                         "prefer p = 1 - keep_prob")
+            p = 1.0 - keep_prob
+        else:
+            p = 0.5
+        self.p = p
+        self.keep_prob = 1.0 - p
+        self.dtype = dt.to_dtype(dtype)
+
+    def construct(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        return _rnd.dropout(x, self.p, True)
+
+    def extend_repr(self):
+        return f"p={self.p}"
+
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout"]
