@@ -26,11 +26,12 @@ class Tensor:
         if input_data is None:
             if shape is None:
                 raise ValueError("Tensor: give input_data, or shape together with dtype")
-            if init is not None:
-                raise NotImplementedError("Tensor(init=...) lazy initialisation is not "
-                                          "implemented yet; use minispore.ops.zeros/ones")
             shape = (shape,) if isinstance(shape, int) else tuple(shape)
-            arr = np.zeros(shape, (dt.to_dtype(dtype) if dtype is not None else dt.float32).np)
+            if init is not None:        # MindSpore defers this to init_data(); done at once here
+                from ..common.initializer import initializer
+                arr = initializer(init, shape, dtype if dtype is not None else dt.float32)._buf
+            else:
+                arr = np.zeros(shape, (dt.to_dtype(dtype) if dtype is not None else dt.float32).np)
         else:
             arr = to_numpy(input_data, dtype)
         self._buf = arr
@@ -39,6 +40,15 @@ class Tensor:
         self._node = None
 
     # -- conversion ---------------------------------------------------------------------------
+    @staticmethod
+    def from_numpy(array: np.ndarray) -> "Tensor":
+        """MindSpore's Tensor.from_numpy: shares `array`'s memory (see `from_numpy`)."""
+        return from_numpy(array)
+
+    def init_data(self, slice_index=None, shape=None, opt_shard_group=None) -> "Tensor":
+        """MindSpore materialises a Tensor(init=...) here; minispore already has: self."""
+        return self
+
     def asnumpy(self) -> np.ndarray:
         """A numpy copy of the value (synchronises the device)."""
         return np.array(self._concrete(), copy=True)

@@ -1,0 +1,49 @@
+"""dataset.vision (Rescale, Normalize, HWC2CHW) and dataset.transforms (TypeCast, Compose):
+values against numpy, use inside a pipeline, and the clear errors where an input cannot be
+handled as MindSpore would."""
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore.dataset import NumpySlicesDataset, transforms, vision
+
+
+def test_image_ops_against_numpy():
+    img = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    r = vision.Rescale(1 / 255, 0.5)(img)
+    assert r.dtype == np.float32 and np.allclose(r, img / 255 + 0.5)
+    n = vision.Normalize(mean=[1, 2, 3], std=[2, 4, 8])(img)
+    assert n.dtype == np.float32 and np.allclose(n, (img - [1, 2, 3]) / np.array([2, 4, 8]))
+    chw = vision.Normalize([1, 2], [1, 1], is_hwc=False)(np.ones((2, 3, 3)))
+    assert np.allclose(chw[0], 0) and np.allclose(chw[1], -1)
+    assert vision.HWC2CHW()(img).shape == (3, 2, 4)
+    assert np.array_equal(vision.HWC2CHW()(img)[1], img[:, :, 1])
+
+
+def test_transforms():
+    assert transforms.TypeCast(ms.int32)(np.array([1.7])).dtype == np.int32
+    assert transforms.TypeCast(np.float16)(np.array([1])).dtype == np.float16
+    f = transforms.Compose([vision.Rescale(2.0, 0.0), vision.HWC2CHW()])
+    assert np.allclose(f(np.ones((2, 2, 1))), 2 * np.ones((1, 2, 2)))
+
+
+def test_in_a_pipeline():
+    ds = NumpySlicesDataset({"image": np.ones((4, 8, 8, 1), np.uint8), "label": np.arange(4.0)},
+                            shuffle=False)
+    ds = ds.map([vision.Rescale(0.5, 0), vision.HWC2CHW()], "image")
+    ds = ds.map(transforms.TypeCast(ms.int32), "label").batch(4)
+    image, label = next(ds.create_tuple_iterator())
+    assert image.shape == (4, 1, 8, 8) and image.dtype == ms.float32 and label.dtype == ms.int32
+
+
+def test_clear_errors():
+    with pytest.raises(ValueError, match="3 channel"):
+        vision.Normalize([0.5], [0.5])(np.ones((2, 2, 3)))
+    with pytest.raises(ValueError, match="3-D"):
+        vision.Normalize([0.5], [0.5])(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="std must be > 0"):
+        vision.Normalize([0.5], [0.0])
+    with pytest.raises(ValueError, match="3-D"):
+        vision.HWC2CHW()(np.ones((2, 2)))
+    with pytest.raises(TypeError, match="data_type"):
+        transforms.TypeCast("not a dtype")

@@ -1,0 +1,65 @@
+"""The tutorial-style scripts in examples/ (issue 5, Compatibility): each runs in its own
+Python process in GRAPH and PYNATIVE mode, exits 0 (its own asserts pass) and prints its key
+lines. The 14 runs go two at a time, started once for the module."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXPECTED = {
+    "01_quick_start.py": ["Shape of image [N, C, H, W]: (64, 1, 8, 8) Float32", "Epoch 3 train loss",
+                          "Test: Accuracy:", "quick start OK"],
+    "02_tensor.py": ["x_data: [1 0 1 0] Int64", "concat: (4, 2) stack: (2, 2, 2)",
+                     "cell result: 49.5 expected: 49.5", "tensor OK"],
+    "03_dataset.py": ["batch: (32, 1, 8, 8) Float32 (32,) Int32", "batches per epoch: [4, 4]",
+                      "dataset OK"],
+    "04_network.py": ["(4): Dense<input_channels=32, output_channels=10, has_bias=True>",
+                      "Layer: dense_relu_sequential.0.weight  Size: (32, 64)",
+                      "trainable parameters: 3466", "network OK"],
+    "05_autograd.py": ["d2/dx2 x^3 at 2: [12.]", "autograd OK"],
+    "06_train.py": ["Epoch 3: loss", "epoch: 3 step:", "per step time:", "train OK"],
+    "07_save_and_load.py": ["param_not_load: [] ckpt_not_load: ['epoch']", "mismatch refused:",
+                            "save and load OK"],
+}
+MODES = ("graph", "pynative")
+
+
+def _run(script: str, mode: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    return subprocess.run([sys.executable, str(EXAMPLES / script), "--mode", mode],
+                          capture_output=True, text=True, timeout=300, env=env,
+                          cwd=EXAMPLES.parent)
+
+
+@pytest.fixture(scope="module")
+def results():
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {(s, m): pool.submit(_run, s, m) for s in EXPECTED for m in MODES}
+        return {k: f.result() for k, f in futures.items()}
+
+
+def test_every_example_is_listed():
+    assert sorted(p.name for p in EXAMPLES.glob("[0-9]*.py")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("script", sorted(EXPECTED))
+def test_example_runs(results, script, mode):
+    r = results[(script, mode)]
+    assert r.returncode == 0, f"{script} --mode {mode} failed:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+    for line in EXPECTED[script]:
+        assert line in r.stdout, f"{script} --mode {mode}: {line!r} not printed:\n{r.stdout}"
+    assert f"({mode})" in r.stdout
+
+
+def test_mode_from_environment():
+    env = dict(os.environ, EXAMPLE_MODE="pynative", PYTHONWARNINGS="ignore")
+    r = subprocess.run([sys.executable, str(EXAMPLES / "02_tensor.py")], capture_output=True,
+                       text=True, timeout=120, env=env)
+    assert r.returncode == 0 and "tensor OK (pynative)" in r.stdout, r.stderr
