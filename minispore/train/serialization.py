@@ -1,5 +1,6 @@
 """Checkpoints: `save_checkpoint`, `load_checkpoint`, `load_param_into_net` in the safetensors
-format (which MindSpore 2.x also writes with format="safetensors").
+format (which MindSpore 2.x also writes with format="safetensors"; MindSpore's own protobuf ".ckpt"
+format is refused with a clear error rather than written as something else).
 
 safetensors holds raw tensors and a JSON header, nothing executable, so loading an untrusted
 file cannot run code (unlike pickle). Keys are Parameter names (MindSpore's hierarchical names,
@@ -50,17 +51,28 @@ def _named_arrays(save_obj) -> dict:
 
 
 def save_checkpoint(save_obj, ckpt_file_name: str, integrated_save=True, async_save=False,
-                    append_dict=None, **_kw) -> None:
+                    append_dict=None, enc_key=None, enc_mode="AES-GCM", choice_func=None,
+                    crc_check=False, format="safetensors", **kwargs) -> None:
     """Write the parameters of a Cell (or a dict/list of named tensors) to `ckpt_file_name`."""
     from safetensors.numpy import save_file
+    if format != "safetensors":
+        raise ValueError(f"save_checkpoint: format={format!r} is not supported; minispore "
+                         f"writes safetensors only (MindSpore reads it with "
+                         f"format='safetensors'); pass format='safetensors'")
+    if enc_key is not None or async_save or kwargs:
+        what = ["enc_key"] * (enc_key is not None) + ["async_save"] * bool(async_save) + \
+            sorted(kwargs)
+        raise ValueError(f"save_checkpoint: {', '.join(what)} not supported by minispore")
     arrays = _named_arrays(save_obj)
+    if choice_func is not None:
+        arrays = {k: v for k, v in arrays.items() if choice_func(k)}
     for k, v in (append_dict or {}).items():
         arrays[k] = np.asarray(v.asnumpy() if isinstance(v, Tensor) else v)
     tensors, dtypes = {}, {}
     for name, a in arrays.items():
         dtypes[name] = str(dt.to_dtype(a.dtype))
-        tensors[name] = np.ascontiguousarray(a.view(np.uint16) if a.dtype.name == "bfloat16"
-                                             else a)
+        b = a.view(np.uint16) if a.dtype.name == "bfloat16" else a
+        tensors[name] = np.ascontiguousarray(b).reshape(b.shape)    # 0-d stays 0-d
     path = os.fspath(ckpt_file_name)
     tmp = path + ".tmp"
     save_file(tensors, tmp, metadata={_META_KEY: json.dumps(dtypes)})

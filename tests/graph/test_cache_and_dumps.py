@@ -365,3 +365,33 @@ def test_keyword_tensors_bind_to_their_own_inputs():
     np.testing.assert_array_equal(out.asnumpy(), [321.0])
     out = ms.jit(f)(t([1.0]), a=t([3.0]), b=t([2.0]))
     np.testing.assert_array_equal(out.asnumpy(), [321.0])
+
+
+def test_a_dead_cells_graphs_are_dropped_with_it():
+    """The compile cache holds a Cell's Parameters: when the Cell dies, so do its entries (no
+    memory kept alive, and a new Cell at the same id cannot find them)."""
+    import gc
+    import weakref
+
+    import numpy as np
+    import minispore as ms
+    from minispore import nn
+    from minispore.core.graph import compile as gc_mod
+
+    class Lin(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = ms.Parameter(ms.Tensor(np.ones((2, 2), np.float32)), name="w")
+
+        def construct(self, x):
+            return ms.ops.matmul(x, self.w)
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = Lin()
+    net(ms.Tensor(np.ones((1, 2), np.float32)))
+    oid, w = id(net), weakref.ref(net.w)
+    assert any(k[1] == oid for k in gc_mod._cache)
+    del net
+    gc.collect()
+    assert not any(k[1] == oid for k in gc_mod._cache)
+    assert w() is None

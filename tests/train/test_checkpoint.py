@@ -63,3 +63,12 @@ def test_a_non_checkpoint_is_refused(tmp_path):
     bad.write_bytes(b"\x80\x04\x95not a safetensors file")
     with pytest.raises(ValueError, match="is not a safetensors checkpoint"):
         ms.load_checkpoint(str(bad))
+
+
+def test_scalars_keep_their_shape_and_other_formats_are_refused(tmp_path):
+    path = str(tmp_path / "s.safetensors")
+    ms.save_checkpoint({"t": ms.Tensor(np.float32(2.0))}, path, append_dict={"epoch": 20})
+    got = ms.load_checkpoint(path)
+    assert got["t"].shape == () and int(got["epoch"]) == 20
+    with pytest.raises(ValueError, match="format='ckpt' is not supported"):
+        ms.save_checkpoint(Net(), path, format="ckpt")

@@ -45,9 +45,12 @@ _dump_ids = itertools.count()
 stats = {"compiles": 0, "parses": 0}
 
 
-def _flatten_args(args):
-    """(tensors in order, hashable signature with tensors replaced by their types)."""
+def _flatten_args(args, objs: list | None = None):
+    """(tensors in order, hashable signature with tensors replaced by their types). Objects
+    compared by identity (Cells, unhashable objects) enter the signature as their id and are
+    appended to `objs`, so the cache can forget their entries when they die."""
     tensors, sig = [], []
+    objs = [] if objs is None else objs
 
     def visit(a):
         if isinstance(a, Tensor):
@@ -60,9 +63,13 @@ def _flatten_args(args):
             return ("dict", tuple((k, visit(v)) for k, v in a.items()))
         try:
             hash(a)
-            return ("C", type(a).__name__, a)
+            by_identity = type(a).__hash__ is object.__hash__
         except TypeError:
-            return ("O", id(a))
+            by_identity = True
+        if by_identity:                  # never hold the object itself in a cache key
+            objs.append(a)
+            return ("O", type(a).__name__, id(a))
+        return ("C", type(a).__name__, a)
     for a in args:
         sig.append(visit(a))
     return tensors, tuple(sig)
@@ -174,7 +181,8 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         from ..pynative import EAGER
         return Parser(EAGER).call_function(fn, args, kwargs) if parse else fn(*args, **kwargs)
     args, kwargs = _arrays_to_tensors(args), _arrays_to_tensors(kwargs)
-    tensors, sig = _flatten_args(list(args) + [kwargs])
+    objs: list = []
+    tensors, sig = _flatten_args(list(args) + [kwargs], objs)
     base = (fn, id(key_obj) if key_obj is not None else None, sig, _options())
     cells = _guards.get(base)
     key = base + (_flags(cells),) if cells else base
@@ -201,11 +209,38 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
             _guards[base] = cells
             key = base + (_flags(cells),)
         _cache[key] = entry
+        for o in objs + ([key_obj] if key_obj is not None else []):
+            _forget_when_gone(o, key)
     outs, assigns = entry.program.run([t._buf for t in tensors])
     for p, buf in assigns:
         p._buf = buf
     return _rebuild(entry.out_tree, [wrap(o, v.dtype) for o, v in zip(outs,
                                                                           entry.graph.outputs)])
+
+
+_by_object: dict = {}                  # id(object) -> cache keys that name it by identity
+
+
+def _forget_when_gone(obj, key) -> None:
+    """Drop `key` when `obj` (a Cell, or another object compared by identity) dies: a compiled
+    graph holds the Cell's Parameters, so it would keep their memory (device memory included)
+    alive, and a new object at the same id must not find it."""
+    oid = id(obj)
+    keys = _by_object.get(oid)
+    if keys is None:
+        try:
+            weakref.finalize(obj, _forget, oid)
+        except TypeError:                # not weak-referenceable: the entry stays
+            return
+        keys = _by_object[oid] = set()
+    keys.add(key)
+
+
+def _forget(oid: int) -> None:
+    for k in _by_object.pop(oid, ()):
+        _cache.pop(k, None)
+    for k in [k for k in _guards if k[1] == oid]:
+        del _guards[k]
 
 
 def _phase_cells(roots, known=()) -> list:
@@ -264,6 +299,7 @@ def _dumper(name):
 def clear_cache() -> None:
     _cache.clear()
     _guards.clear()
+    _by_object.clear()
 
 
 __all__ = ["run", "build", "clear_cache", "stats", "sym"]
