@@ -15,7 +15,7 @@ from ..core import context
 from ..core.graph import compile as graph_compile
 from ..core.graph.builder import GraphBuilder
 from ..core.primitive import executor
-from ..core.tensor import Parameter
+from ..core.tensor import Parameter, ParameterTuple
 
 
 class Cell:
@@ -24,6 +24,7 @@ class Cell:
     def __init__(self, auto_prefix=True, flags=None):
         d = self.__dict__
         d["_params"] = OrderedDict()
+        d["_param_tuples"] = OrderedDict()       # ParameterTuple attributes (MindSpore's too)
         d["_cells"] = OrderedDict()
         d["_auto_prefix"] = auto_prefix
         d["training"] = False
@@ -34,7 +35,12 @@ class Cell:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() in __init__ "
                                  f"before assigning attribute {name!r}")
         params, cells = self._params, self._cells
-        if isinstance(value, Parameter):
+        self.__dict__.get("_param_tuples", {}).pop(name, None)
+        if isinstance(value, ParameterTuple):
+            self._param_tuples[name] = value
+            params.pop(name, None)
+            cells.pop(name, None)
+        elif isinstance(value, Parameter):
             if not value._user_named:
                 value.name = name
                 value._user_named = True
@@ -53,6 +59,7 @@ class Cell:
 
     def __delattr__(self, name):
         self._params.pop(name, None)
+        self.__dict__.get("_param_tuples", {}).pop(name, None)
         self._cells.pop(name, None)
         object.__delattr__(self, name)
 
@@ -91,11 +98,20 @@ class Cell:
         """(attribute path, Parameter) for every distinct Parameter, depth first."""
         seen = set()
         cells = self.cells_and_names(name_prefix=name_prefix) if expand else [(name_prefix, self)]
+        cells = list(cells)
         for cell_name, cell in cells:
             for pname, p in cell._params.items():
                 if p is not None and id(p) not in seen:
                     seen.add(id(p))
                     yield (f"{cell_name}.{pname}" if cell_name else pname), p
+        # ParameterTuple attributes last, so a Parameter a sub-Cell owns keeps that Cell's path
+        for cell_name, cell in cells:
+            for tname, tup in cell.__dict__.get("_param_tuples", {}).items():
+                for i, p in enumerate(tup):
+                    if id(p) not in seen:
+                        seen.add(id(p))
+                        path = f"{tname}.{i}"
+                        yield (f"{cell_name}.{path}" if cell_name else path), p
 
     def get_parameters(self, expand=True):
         for _, p in self.parameters_and_names(expand=expand):

@@ -84,3 +84,23 @@ def test_set_train_and_grad_flags():
 def test_repr_tree():
     r = repr(MLP())
     assert r.startswith("MLP<") and "(fc1): Dense<>" in r
+
+
+def test_a_parameter_tuple_attribute_is_registered():
+    """As in MindSpore: Parameters held in a ParameterTuple attribute are the Cell's too (an
+    optimizer's or a step cell's `self.params = ParameterTuple(...)`)."""
+    import numpy as np
+    import minispore as ms
+    from minispore import nn
+
+    class Holder(nn.Cell):
+        def __init__(self, n):
+            super().__init__()
+            self.params = ms.ParameterTuple(
+                ms.Parameter(ms.Tensor(np.zeros(2, np.float32)), name=f"p{i}") for i in range(n))
+
+    h = Holder(3)
+    assert [p.name for p in h.trainable_params()] == ["p0", "p1", "p2"]
+    assert [n for n, _ in h.parameters_and_names()] == ["params.0", "params.1", "params.2"]
+    h.params = ()
+    assert h.trainable_params() == []
