@@ -346,3 +346,16 @@ def test_eager_assign_keeps_the_parameter_on_the_device(dev):
     dev.reset_counters()
     ops.assign(p, p * 2.0)
     assert dev.counts["h2d"] == 0 and dev.counts["d2h"] == 0
+
+
+def test_a_host_tensors_device_copy_dies_with_it(dev):
+    """The device copy made on first use is the device's own: when the host tensor and every
+    result are gone, the pool has its memory back."""
+    import gc
+    before = dev.pool.allocated
+    x = ms.Tensor(np.ones((256, 256), np.float32))
+    y = x * 2.0
+    assert dev.pool.allocated >= before + 2 * 256 * 256 * 4
+    del x, y
+    gc.collect()
+    assert dev.pool.allocated <= before + 512          # (a cached 0-d scalar may remain)

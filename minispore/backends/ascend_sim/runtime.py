@@ -149,8 +149,9 @@ class Device:
         ent = self._resident.get(key)
         if ent is not None and ent[0]() is arr:
             return ent[1]
-        d = self.alloc(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr),
-                       what="a host->device copy")
+        # the device's own copy: sharing the host array's memory would keep it alive through
+        # the DeviceArray, and the weak entry below could then never let either go
+        d = self.alloc(np.array(arr, order="C", copy=True), what="a host->device copy")
         if copy_event:
             self._copy_in(arr.nbytes, "H2D")
         resident = self._resident
