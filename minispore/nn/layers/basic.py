@@ -77,7 +77,7 @@ class Dense(Cell):
         shape = x.shape
         if len(shape) != 2:
             x = _a.reshape(x, (-1, shape[-1]))
-        x = _la.matmul(x, _a.transpose(self.weight, (1, 0)))
+        x = _la.matmul(x, self.weight, transpose_b=True)     # MindSpore: MatMul(transpose_b)
         if self.has_bias:
             x = x + self.bias
         if self.activation_flag:
