@@ -1,0 +1,403 @@
+"""CUDA C source generation for elementwise templates and fused groups (pure Python, no CuPy).
+
+Owns: rendering a scalar_expr tree into a typed CUDA C expression, the device helper preamble
+(numpy semantics for floor_div/mod/pow/shifts on ints and floats, stable sigmoid/softplus, NaN
+propagation through the templates' own `isnan`), and the kernels:
+
+- `elementwise_kernel(op, in_dtypes, in_shapes, attrs)`: one kernel per elementwise primitive
+  call signature; inputs are converted to the op's compute dtypes, the result to its output dtype.
+- `fused_kernel(expr, in_dtypes, in_shapes, out_dtype, out_shape, reduce=None)`: a FUSED node;
+  inputs keep their own dtypes (as the CPU kernels do). With an ir.Reduction it is a reduction
+  kernel: one block per output element, each of BLOCK threads folds a strided slice of the
+  reduced elements into a register, then a shared-memory tree combines the BLOCK partials
+  (__syncthreads between levels). sum/mean accumulate in double, max/min in the value type with
+  NaN winning, as backends/cpu/fused_reduce.py does.
+
+Shapes and broadcast strides are baked into the kernel as constants (after collapsing dimensions
+that are contiguous for every input), so the only kernel arguments are the data pointers: one
+kernel per (expression, dtypes, shapes), named `ms_<tag>_<sha1 of its body>` (deterministic and
+content-hashed). Elementwise kernels use a grid-stride loop, so any launch geometry is correct.
+float16/bfloat16 are loaded into float, computed in float and rounded once when stored.
+Inputs must be C-contiguous (minispore buffers always are)."""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+from ...core import dtype as dt
+from ...core import scalar_expr as E
+
+# storage C type of each dtype; half types are stored as their CUDA types, computed in float
+_STORE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
+          "int32": "int", "int64": "long long", "float16": "__half", "bfloat16": "__nv_bfloat16",
+          "float32": "float", "float64": "double"}
+# compute C type: small ints compute in int (their wrap-around is the store's cast)
+_COMPUTE = {"bool": "bool", "uint8": "int", "int8": "int", "int16": "int", "int32": "int",
+            "int64": "long long", "float16": "float", "bfloat16": "float", "float32": "float",
+            "float64": "double"}
+_RANK = {"bool": 0, "int": 1, "long long": 2, "float": 3, "double": 4}
+_FLOAT = ("float", "double")
+_LOAD = {"__half": "__half2float", "__nv_bfloat16": "__bfloat162float"}
+_STORE_FN = {"__half": "__float2half_rn", "__nv_bfloat16": "__float2bfloat16_rn"}
+BLOCK = 256                  # threads per block of a reduction kernel (a power of two)
+THREADS = 256                # suggested threads per block of an elementwise kernel
+
+PREAMBLE = r"""
+#define MS_DEV static __device__ __forceinline__
+MS_DEV float ms_sigmoid(float x) { return x >= 0.f ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x)); }
+MS_DEV double ms_sigmoid(double x) { return x >= 0. ? 1. / (1. + exp(-x)) : exp(x) / (1. + exp(x)); }
+MS_DEV float ms_softplus(float x) { return (x > 0.f ? x : 0.f * x) + log1pf(expf(-fabsf(x))); }
+MS_DEV double ms_softplus(double x) { return (x > 0. ? x : 0. * x) + log1p(exp(-fabs(x))); }
+#define MS_FLOAT_DIVMOD(T, FMOD, FLOOR, COPYSIGN)                                          \
+MS_DEV T ms_mod(T a, T b) {                                                               \
+  if (!b) return FMOD(a, b);                                                              \
+  T m = FMOD(a, b);                                                                       \
+  if (m) { if ((b < 0) != (m < 0)) m += b; } else m = COPYSIGN((T)0, b);                  \
+  return m; }                                                                             \
+MS_DEV T ms_floordiv(T a, T b) {                                                          \
+  if (!b) return a / b;                                                                   \
+  T m = FMOD(a, b); T d = (a - m) / b;                                                    \
+  if (m) { if ((b < 0) != (m < 0)) d -= (T)1; }                                           \
+  if (d) { T f = FLOOR(d); if (d - f > (T)0.5) f += (T)1; return f; }                     \
+  return COPYSIGN((T)0, a / b); }
+MS_FLOAT_DIVMOD(float, fmodf, floorf, copysignf)
+MS_FLOAT_DIVMOD(double, fmod, floor, copysign)
+#define MS_INT_OPS(T, U)                                                                  \
+MS_DEV T ms_floordiv(T a, T b) {                                                          \
+  if (b == 0) return 0;                                                                   \
+  if (b == -1) return (T)(0 - (U)a);                                                      \
+  T q = a / b; if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; return q; }              \
+MS_DEV T ms_mod(T a, T b) {                                                               \
+  if (b == 0 || b == -1) return 0;                                                        \
+  T r = a % b; if (r != 0 && ((r < 0) != (b < 0))) r += b; return r; }                    \
+MS_DEV T ms_pow(T a, T b) {                                                               \
+  if (b < 0) return 0;                                                                    \
+  U r = 1, x = (U)a;                                                                      \
+  while (b) { if (b & 1) r *= x; x *= x; b >>= 1; }                                       \
+  return (T)r; }                                                                          \
+MS_DEV T ms_shl(T a, T b) {                                                               \
+  return ((U)b < sizeof(T) * 8) ? (T)((U)a << b) : (T)0; }                                \
+MS_DEV T ms_shr(T a, T b) {                                                               \
+  return ((U)b < sizeof(T) * 8) ? (T)(a >> b) : (T)(a < 0 ? -1 : 0); }                    \
+MS_DEV T ms_abs(T a) { return a < 0 ? (T)(0 - (U)a) : a; }                                \
+MS_DEV T ms_neg(T a) { return (T)(0 - (U)a); }
+MS_INT_OPS(int, unsigned int)
+MS_INT_OPS(long long, unsigned long long)
+"""
+
+_ARITH = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_BITS = {"band": "&", "bor": "|", "bxor": "^"}
+_MATH = ("exp", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf", "floor", "ceil", "rint",
+         "fabs")
+
+
+def _promote(a: str, b: str) -> str:
+    return a if _RANK[a] >= _RANK[b] else b
+
+
+def _const(v, ctype: str) -> tuple:
+    if isinstance(v, bool):
+        return ("true" if v else "false"), "bool"
+    if ctype in _FLOAT:
+        v = float(v)
+        if math.isnan(v) or math.isinf(v):
+            lit = "NAN" if math.isnan(v) else "INFINITY" if v > 0 else "(-INFINITY)"
+            return f"(({ctype}){lit})", ctype
+        lit = repr(v)
+        lit = lit if ("." in lit or "e" in lit) else lit + ".0"
+        return f"({lit}{'f' if ctype == 'float' else ''})", ctype
+    return f"(({ctype}){int(v)}{'LL' if ctype == 'long long' else ''})", ctype
+
+
+def render(e: E.Expr, args: list, const_type: str) -> tuple:
+    """(CUDA C source, C type) of expression `e`; args[i] = (name, compute C type)."""
+    op, a = e.op, e.args
+    if op == "arg":
+        return args[a[0]]
+    if op == "const":
+        return _const(a[0], const_type)
+    sub = [render(x, args, const_type) for x in a]
+    if op in _ARITH or op in ("floordiv", "mod", "pow"):
+        (x, tx), (y, ty) = sub
+        t = _promote(tx, ty)
+        if op == "div" and t not in _FLOAT:
+            t = "double"                    # true division of ints (the dtype rules avoid it)
+        x, y = f"(({t}){x})", f"(({t}){y})"
+        if op in _ARITH:
+            if t == "bool":                  # numpy: + is or, * is and on bools
+                return f"(({x} {_ARITH[op]} {y}) != 0)", "bool"
+            return f"(({t})({x} {_ARITH[op]} {y}))", t
+        if op == "pow" and t in _FLOAT:
+            return f"{'powf' if t == 'float' else 'pow'}({x}, {y})", t
+        return f"ms_{op}({x}, {y})", t
+    if op in _CMP:
+        (x, tx), (y, ty) = sub
+        t = _promote(tx, ty)
+        return f"((({t}){x}) {_CMP[op]} (({t}){y}))", "bool"
+    if op in ("and", "or"):
+        return f"(({sub[0][0]}) {'&&' if op == 'and' else '||'} ({sub[1][0]}))", "bool"
+    if op == "not":
+        return f"(!({sub[0][0]}))", "bool"
+    if op in _BITS:
+        (x, tx), (y, ty) = sub
+        t = _promote(tx, ty)
+        return f"(({t})((({t}){x}) {_BITS[op]} (({t}){y})))", t
+    if op in ("shl", "shr"):
+        (x, tx), (y, ty) = sub
+        t = _promote(tx, ty)
+        return f"ms_{op}((({t}){x}), (({t}){y}))", t
+    if op == "bnot":
+        x, t = sub[0]
+        return (f"(!({x}))", t) if t == "bool" else (f"(({t})(~({x})))", t)
+    if op == "neg":
+        x, t = sub[0]
+        return (f"(-({x}))", t) if t in _FLOAT else (f"ms_neg(({t})({x}))", t)
+    if op == "isnan":
+        x, t = sub[0]
+        return (f"(({x}) != ({x}))", "bool") if t in _FLOAT else ("false", "bool")
+    if op == "where":
+        (c, _), (x, tx), (y, ty) = sub
+        t = _promote(tx, ty)
+        return f"(({c}) ? (({t}){x}) : (({t}){y}))", t
+    if op in ("sigmoid", "softplus"):
+        x, t = sub[0]
+        t = t if t in _FLOAT else "float"
+        return f"ms_{op}(({t})({x}))", t
+    if op in _MATH:
+        x, t = sub[0]
+        if t not in _FLOAT:
+            if op in ("floor", "ceil", "rint"):
+                return x, t                   # integral already, as numpy
+            if op == "fabs":
+                return (x, t) if t == "bool" else (f"ms_abs(({t})({x}))", t)
+            t, x = "double", f"((double){x})"
+        return f"{op}{'f' if t == 'float' else ''}({x})", t
+    raise NotImplementedError(f"cuda codegen: no rendering for scalar op {op!r}")
+
+
+@dataclass(frozen=True)
+class CudaKernel:
+    """One generated kernel. `body` holds the kernel only (its name included); `source()` a whole
+    translation unit. Arguments: one device pointer per input (in_ctypes, const), then out."""
+    name: str
+    body: str
+    in_ctypes: tuple
+    out_ctype: str
+    grid: int
+    block: int
+    reduce: bool
+
+    @property
+    def uses_half(self) -> bool:
+        return "__half" in self.body
+
+    @property
+    def uses_bf16(self) -> bool:
+        return "__nv_bfloat16" in self.body
+
+    def source(self) -> str:
+        return module_source([self])
+
+
+def module_source(kernels) -> str:
+    """One translation unit holding `kernels` (the preamble once, duplicates by name once)."""
+    inc = ""                       # a host build (MS_HOST_SHIM) brings its own half types
+    if any(k.uses_half for k in kernels):
+        inc += "#include <cuda_fp16.h>\n"
+    if any(k.uses_bf16 for k in kernels):
+        inc += "#include <cuda_bf16.h>\n"
+    if inc:
+        inc = "#ifndef MS_HOST_SHIM\n" + inc + "#endif\n"
+    seen, bodies = set(), []
+    for k in kernels:
+        if k.name not in seen:
+            seen.add(k.name)
+            bodies.append(k.body)
+    return "// generated by minispore.backends.gpu.cuda_codegen\n" + inc + PREAMBLE + \
+        "\n".join(bodies)
+
+
+def _dname(d) -> str:
+    return dt.to_dtype(d).np.name if dt.to_dtype(d) is not dt.bfloat16 else "bfloat16"
+
+
+def _strides(in_shape, out_shape) -> list:
+    """Element strides of a C-contiguous input of in_shape read broadcast over out_shape."""
+    in_shape = tuple(in_shape)
+    pad = (1,) * (len(out_shape) - len(in_shape)) + in_shape
+    st, acc = [], 1
+    for n in reversed(pad):
+        st.append(0 if n == 1 else acc)
+        acc *= n
+    return st[::-1]
+
+
+def _collapse(shape, strides_list):
+    """Drop size-1 dims and merge neighbours that are contiguous for every input."""
+    dims = [(n, [s[k] for s in strides_list]) for k, n in enumerate(shape) if n != 1]
+    out = []
+    for n, st in dims:
+        if out:
+            pn, pst = out[-1]
+            if all(p == s * n for p, s in zip(pst, st)):
+                out[-1] = (pn * n, st)
+                continue
+        out.append((n, st))
+    return [n for n, _ in out], [[st[i] for _, st in out] for i in range(len(strides_list))]
+
+
+def _offsets(var: str, dims: list, strides: list, prefix: str, base=None) -> list:
+    """Lines computing offset variables {prefix}{j} of index `var` over row-major `dims`."""
+    lines = [f"long long {prefix}{j} = {base[j] if base else 0};" for j in range(len(strides))]
+    if not dims:
+        return lines
+    lines.append(f"long long {prefix}_rem = {var};")
+    for k in reversed(range(len(dims))):
+        lines.append(f"{{ long long id = {prefix}_rem % {dims[k]}LL; {prefix}_rem /= {dims[k]}LL;")
+        for j, st in enumerate(strides):
+            if st[k]:
+                lines.append(f"  {prefix}{j} += id * {st[k]}LL;")
+        lines.append("}")
+    return lines
+
+
+def _load(j: int, store: str, comp: str, off: str) -> str:
+    v = f"a{j}[{off}]"
+    return f"(({comp}){_LOAD[store]}({v}))" if store in _LOAD else f"(({comp}){v})"
+
+
+def _store(val: str, store: str) -> str:
+    return f"{_STORE_FN[store]}({val})" if store in _STORE_FN else f"(({store})({val}))"
+
+
+def _name(tag: str, body: str) -> str:
+    return f"ms_{tag}_{hashlib.sha1(body.encode()).hexdigest()[:12]}"
+
+
+def _signature(in_store, out_store) -> str:
+    ps = [f"const {t}* __restrict__ a{j}" for j, t in enumerate(in_store)]
+    return ", ".join(ps + [f"{out_store}* __restrict__ out"])
+
+
+def _const_type(cdts) -> str:
+    comp = [_COMPUTE[_dname(c)] for c in cdts]
+    floats = [c for c in comp if c in _FLOAT]
+    return floats[0] if floats else comp[0] if comp else "double"
+
+
+def expr_kernel(tag, expr, in_dtypes, cdts, in_shapes, out_dtype, out_shape) -> CudaKernel:
+    """An elementwise kernel: out = expr(inputs converted to cdts) broadcast to out_shape."""
+    out_shape = tuple(out_shape)
+    n = math.prod(out_shape)
+    in_store = [_STORE[_dname(d)] for d in in_dtypes]
+    comp = [_COMPUTE[_dname(c)] for c in cdts]
+    out_store = _STORE[_dname(out_dtype)]
+    strides = [_strides(s, out_shape) for s in in_shapes]
+    dims, cst = _collapse(out_shape, strides)
+    contig = [1] * len(dims)
+    for k in range(len(dims) - 2, -1, -1):
+        contig[k] = contig[k + 1] * dims[k + 1]
+    direct = [st == contig for st in cst]            # full-shape inputs read at i itself
+    scalar = [not any(st) for st in cst]
+    decode = [j for j in range(len(cst)) if not direct[j] and not scalar[j]]
+    val, _ = render(expr, [(f"x{j}", c) for j, c in enumerate(comp)], _const_type(cdts))
+    lines = [f"for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < {n}LL;"
+             f" i += (long long)blockDim.x * gridDim.x) {{"]
+    lines += ["  " + t for t in _offsets("i", dims, [cst[j] for j in decode], "o")]
+    for j in range(len(cst)):
+        off = "i" if direct[j] else "0" if scalar[j] else f"o{decode.index(j)}"
+        lines.append(f"  const {comp[j]} x{j} = {_load(j, in_store[j], comp[j], off)};")
+    lines.append(f"  out[i] = {_store(val, out_store)};")
+    lines.append("}")
+    inner = "(" + _signature(in_store, out_store) + ") {\n  " + "\n  ".join(lines) + "\n}\n"
+    name = _name(tag, inner)
+    body = f'extern "C" __global__ void {name}' + inner
+    grid = max(1, min((n + THREADS - 1) // THREADS, 65535))
+    return CudaKernel(name, body, tuple(in_store), out_store, grid, THREADS, False)
+
+
+def elementwise_kernel(op, in_dtypes, in_shapes, attrs=None) -> CudaKernel:
+    """The kernel of elementwise primitive `op` (its template and dtype rule) for one signature."""
+    from ...core.shape import broadcast_shapes
+    in_dtypes = tuple(dt.to_dtype(d) for d in in_dtypes)
+    cdts, out_dtype = op.compute(in_dtypes)
+    attrs = dict(op.attrs, **(attrs or {}))
+    expr = E.build(lambda *xs: op.scalar(*xs, **attrs), op.arity)
+    out_shape = broadcast_shapes(op.name, *map(tuple, in_shapes))
+    return expr_kernel(op.name, expr, in_dtypes, cdts, in_shapes, out_dtype, out_shape)
+
+
+def fused_kernel(expr, in_dtypes, in_shapes, out_dtype, out_shape, reduce=None,
+                 block: int = BLOCK) -> CudaKernel:
+    """The kernel of a FUSED node (inputs in their own dtypes); `reduce`: its ir.Reduction."""
+    in_dtypes = tuple(dt.to_dtype(d) for d in in_dtypes)
+    if reduce is None:
+        return expr_kernel("fused", expr, in_dtypes, in_dtypes, in_shapes, out_dtype, out_shape)
+    return _reduce_kernel(expr, in_dtypes, in_shapes, dt.to_dtype(out_dtype), reduce, block)
+
+
+def _reduce_kernel(expr, in_dtypes, in_shapes, out_dtype, red, block) -> CudaKernel:
+    if block & (block - 1):
+        raise ValueError(f"reduction block size {block} is not a power of two")
+    shape, axes = tuple(red.shape), tuple(red.axes)
+    in_store = [_STORE[_dname(d)] for d in in_dtypes]
+    comp = [_COMPUTE[_dname(d)] for d in in_dtypes]
+    out_store = _STORE[_dname(out_dtype)]
+    vt = _COMPUTE[_dname(out_dtype)]
+    if vt not in _FLOAT:
+        raise NotImplementedError(f"fused {red.kind} over {out_dtype}: the fusion pass fuses "
+                                  f"reductions of float groups only")
+    strides = [_strides(s, shape) for s in in_shapes]
+    kept = [k for k in range(len(shape)) if k not in axes]
+    kdims, kst = [shape[k] for k in kept], [[s[k] for k in kept] for s in strides]
+    rdims, rst = [shape[k] for k in axes], [[s[k] for k in axes] for s in strides]
+    n_out, count = math.prod(kdims), math.prod(rdims)
+    acc_t = "double" if red.kind in ("sum", "mean") else vt
+    init = {"sum": "0.0", "mean": "0.0", "max": "(-INFINITY)", "min": "INFINITY"}[red.kind]
+    val, _ = render(expr, [(f"x{j}", c) for j, c in enumerate(comp)], _const_type(in_dtypes))
+    if red.kind in ("sum", "mean"):
+        def combine(dst, src):
+            return f"{dst} += {src};"
+    else:
+        cmp = ">" if red.kind == "max" else "<"
+
+        def combine(dst, src):                   # NaN wins, as numpy's max/min
+            return f"if ({src} {cmp} {dst} || {src} != {src}) {dst} = {src};"
+    nin = len(in_shapes)
+    lines = [f"__shared__ {acc_t} part[{block}];",
+             f"const long long o = blockIdx.x;", f"if (o >= {n_out}LL) return;"]
+    lines += _offsets("o", kdims, kst, "b")
+    lines.append(f"{acc_t} acc = {init};")
+    lines.append(f"for (long long j = threadIdx.x; j < {count}LL; j += {block}) {{")
+    lines += ["  " + t for t in _offsets("j", rdims, rst, "p", [f"b{j}" for j in range(nin)])]
+    for j in range(nin):
+        lines.append(f"  const {comp[j]} x{j} = {_load(j, in_store[j], comp[j], f'p{j}')};")
+    # each value is rounded to the group's dtype first, as the unfused kernel would store it
+    rounded = f"(({vt}){_LOAD[out_store]}({_STORE_FN[out_store]}({val})))" \
+        if out_store in _LOAD else f"(({vt})({val}))"
+    lines.append(f"  const {acc_t} v = ({acc_t}){rounded};")
+    lines.append("  " + combine("acc", "v"))
+    lines.append("}")
+    lines.append("part[threadIdx.x] = acc;")
+    lines.append("__syncthreads();")
+    lines.append(f"for (unsigned s = {block // 2}; s > 0; s >>= 1) {{")
+    lines.append(f"  if (threadIdx.x < s) {{ {acc_t} w = part[threadIdx.x + s]; "
+                 f"{acc_t} a = part[threadIdx.x]; {combine('a', 'w')} part[threadIdx.x] = a; }}")
+    lines.append("  __syncthreads();")
+    lines.append("}")
+    res = "part[0]" + (f" / {count}.0" if red.kind == "mean" else "")
+    lines.append(f"if (threadIdx.x == 0) out[o] = {_store(f'({vt})({res})', out_store)};")
+    inner = "(" + _signature(in_store, out_store) + ") {\n  " + "\n  ".join(lines) + "\n}\n"
+    name = _name(f"fused_{red.kind}", inner)
+    body = f'extern "C" __global__ void {name}' + inner
+    return CudaKernel(name, body, tuple(in_store), out_store, max(n_out, 1), block, True)
+
+
+def node_kernel(node, block: int = BLOCK) -> CudaKernel:
+    """The kernel of a FUSED ir.Node (its inputs' and output's metadata give dtypes and shapes)."""
+    out = node.outputs[0]
+    return fused_kernel(node.attr("expr"), [v.dtype for v in node.inputs],
+                        [tuple(v.shape) for v in node.inputs], out.dtype, tuple(out.shape),
+                        node.attr("reduce"), block)
