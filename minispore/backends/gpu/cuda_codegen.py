@@ -367,7 +367,7 @@ def _reduce_kernel(expr, in_dtypes, in_shapes, out_dtype, red, block) -> CudaKer
             return f"if ({src} {cmp} {dst} || {src} != {src}) {dst} = {src};"
     nin = len(in_shapes)
     lines = [f"__shared__ {acc_t} part[{block}];",
-             f"const long long o = blockIdx.x;", f"if (o >= {n_out}LL) return;"]
+             "const long long o = blockIdx.x;", f"if (o >= {n_out}LL) return;"]
     lines += _offsets("o", kdims, kst, "b")
     lines.append(f"{acc_t} acc = {init};")
     lines.append(f"for (long long j = threadIdx.x; j < {count}LL; j += {block}) {{")
