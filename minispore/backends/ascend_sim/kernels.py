@@ -79,9 +79,10 @@ def _plain(op) -> bool:
     return not op.attrs
 
 
-def launcher(dev, name, compute, dur, unit, nbytes, flops, out_meta, out_fmt="ND"):
+def launcher(dev, name, compute, dur, unit, nbytes, flops, out_meta, out_fmt="ND", arity=None):
     """The launchable kernel: inputs to device buffers (uploading host arrays once), outputs
-    allocated in the pool first, the arithmetic, one task on the stream."""
+    allocated in the pool first, the arithmetic, one task on the stream. One-output kernels of
+    `arity` 1 or 2 get a fixed-argument version (the eager hot path)."""
     pool = dev.pool
     upload = dev.upload
     multi = not isinstance(out_meta, Meta)
@@ -106,23 +107,8 @@ def launcher(dev, name, compute, dur, unit, nbytes, flops, out_meta, out_fmt="ND
 
     if not multi:                           # the hot path: one output, one or two inputs
         size = pool.block_size(sizes[0])
-        take, free = pool.take, pool.free
+        take, free, task = pool.take, pool.free, dev.task
         what = f"the output of {name}"
-        task, stream, timeline = dev.task, dev.compute, dev.timeline
-
-        def launch():
-            """dev.task() inlined for the host-launched modes (the per-op overhead matters)."""
-            if dev.sunk:
-                return task(name, dur, unit, nbytes, flops)
-            h0 = dev.host_t
-            hd = dev._host_op
-            dev.host_t = h = h0 + hd
-            t = stream.t
-            start = h if h > t else t
-            stream.t = start + dur
-            dev.busy += dur
-            dev.tasks += 1
-            timeline.append((name, 0, start, dur, nbytes, flops, unit, h0, hd))
 
         def run1(x):
             x = x.data if x.__class__ is DA else upload(x).data
@@ -132,49 +118,25 @@ def launcher(dev, name, compute, dur, unit, nbytes, flops, out_meta, out_fmt="ND
             except BaseException:
                 free(a, size)
                 raise
-            launch()
+            task(name, dur, unit, nbytes, flops)
             return DA(r, a, size, pool, out_fmt)
 
-        cached = pool.cached
-
         def run2(x, y):
-            """The binary hot path: MemoryPool.take's reuse case and launch() inlined."""
             x = x.data if x.__class__ is DA else upload(x).data
             y = y.data if y.__class__ is DA else upload(y).data
-            lst = cached.get(size)
-            if lst:
-                a = lst.pop()
-                pool.cached_bytes -= size
-                pool.allocated = al = pool.allocated + size
-                if al > pool.peak:
-                    pool.peak = al
-                pool.n_allocs += 1
-            else:
-                a = take(size, what)
+            a = take(size, what)
             try:
                 r = compute(x, y)
             except BaseException:
                 free(a, size)
                 raise
-            if dev.sunk:
-                task(name, dur, unit, nbytes, flops)
-            else:
-                h0 = dev.host_t
-                hd = dev._host_op
-                dev.host_t = h = h0 + hd
-                t = stream.t
-                start = h if h > t else t
-                stream.t = start + dur
-                dev.busy += dur
-                dev.tasks += 1
-                timeline.append((name, 0, start, dur, nbytes, flops, unit, h0, hd))
+            task(name, dur, unit, nbytes, flops)
             return DA(r, a, size, pool, out_fmt)
-        return run, run1, run2
-    return run, None, None
-
-
-def pick(run, run1, run2, arity):
-    return run1 if arity == 1 and run1 else run2 if arity == 2 and run2 else run
+        if arity == 1:
+            return run1
+        if arity == 2:
+            return run2
+    return run
 
 
 def nz_bytes(m: Meta) -> int:
@@ -303,11 +265,11 @@ def graph_matmul(dev, in_metas, attrs, out_meta, cube_dtype, out_nz: bool):
     if out_nz:
         def nz(a, b):
             return nd_to_nz(compute(nz_to_nd(a, ma.shape), nz_to_nd(b, mb.shape)))
-        return pick(*launcher(dev, "MatMul", nz, dur, cost.CUBE, nbytes, flops, out_meta, "NZ"),
-                    2)
-    run = pick(*launcher(dev, "MatMul", lambda a, b: nd_to_nz(compute(
-        nz_to_nd(a, ma.shape), nz_to_nd(b, mb.shape))), dur, cost.CUBE, nbytes, flops, out_meta),
-        2)
+        return launcher(dev, "MatMul", nz, dur, cost.CUBE, nbytes, flops, out_meta, "NZ",
+                        arity=2)
+    run = launcher(dev, "MatMul", lambda a, b: nd_to_nz(compute(
+        nz_to_nd(a, ma.shape), nz_to_nd(b, mb.shape))), dur, cost.CUBE, nbytes, flops, out_meta,
+        arity=2)
 
     def nd(a, b):                      # result re-laid to ND by the kernel: one more TransData
         r = run(a, b)
@@ -349,7 +311,7 @@ def conv_cube(backend, op, in_metas, attrs, out_meta):
         if cube_dtype is not None:
             a, b = round_to(a, cube_dtype), round_to(b, cube_dtype)
         return np.ascontiguousarray(cpu(a.astype(np.float32), b.astype(np.float32)), odt)
-    return pick(*launcher(dev, op.name, compute, dur, cost.CUBE, nbytes, flops, out_meta), 2)
+    return launcher(dev, op.name, compute, dur, cost.CUBE, nbytes, flops, out_meta, arity=2)
 
 
 def build(backend, op, in_metas: tuple, attrs: dict, out_meta):
@@ -367,8 +329,7 @@ def build(backend, op, in_metas: tuple, attrs: dict, out_meta):
     if op.kind == ELEMENTWISE and op.scalar is not None:
         expr = E.build(lambda *xs: op.scalar(*xs, **attrs), op.arity)
     dur, unit, nbytes, flops = op_cost(dev.profile, op, in_metas, out_meta, expr)
-    return pick(*launcher(dev, op.name, compute, dur, unit, nbytes, flops, out_meta),
-                len(in_metas))
+    return launcher(dev, op.name, compute, dur, unit, nbytes, flops, out_meta, arity=len(in_metas))
 
 
 def fused(backend, expr, in_metas: tuple, out_meta: Meta, phys_in=None, phys_out=None,
@@ -386,12 +347,12 @@ def fused(backend, expr, in_metas: tuple, out_meta: Meta, phys_in=None, phys_out
         ops = cost.expr_ops(expr) + 1                       # + the fold
         in_b, out_b = sum(_nbytes(m) for m in pin), _nbytes(pout)
         dur = cost.vector(dev.profile, n, in_b, out_b, ops, pout.dtype.itemsize)
-        return pick(*launcher(dev, "Fused", compute, dur, cost.VECTOR, in_b + out_b,
-                              float(n * ops), pout), len(pin))
+        return launcher(dev, "Fused", compute, dur, cost.VECTOR, in_b + out_b, float(n * ops),
+                        pout, arity=len(pin))
     compute = backend.cpu.fused_kernel(expr, pin, pout)
     dur, unit, nbytes, flops = op_cost(dev.profile, "fused", pin, pout, expr)
-    return pick(*launcher(dev, "Fused", compute, dur, unit, nbytes, flops, pout, out_fmt),
-                len(in_metas))
+    return launcher(dev, "Fused", compute, dur, unit, nbytes, flops, pout, out_fmt,
+                    arity=len(in_metas))
 
 
 def elementwise_nz(backend, op, attrs, phys_in: tuple, phys_out: Meta):
@@ -402,8 +363,8 @@ def elementwise_nz(backend, op, attrs, phys_in: tuple, phys_out: Meta):
     compute = backend.cpu.kernel(op, phys_in, attrs, phys_out)
     expr = E.build(lambda *xs: op.scalar(*xs, **attrs), op.arity) if op.scalar else None
     dur, unit, nbytes, flops = op_cost(dev.profile, op, phys_in, phys_out, expr)
-    return pick(*launcher(dev, op.name, compute, dur, unit, nbytes, flops, phys_out, "NZ"),
-                len(phys_in))
+    return launcher(dev, op.name, compute, dur, unit, nbytes, flops, phys_out, "NZ",
+                    arity=len(phys_in))
 
 
 def transdata_kernel(dev, m: Meta, to_nz: bool):
@@ -413,8 +374,8 @@ def transdata_kernel(dev, m: Meta, to_nz: bool):
     dur = cost.transdata(p, nd, nz)
     shape = m.shape
     compute = nd_to_nz if to_nz else (lambda a: nz_to_nd(a, shape))
-    run = pick(*launcher(dev, "TransData", compute, dur, cost.VECTOR, nd + nz, 0.0, m,
-                         "NZ" if to_nz else "ND"), 1)
+    run = launcher(dev, "TransData", compute, dur, cost.VECTOR, nd + nz, 0.0, m,
+                   "NZ" if to_nz else "ND", arity=1)
 
     def counted(x):
         dev.counts["transdata"] += 1

@@ -28,17 +28,9 @@ class DeviceArray:
         self.base = base           # a view (size 0) keeps the buffer it shares alive
 
     def __del__(self):
-        size = self.size
-        if size:                   # MemoryPool.free, inlined: this runs once per eager op
+        if self.size:
             try:
-                pool = self.pool
-                lst = pool.cached.get(size)
-                if lst is None:
-                    pool.cached[size] = [self.addr]
-                else:
-                    lst.append(self.addr)
-                pool.cached_bytes += size
-                pool.allocated -= size
+                self.pool.free(self.addr, self.size)
             except Exception:      # interpreter shutdown: the pool may be gone already
                 pass
 
@@ -108,7 +100,6 @@ class MemoryPool:
         return addr
 
     def free(self, addr: int, size: int) -> None:
-        """Return a block (DeviceArray.__del__ does the same inline)."""
         lst = self.cached.get(size)
         if lst is None:
             self.cached[size] = [addr]
@@ -154,7 +145,7 @@ class MemoryPool:
                 f"batch, free tensors you no longer need, or raise the capacity with "
                 f"ms.set_context(max_device_memory=...)")
         self.top = top
-        self.cached.clear()                 # in place: kernels hold this dict (kernels.py)
+        self.cached.clear()
         self.cached_bytes = 0
         for a, s in blocks_left:
             self.cached.setdefault(s, []).append(a)
