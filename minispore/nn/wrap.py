@@ -3,12 +3,14 @@ and labels for evaluation) and TrainOneStepCell (one step: loss, gradients of th
 parameters through GradOperation(get_by_list=True, sens_param=True), the update). They set
 auto_prefix=False like MindSpore's, so wrapping a network does not rename its Parameters. In
 GRAPH_MODE one call of TrainOneStepCell is one compiled graph: forward, backward and the
-optimizer's assignments."""
+optimizer's assignments. The forward runs ONCE per step in both modes (value_and_grad), as
+MindSpore's PyNative does for a network marked set_grad(): running it a second time for the
+gradient would cost a second forward and, worse, update BatchNorm's running statistics twice and
+draw a second Dropout mask that the reported loss never saw."""
 from __future__ import annotations
 
 from ..core import dtype as dt
-from ..core.autodiff import GradOperation
-from ..core.ops import array as A
+from ..core.autodiff import GradOperation, value_and_grad
 from ..core.ops import math as M
 from ..core.ops.state import depend
 from .cell import Cell
@@ -56,6 +58,10 @@ class WithEvalCell(Cell):
         return loss, outputs, label
 
 
+def _scaled(grads, sens):
+    return tuple(M.mul(g, sens) for g in grads)
+
+
 class TrainOneStepCell(Cell):
     """network(*inputs) is the loss; returns it after the optimizer has updated the weights
     (with return_grad=True: (loss, grads)). `sens` scales the gradient (default 1.0)."""
@@ -78,9 +84,10 @@ class TrainOneStepCell(Cell):
         self.return_grad = bool(return_grad)
 
     def construct(self, *inputs):
-        loss = self.network(*inputs)
-        sens = A.fill(loss.dtype, loss.shape, self.sens)
-        grads = self.grad(self.network, self.weights)(*inputs, sens)
+        loss, grads = value_and_grad(self.network, None, self.weights)(*inputs)
+        if self.sens != 1.0:
+            # d(sum(loss * sens)) = sens * d(sum(loss)) for a constant sens
+            grads = _scaled(grads, self.sens)
         loss = depend(loss, self.optimizer(grads))
         if self.return_grad:
             return loss, grads

@@ -69,6 +69,22 @@ def test_one_step_equals_manual_sgd(mode):
                                                            "1.bias"]
 
 
+def test_one_step_runs_the_forward_once(mode):
+    """BatchNorm's running mean moves once per step (momentum 0.9: 0.1 of the batch mean), as
+    one forward of the network does; a second forward for the gradient would move it twice."""
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    np.random.seed(0)
+    net = nn.SequentialCell(nn.Dense(4, 3), nn.BatchNorm1d(3, momentum=0.9))
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                               nn.SGD(net.trainable_params(), 0.0))
+    step.set_train()
+    x = Tensor(XS)
+    h = net[0](x).asnumpy()
+    step(x, Tensor(np.zeros((16, 3), F32)))
+    np.testing.assert_allclose(net[1].moving_mean.asnumpy(), 0.1 * h.mean(0), rtol=1e-5,
+                               atol=1e-6)
+
+
 def test_with_eval_cell(mode):
     net = _mlp()
     ev = nn.WithEvalCell(net, nn.CrossEntropyLoss())
