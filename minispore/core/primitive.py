@@ -31,7 +31,9 @@ class OpDef:
 
     infer(*inputs, **attrs) -> Meta or tuple of Meta  (inputs have .shape and .dtype)
     ref(*arrays, **attrs) -> ndarray or tuple          (numpy semantics: the specification)
-    bprop(inputs, out, dout, **attrs) -> tuple         (one grad or None per input; minispore ops)
+    bprop(inputs, out, dout, **attrs) -> tuple         (one grad or None per input; minispore ops;
+                                                        an input no gradient tracks may get None
+                                                        unasked: see `tracked`)
     scalar: template lambda for elementwise ops (see scalar_expr.py)
     compute: elementwise ops only: in_dtypes -> (compute dtype, output dtype)
     """
@@ -56,6 +58,14 @@ class OpDef:
 
 
 REGISTRY: dict[str, OpDef] = {}
+
+
+def tracked(t) -> bool:
+    """Whether a bprop's input `t` leads to a gradient being taken (its tape identity is set,
+    in PyNative and while a graph is built alike). A bprop may skip an untracked input's
+    gradient and return None for it: a network's first matmul/conv need not compute the
+    gradient of the data batch."""
+    return t._node is not None
 
 
 def defop(name: str, **kw) -> OpDef:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import dtype as dt
 from ..errors import DTypeError, ShapeError
-from ..primitive import Meta, apply, defop
+from ..primitive import Meta, apply, defop, tracked
 from ._common import ref_array_dtype
 
 PAD_MODES = ("valid", "same", "pad")
@@ -178,8 +178,10 @@ def _explicit(attrs_, x_shape, w_shape):
 def _conv_bprop(i, o, g, **a):
     x, w = i
     e = _explicit(a, x.shape, w.shape)
-    return (apply(CONV2D_BACKPROP_INPUT, g, w, input_shape=tuple(x.shape), **e),
-            apply(CONV2D_BACKPROP_FILTER, x, g, filter_shape=tuple(w.shape), **e))
+    return (apply(CONV2D_BACKPROP_INPUT, g, w, input_shape=tuple(x.shape), **e)
+            if tracked(x) else None,
+            apply(CONV2D_BACKPROP_FILTER, x, g, filter_shape=tuple(w.shape), **e)
+            if tracked(w) else None)
 
 
 CONV2D = defop("conv2d", infer=_conv_infer, ref=_conv_ref, bprop=_conv_bprop, attrs=CONV_ATTRS,

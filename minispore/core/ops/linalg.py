@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import dtype as dt
 from ..errors import DTypeError, ShapeError
-from ..primitive import Meta, apply, defop
+from ..primitive import Meta, apply, defop, tracked
 from ..shape import broadcast_shapes
 from ._common import ref_array_dtype, sum_to
 
@@ -43,17 +43,22 @@ def _matmul_ref(a, b, transpose_a, transpose_b):
     return np.matmul(a.astype(c), b.astype(c)).astype(out.np)
 
 
+# (transpose_a, transpose_b) -> the products giving da and db: (lhs, rhs, transpose lhs, rhs)
+_MATMUL_ADJOINTS = {
+    (False, False): (("g", "b", False, True), ("a", "g", True, False)),
+    (False, True): (("g", "b", False, False), ("g", "a", True, False)),
+    (True, False): (("b", "g", False, True), ("a", "g", False, False)),
+    (True, True): (("b", "g", True, True), ("g", "a", True, True)),
+}
+
+
 def _matmul_bprop(i, o, g, transpose_a, transpose_b):
     a, b = i
-    if not transpose_a and not transpose_b:
-        da, db = _mm(g, b, False, True), _mm(a, g, True, False)
-    elif not transpose_a and transpose_b:
-        da, db = _mm(g, b, False, False), _mm(g, a, True, False)
-    elif transpose_a and not transpose_b:
-        da, db = _mm(b, g, False, True), _mm(a, g, False, False)
-    else:
-        da, db = _mm(b, g, True, True), _mm(g, a, True, True)
-    return sum_to(da, a.shape), sum_to(db, b.shape)
+    env = {"a": a, "b": b, "g": g}
+    grads = []
+    for x, (lhs, rhs, tl, tr) in zip(i, _MATMUL_ADJOINTS[(transpose_a, transpose_b)]):
+        grads.append(sum_to(_mm(env[lhs], env[rhs], tl, tr), x.shape) if tracked(x) else None)
+    return tuple(grads)
 
 
 MATMUL = defop("matmul", infer=_matmul_infer, ref=_matmul_ref, bprop=_matmul_bprop,
