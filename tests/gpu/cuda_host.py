@@ -1,6 +1,8 @@
 """Test helpers for the CUDA generator (minispore/backends/gpu/cuda_codegen.py) without a GPU:
-`compile_ptx` runs nvcc -ptx (or NVRTC from the nvidia-cuda-nvrtc-cu12 wheel when nvcc is absent
-and the wheel is importable) on one batch of kernels; `HostModule` compiles the same generated
+`compile_ptx` runs nvcc -ptx or NVRTC from the nvidia-cuda-nvrtc-cu12 wheel (the compiler CuPy
+uses: it has no system headers) on one batch of kernels; `ew_harness` wraps the body of a
+cupy.ElementwiseKernel (`cuda_codegen.ew_operation`) in a flat loop that binds the parameters as
+CuPy does, so it compiles and runs like any generated kernel; `HostModule` compiles the same generated
 CUDA C as host C++ with cuda_host_shim.h (g++ -O1 -shared -fPIC), loads it with ctypes and runs a
 kernel on numpy buffers; `eval_expr` is an independent numpy evaluator of a scalar expression
 (the reference of fused groups). A check of the generator, never a backend."""
@@ -30,20 +32,30 @@ def nvrtc_module():
     return ctypes.CDLL(str(libs[0])) if libs else None
 
 
-def ptx_compiler():
-    """('nvcc', path) / ('nvrtc', lib), or None (the reason to skip is the caller's)."""
+def ptx_compilers() -> list:
+    """[('nvcc', path)] and/or [('nvrtc', lib)]: every compiler available here."""
+    out = []
     nvcc = shutil.which("nvcc") or ("/usr/local/bin/nvcc" if os.path.exists(
         "/usr/local/bin/nvcc") else None)
     if nvcc:
-        return "nvcc", nvcc
+        out.append(("nvcc", nvcc))
     lib = nvrtc_module()
-    return ("nvrtc", lib) if lib is not None else None
+    if lib is not None:
+        out.append(("nvrtc", lib))
+    return out
 
 
-def compile_ptx(kernels, workdir: Path) -> str:
-    """PTX (sm_90) of one translation unit holding every kernel."""
+def ptx_compiler():
+    """('nvcc', path) / ('nvrtc', lib), or None (the reason to skip is the caller's)."""
+    found = ptx_compilers()
+    return found[0] if found else None
+
+
+def compile_ptx(kernels, workdir: Path, compiler=None) -> str:
+    """PTX (sm_90) of one translation unit holding every kernel (with `compiler`, one entry of
+    ptx_compilers(); the first available by default)."""
     src = module_source(kernels)
-    kind, tool = ptx_compiler()
+    kind, tool = compiler or ptx_compiler()
     if kind == "nvcc":
         cu, ptx = workdir / "k.cu", workdir / "k.ptx"
         cu.write_text(src)
@@ -67,6 +79,22 @@ def compile_ptx(kernels, workdir: Path) -> str:
     buf = ctypes.create_string_buffer(n.value)
     lib.nvrtcGetPTX(prog, buf)
     return buf.value.decode()
+
+
+def ew_harness(ew, n: int):
+    """A CudaKernel running ElementwiseKernel body `ew` (an EwOperation) over n contiguous
+    elements: each input parameter a_j is the element's value, `y` the output variable."""
+    from minispore.backends.gpu.cuda_codegen import THREADS, CudaKernel
+    ps = [f"const {t}* __restrict__ p{j}" for j, t in enumerate(ew.in_ctypes)] + \
+        [f"{ew.out_ctype}* __restrict__ out"]
+    loads = " ".join(f"const {t} a{j} = p{j}[i];" for j, t in enumerate(ew.in_ctypes))
+    name = f"{ew.name}_n{n}"
+    body = (f'extern "C" __global__ void {name}({", ".join(ps)}) {{\n'
+            f"  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < {n}LL;"
+            f" i += (long long)blockDim.x * gridDim.x) {{\n"
+            f"    {loads} {ew.out_ctype} y; {ew.operation} out[i] = y;\n  }}\n}}\n")
+    return CudaKernel(name, body, ew.in_ctypes, ew.out_ctype, max(1, min(-(-n // THREADS),
+                                                                          65535)), THREADS, False)
 
 
 class HostModule:

@@ -1,7 +1,9 @@
 // Host shim for minispore's generated CUDA C (tests only; see tests/gpu/cuda_host.py).
 // Compiles the generated kernels as ordinary C++: __global__/__device__ vanish, the CUDA math
-// names are <cmath>'s, __half/__nv_bfloat16 are 16-bit structs converted through float with
-// round-to-nearest-even, and a launch runs the grid's blocks one after another with the block's
+// names are <cmath>'s, the generator's 16-bit float conversions (ms_h2f/ms_f2h, which are PTX
+// cvt instructions on the device) are software conversions with round-to-nearest-even, the bit
+// casts (__uint_as_float...) are memcpy, and a launch runs the grid's blocks one after another
+// with the block's
 // threads as real threads: threadIdx/blockIdx are thread_local, __shared__ arrays are statics
 // (blocks never overlap), and __syncthreads() is a barrier, so a kernel's phases really run in
 // lockstep, as on the device.
@@ -61,6 +63,11 @@ static inline __half __float2half_rn(float f) {
   h.x = (uint16_t)(s | r);
   return h;
 }
+
+static inline float __uint_as_float(uint32_t b) { return ms_bits_to_float(b); }
+static inline uint32_t __float_as_uint(float f) { return ms_float_to_bits(f); }
+static inline float ms_h2f(uint16_t h) { return __half2float(__half{h}); }
+static inline uint16_t ms_f2h(float f) { return __float2half_rn(f).x; }
 
 static inline float __bfloat162float(__nv_bfloat16 h) { return ms_bits_to_float((uint32_t)h.x << 16); }
 

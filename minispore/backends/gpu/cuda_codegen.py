@@ -13,12 +13,21 @@ propagation through the templates' own `isnan`), and the kernels:
   (__syncthreads between levels). sum/mean accumulate in double, max/min in the value type with
   NaN winning, as backends/cpu/fused_reduce.py does.
 
-Shapes and broadcast strides are baked into the kernel as constants (after collapsing dimensions
-that are contiguous for every input), so the only kernel arguments are the data pointers: one
-kernel per (expression, dtypes, shapes), named `ms_<tag>_<sha1 of its body>` (deterministic and
-content-hashed). Elementwise kernels use a grid-stride loop, so any launch geometry is correct.
-float16/bfloat16 are loaded into float, computed in float and rounded once when stored.
-Inputs must be C-contiguous (minispore buffers always are)."""
+- `ew_operation(op, in_dtypes, attrs)`: the same rendering as the body of a
+  `cupy.ElementwiseKernel` (the GPU backend's eager kernels): shape-generic, CuPy broadcasts.
+
+Shapes and broadcast strides are baked into the raw kernels as constants (after collapsing
+dimensions that are contiguous for every input), so the only kernel arguments are the data
+pointers: one kernel per (expression, dtypes, shapes), named `ms_<tag>_<sha1 of its body>`
+(deterministic and content-hashed). Elementwise kernels use a grid-stride loop, so any launch
+geometry is correct. Inputs must be C-contiguous (minispore buffers always are).
+
+float16/bfloat16 are stored as their 16 bits (`unsigned short`), loaded into float, computed in
+float and rounded to nearest-even once when stored: float16 through the PTX `cvt` instructions
+(what cuda_fp16.h does), bfloat16 by bit arithmetic. So no source includes a header: NVRTC, which
+CuPy compiles with and which has no system headers (no cuda_fp16.h, no INFINITY/NAN), compiles
+it as it is, and the GPU backend keeps bfloat16 tensors as uint16 arrays (CuPy has no bfloat16
+arrays)."""
 from __future__ import annotations
 
 import hashlib
@@ -28,23 +37,41 @@ from dataclasses import dataclass
 from ...core import dtype as dt
 from ...core import scalar_expr as E
 
-# storage C type of each dtype; half types are stored as their CUDA types, computed in float
+# storage C type of each dtype; half types are stored as their 16 bits, computed in float
 _STORE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
-          "int32": "int", "int64": "long long", "float16": "__half", "bfloat16": "__nv_bfloat16",
-          "float32": "float", "float64": "double"}
+          "int32": "int", "int64": "long long", "float16": "unsigned short",
+          "bfloat16": "unsigned short", "float32": "float", "float64": "double"}
+# the parameter type names of a cupy.ElementwiseKernel (numpy dtype names; halves as bits)
+_EW_PARAM = {"float16": "uint16", "bfloat16": "uint16"}
 # compute C type: small ints compute in int (their wrap-around is the store's cast)
 _COMPUTE = {"bool": "bool", "uint8": "int", "int8": "int", "int16": "int", "int32": "int",
             "int64": "long long", "float16": "float", "bfloat16": "float", "float32": "float",
             "float64": "double"}
 _RANK = {"bool": 0, "int": 1, "long long": 2, "float": 3, "double": 4}
 _FLOAT = ("float", "double")
-_LOAD = {"__half": "__half2float", "__nv_bfloat16": "__bfloat162float"}
-_STORE_FN = {"__half": "__float2half_rn", "__nv_bfloat16": "__float2bfloat16_rn"}
+# dtype name -> device function converting the stored bits to float / float to the bits
+_LOAD = {"float16": "ms_h2f", "bfloat16": "ms_bf2f"}
+_STORE_FN = {"float16": "ms_f2h", "bfloat16": "ms_f2bf"}
 BLOCK = 256                  # threads per block of a reduction kernel (a power of two)
 THREADS = 256                # suggested threads per block of an elementwise kernel
 
 PREAMBLE = r"""
 #define MS_DEV static __device__ __forceinline__
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+#ifndef MS_HOST_SHIM
+MS_DEV float ms_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+MS_DEV unsigned short ms_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+#endif
+MS_DEV float ms_bf2f(unsigned short b) { return __uint_as_float(((unsigned int)b) << 16); }
+MS_DEV unsigned short ms_f2bf(float f) {
+  unsigned int u = __float_as_uint(f);
+  if (f != f) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); }
 MS_DEV float ms_sigmoid(float x) { return x >= 0.f ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x)); }
 MS_DEV double ms_sigmoid(double x) { return x >= 0. ? 1. / (1. + exp(-x)) : exp(x) / (1. + exp(x)); }
 MS_DEV float ms_softplus(float x) { return (x > 0.f ? x : 0.f * x) + log1pf(expf(-fabsf(x))); }
@@ -189,34 +216,18 @@ class CudaKernel:
     block: int
     reduce: bool
 
-    @property
-    def uses_half(self) -> bool:
-        return "__half" in self.body
-
-    @property
-    def uses_bf16(self) -> bool:
-        return "__nv_bfloat16" in self.body
-
     def source(self) -> str:
         return module_source([self])
 
 
 def module_source(kernels) -> str:
     """One translation unit holding `kernels` (the preamble once, duplicates by name once)."""
-    inc = ""                       # a host build (MS_HOST_SHIM) brings its own half types
-    if any(k.uses_half for k in kernels):
-        inc += "#include <cuda_fp16.h>\n"
-    if any(k.uses_bf16 for k in kernels):
-        inc += "#include <cuda_bf16.h>\n"
-    if inc:
-        inc = "#ifndef MS_HOST_SHIM\n" + inc + "#endif\n"
     seen, bodies = set(), []
     for k in kernels:
         if k.name not in seen:
             seen.add(k.name)
             bodies.append(k.body)
-    return "// generated by minispore.backends.gpu.cuda_codegen\n" + inc + PREAMBLE + \
-        "\n".join(bodies)
+    return "// generated by minispore.backends.gpu.cuda_codegen\n" + PREAMBLE + "\n".join(bodies)
 
 
 def _dname(d) -> str:
@@ -263,13 +274,16 @@ def _offsets(var: str, dims: list, strides: list, prefix: str, base=None) -> lis
     return lines
 
 
-def _load(j: int, store: str, comp: str, off: str) -> str:
-    v = f"a{j}[{off}]"
-    return f"(({comp}){_LOAD[store]}({v}))" if store in _LOAD else f"(({comp}){v})"
+def _load(v: str, dname: str, comp: str) -> str:
+    """`v` (the stored value of a dtype named dname) converted to compute type `comp`."""
+    return f"(({comp}){_LOAD[dname]}({v}))" if dname in _LOAD else f"(({comp}){v})"
 
 
-def _store(val: str, store: str) -> str:
-    return f"{_STORE_FN[store]}({val})" if store in _STORE_FN else f"(({store})({val}))"
+def _store(val: str, dname: str) -> str:
+    """Compute value `val` converted to the stored representation of dtype `dname`."""
+    if dname in _STORE_FN:
+        return f"{_STORE_FN[dname]}((float)({val}))"
+    return f"(({_STORE[dname]})({val}))"
 
 
 def _name(tag: str, body: str) -> str:
@@ -291,9 +305,11 @@ def expr_kernel(tag, expr, in_dtypes, cdts, in_shapes, out_dtype, out_shape) -> 
     """An elementwise kernel: out = expr(inputs converted to cdts) broadcast to out_shape."""
     out_shape = tuple(out_shape)
     n = math.prod(out_shape)
-    in_store = [_STORE[_dname(d)] for d in in_dtypes]
+    in_names = [_dname(d) for d in in_dtypes]
+    in_store = [_STORE[d] for d in in_names]
     comp = [_COMPUTE[_dname(c)] for c in cdts]
-    out_store = _STORE[_dname(out_dtype)]
+    out_name = _dname(out_dtype)
+    out_store = _STORE[out_name]
     strides = [_strides(s, out_shape) for s in in_shapes]
     dims, cst = _collapse(out_shape, strides)
     contig = [1] * len(dims)
@@ -308,8 +324,8 @@ def expr_kernel(tag, expr, in_dtypes, cdts, in_shapes, out_dtype, out_shape) -> 
     lines += ["  " + t for t in _offsets("i", dims, [cst[j] for j in decode], "o")]
     for j in range(len(cst)):
         off = "i" if direct[j] else "0" if scalar[j] else f"o{decode.index(j)}"
-        lines.append(f"  const {comp[j]} x{j} = {_load(j, in_store[j], comp[j], off)};")
-    lines.append(f"  out[i] = {_store(val, out_store)};")
+        lines.append(f"  const {comp[j]} x{j} = {_load(f'a{j}[{off}]', in_names[j], comp[j])};")
+    lines.append(f"  out[i] = {_store(val, out_name)};")
     lines.append("}")
     inner = "(" + _signature(in_store, out_store) + ") {\n  " + "\n  ".join(lines) + "\n}\n"
     name = _name(tag, inner)
@@ -329,6 +345,42 @@ def elementwise_kernel(op, in_dtypes, in_shapes, attrs=None) -> CudaKernel:
     return expr_kernel(op.name, expr, in_dtypes, cdts, in_shapes, out_dtype, out_shape)
 
 
+@dataclass(frozen=True)
+class EwOperation:
+    """The pieces of one `cupy.ElementwiseKernel(in_params, out_params, operation, name,
+    preamble=PREAMBLE)`: inputs `a0, a1, ...` and output `y`, declared with numpy dtype names
+    (16-bit floats as uint16: the caller passes `.view(uint16)` of float16 arrays; bfloat16
+    arrays are uint16 already). `in_ctypes`/`out_ctype` are the matching C types."""
+    name: str
+    in_params: str
+    out_params: str
+    operation: str
+    in_ctypes: tuple
+    out_ctype: str
+
+
+def ew_operation(op, in_dtypes, attrs=None) -> EwOperation:
+    """The ElementwiseKernel of elementwise primitive `op` for input dtypes `in_dtypes`
+    (shape-generic: CuPy broadcasts the operands and loops over the output)."""
+    in_dtypes = tuple(dt.to_dtype(d) for d in in_dtypes)
+    cdts, out_dtype = op.compute(in_dtypes)
+    attrs = dict(op.attrs, **(attrs or {}))
+    expr = E.build(lambda *xs: op.scalar(*xs, **attrs), op.arity)
+    names = [_dname(d) for d in in_dtypes]
+    comp = [_COMPUTE[_dname(c)] for c in cdts]
+    out_name = _dname(out_dtype)
+    val, _ = render(expr, [(f"x{j}", c) for j, c in enumerate(comp)], _const_type(cdts))
+    body = [f"const {c} x{j} = {_load(f'a{j}', d, c)};" for j, (d, c) in
+            enumerate(zip(names, comp))]
+    body.append(f"y = {_store(val, out_name)};")
+    in_params = ", ".join(f"{_EW_PARAM.get(d, d)} a{j}" for j, d in enumerate(names))
+    out_params = f"{_EW_PARAM.get(out_name, out_name)} y"
+    operation = " ".join(body)
+    return EwOperation(_name(f"ew_{op.name}", in_params + "|" + out_params + "|" + operation),
+                       in_params, out_params, operation, tuple(_STORE[d] for d in names),
+                       _STORE[out_name])
+
+
 def fused_kernel(expr, in_dtypes, in_shapes, out_dtype, out_shape, reduce=None,
                  block: int = BLOCK) -> CudaKernel:
     """The kernel of a FUSED node (inputs in their own dtypes); `reduce`: its ir.Reduction."""
@@ -342,10 +394,12 @@ def _reduce_kernel(expr, in_dtypes, in_shapes, out_dtype, red, block) -> CudaKer
     if block & (block - 1):
         raise ValueError(f"reduction block size {block} is not a power of two")
     shape, axes = tuple(red.shape), tuple(red.axes)
-    in_store = [_STORE[_dname(d)] for d in in_dtypes]
-    comp = [_COMPUTE[_dname(d)] for d in in_dtypes]
-    out_store = _STORE[_dname(out_dtype)]
-    vt = _COMPUTE[_dname(out_dtype)]
+    in_names = [_dname(d) for d in in_dtypes]
+    in_store = [_STORE[d] for d in in_names]
+    comp = [_COMPUTE[d] for d in in_names]
+    out_name = _dname(out_dtype)
+    out_store = _STORE[out_name]
+    vt = _COMPUTE[out_name]
     if vt not in _FLOAT:
         raise NotImplementedError(f"fused {red.kind} over {out_dtype}: the fusion pass fuses "
                                   f"reductions of float groups only")
@@ -373,10 +427,10 @@ def _reduce_kernel(expr, in_dtypes, in_shapes, out_dtype, red, block) -> CudaKer
     lines.append(f"for (long long j = threadIdx.x; j < {count}LL; j += {block}) {{")
     lines += ["  " + t for t in _offsets("j", rdims, rst, "p", [f"b{j}" for j in range(nin)])]
     for j in range(nin):
-        lines.append(f"  const {comp[j]} x{j} = {_load(j, in_store[j], comp[j], f'p{j}')};")
+        lines.append(f"  const {comp[j]} x{j} = {_load(f'a{j}[p{j}]', in_names[j], comp[j])};")
     # each value is rounded to the group's dtype first, as the unfused kernel would store it
-    rounded = f"(({vt}){_LOAD[out_store]}({_STORE_FN[out_store]}({val})))" \
-        if out_store in _LOAD else f"(({vt})({val}))"
+    rounded = _load(_store(val, out_name), out_name, vt) if out_name in _LOAD \
+        else f"(({vt})({val}))"
     lines.append(f"  const {acc_t} v = ({acc_t}){rounded};")
     lines.append("  " + combine("acc", "v"))
     lines.append("}")
@@ -388,7 +442,7 @@ def _reduce_kernel(expr, in_dtypes, in_shapes, out_dtype, red, block) -> CudaKer
     lines.append("  __syncthreads();")
     lines.append("}")
     res = "part[0]" + (f" / {count}.0" if red.kind == "mean" else "")
-    lines.append(f"if (threadIdx.x == 0) out[o] = {_store(f'({vt})({res})', out_store)};")
+    lines.append(f"if (threadIdx.x == 0) out[o] = {_store(f'({vt})({res})', out_name)};")
     inner = "(" + _signature(in_store, out_store) + ") {\n  " + "\n  ".join(lines) + "\n}\n"
     name = _name(f"fused_{red.kind}", inner)
     body = f'extern "C" __global__ void {name}' + inner
