@@ -15,6 +15,7 @@ from . import common, nn, ops  # noqa: E402
 from . import dataset, train  # noqa: E402
 from .train import (Callback, LossMonitor, Model, TimeMonitor, load_checkpoint,  # noqa: E402
                     load_param_into_net, save_checkpoint)
+from .profiler import Profiler  # noqa: E402
 
 dtype = common.dtype
 __version__ = "0.1.0"

@@ -7,6 +7,7 @@ usable, and never falls back to another device.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import Any, Callable
 
@@ -21,6 +22,64 @@ BACKEND_MODULES = {
 }
 
 
+class ProfileHooks:
+    """Where the Profiler (minispore/profiler/) sees kernels: when they are MADE, never when they
+    run. See Note [Profiling hook].
+
+    Note [Profiling hook]: the kernel factories of every backend (`kernel`, `fused_kernel`) and
+    its program makers (`program`, `sink`) are wrapped once, at class creation. While no profiler
+    runs (`active is None`) a wrapper calls the factory and returns its kernel untouched, so a
+    launched kernel is exactly the backend's own and the hot path pays nothing; the one extra
+    test happens when a kernel is made (an eager plan-cache miss, a graph compile). While a
+    profiler runs it returns a timing wrapper instead; the profiler clears the eager plan caches
+    (`Backend.plans`) and the compile cache when it starts and again when it stops, so kernels
+    made while profiling are only reached while profiling. A factory called inside another (the
+    simulated Ascend computes with the CPU backend's kernels) or inside `node_kernel` is not
+    wrapped again (`depth`). Graph nodes are wrapped by the O0/O1 executor (graph/execute.py)
+    through `node_kernel`, which also covers the kernels a backend's Program makes itself
+    (the simulated Ascend's TransData and FRACTAL_NZ kernels)."""
+
+    active: Any = None          # the running profiler session, or None
+    depth = 0                   # > 0 while a hooked factory runs inside another
+
+    def node_kernel(self, program, node):
+        """program.node_kernel(node), wrapped by the active session (graph/execute.py)."""
+        self.depth += 1
+        try:
+            k = program.node_kernel(node)
+        finally:
+            self.depth -= 1
+        return self.active.wrap_node(program, node, k)
+
+
+hooks = ProfileHooks()
+
+# factory method -> what it makes (the profiler's wrap(kind, ...) argument)
+_HOOKED = {"kernel": "kernel", "fused_kernel": "fused", "program": "program", "sink": "sink"}
+
+
+def _hooked(kind: str, fn: Callable) -> Callable:
+    if getattr(fn, "_profile_hooked", False):
+        return fn
+    nested = kind in ("kernel", "fused")     # a program's node kernels are wrapped per node
+
+    @functools.wraps(fn)
+    def factory(self, *args, **kwargs):
+        session = hooks.active
+        if session is None or (nested and hooks.depth):
+            return fn(self, *args, **kwargs)
+        if not nested:
+            return session.wrap(kind, self, fn(self, *args, **kwargs), args, kwargs)
+        hooks.depth += 1
+        try:
+            made = fn(self, *args, **kwargs)
+        finally:
+            hooks.depth -= 1
+        return session.wrap(kind, self, made, args, kwargs)
+    factory._profile_hooked = True
+    return factory
+
+
 class Backend:
     """What every device provides. Buffers are the backend's own array type.
 
@@ -30,6 +89,12 @@ class Backend:
     """
 
     name: str = "?"
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        for name, kind in _HOOKED.items():       # Note [Profiling hook]
+            if name in cls.__dict__:
+                setattr(cls, name, _hooked(kind, cls.__dict__[name]))
 
     def __init__(self) -> None:
         self.plans: dict = {}            # eager executor's cache: (op, attrs, metas) -> plan
@@ -91,6 +156,10 @@ class Backend:
         from .graph.execute import Program
         return Program(graph, self)
 
+
+for _name, _kind in _HOOKED.items():
+    if _name in Backend.__dict__:
+        setattr(Backend, _name, _hooked(_kind, Backend.__dict__[_name]))
 
 _cache: dict[str, Backend] = {}
 
