@@ -1,4 +1,4 @@
-"""Command line: `python -m minispore demo|info` (or the `minispore` script)."""
+"""Command line: `python -m minispore demo|info|bench` (or the `minispore` script)."""
 from __future__ import annotations
 
 import argparse
@@ -17,7 +17,14 @@ def main(argv=None) -> int:
     info.add_argument("--profile", nargs="?", const="Ascend910B", metavar="NAME",
                       help="print a simulated Ascend device profile: every parameter with its "
                            "unit and source (Ascend910B, Ascend310P)")
+    bench = sub.add_parser("bench", help="benchmark workloads on every usable backend in "
+                                         "PyNative, Graph and loop sink, beside peers")
+    from .bench import add_arguments
+    add_arguments(bench)
     args = p.parse_args(argv)
+    if args.cmd == "bench":
+        from .bench import main as bench_main
+        return bench_main(args)
     if args.cmd == "demo" and args.examples:
         from . import demo
         demo.run()

@@ -1,0 +1,245 @@
+"""The peer rows of `python -m minispore bench`: the same workloads written for numpy (always),
+PyTorch, JAX and MindSpore (when importable in this interpreter; a missing one is skipped with a
+note, never installed). This file imports only numpy at the top, so it can be tried in a peer's
+own interpreter.
+
+`make(peer, workload, data)` returns (call, steps per call, sync, mode label, version) or raises
+Skip. `data` holds the workload's numpy inputs (workloads.inputs), so every row computes on the
+same arrays; training steps use the same architecture (workloads.py's docstring) with SGD
+momentum 0.9, lr 0.05, batch 32.
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+
+import numpy as np
+
+PEERS = ("numpy", "torch", "jax", "mindspore")
+_MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax", "mindspore": "mindspore"}
+LR, MOMENTUM = 0.05, 0.9
+
+
+class Skip(Exception):
+    """This peer has no row for this workload; the message says why."""
+
+
+def importable(peer: str) -> tuple[bool, str]:
+    if importlib.util.find_spec(_MODULES[peer]) is None:
+        return False, f"{peer} is not importable in this interpreter"
+    return True, ""
+
+
+def modes(peer: str) -> tuple:
+    return {"numpy": ("eager",), "torch": ("eager",), "jax": ("jit",),
+            "mindspore": ("pynative", "graph")}[peer]
+
+
+def make(peer: str, workload: str, data: dict, mode: str):
+    ok, why = importable(peer)
+    if not ok:
+        raise Skip(why)
+    return globals()[f"_{peer}"](workload, data, mode)
+
+
+def _cycle(batches):
+    return itertools.cycle(batches).__next__
+
+
+# -- numpy ------------------------------------------------------------------------------------
+def _numpy(w, d, mode):
+    ver = np.__version__
+    if w == "dispatch":
+        a, b = d["a"], d["b"]
+        return (lambda: a + b), 1, None, mode, ver
+    if w == "fused":
+        x = d["x"]
+        return (lambda: np.tanh(x * 1.5 + 0.3) / (1 + np.exp(-x)) - x * x / 3), 1, None, mode, ver
+    if w == "matmul":
+        a, b = d["a"], d["b"]
+        return (lambda: a @ b), 1, None, mode, ver
+    if w == "mlp":
+        return _numpy_mlp(d), 1, None, mode, ver
+    raise Skip("numpy has no convolution autodiff: no CNN row")
+
+
+def _numpy_mlp(d):
+    """Forward, hand-written backward and in-place momentum update of the 64-128-10 MLP."""
+    rng = np.random.default_rng(0)
+    w1 = (rng.standard_normal((64, 128)) * np.sqrt(2 / 64)).astype(np.float32)
+    w2 = (rng.standard_normal((128, 10)) * np.sqrt(2 / 128)).astype(np.float32)
+    b1, b2 = np.zeros(128, np.float32), np.zeros(10, np.float32)
+    params = [w1, b1, w2, b2]
+    vel = [np.zeros_like(p) for p in params]
+    nxt = _cycle([(x.reshape(len(x), -1), y) for x, y in d["batches"]])
+
+    def step():
+        x, y = nxt()
+        h = np.maximum(x @ w1 + b1, 0)
+        z = h @ w2 + b2
+        z = z - z.max(1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(1, keepdims=True)
+        loss = -np.log(p[np.arange(len(y)), y]).mean()
+        p[np.arange(len(y)), y] -= 1
+        gz = p / len(y)
+        gh = (gz @ w2.T) * (h > 0)
+        for v, prm, g in zip(vel, params, (x.T @ gh, gh.sum(0), h.T @ gz, gz.sum(0))):
+            v *= MOMENTUM
+            v += g
+            prm -= LR * v
+        return loss
+    return step
+
+
+# -- PyTorch ----------------------------------------------------------------------------------
+def _torch(w, d, mode):
+    import torch
+    ver = torch.__version__
+    T = torch.from_numpy
+    if w == "dispatch":
+        a, b = T(d["a"]), T(d["b"])
+        return (lambda: a + b), 1, None, mode, ver
+    if w == "fused":
+        x = T(d["x"])
+        return ((lambda: torch.tanh(x * 1.5 + 0.3) * torch.sigmoid(x) - x * x / 3), 1, None,
+                mode, ver)
+    if w == "matmul":
+        a, b = T(d["a"]), T(d["b"])
+        return (lambda: a @ b), 1, None, mode, ver
+    nn = torch.nn
+    torch.manual_seed(0)
+    if w == "mlp":
+        net = nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    else:
+        net = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.ReLU(),
+                            nn.MaxPool2d(2, 2), nn.Conv2d(16, 32, 3, padding=1, bias=False),
+                            nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(), nn.Linear(128, 64),
+                            nn.ReLU(), nn.Linear(64, 10))
+    opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
+    lossf = nn.CrossEntropyLoss()
+    nxt = _cycle([(T(x), T(y.astype(np.int64))) for x, y in d["batches"]])
+
+    def step():
+        x, y = nxt()
+        opt.zero_grad()
+        loss = lossf(net(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step, 1, lambda r: r.item(), mode, ver
+
+
+# -- JAX --------------------------------------------------------------------------------------
+def _jax(w, d, mode):
+    import jax
+    import jax.numpy as jnp
+    ver = jax.__version__
+    sync = jax.block_until_ready
+    if w == "dispatch":
+        a, b = jnp.asarray(d["a"]), jnp.asarray(d["b"])
+        add = jax.jit(jnp.add)
+        return (lambda: add(a, b)), 1, sync, mode, ver
+    if w == "fused":
+        x = jnp.asarray(d["x"])
+        f = jax.jit(lambda x: jnp.tanh(x * 1.5 + 0.3) * jax.nn.sigmoid(x) - x * x / 3)
+        return (lambda: f(x)), 1, sync, mode, ver
+    if w == "matmul":
+        a, b = jnp.asarray(d["a"]), jnp.asarray(d["b"])
+        f = jax.jit(jnp.matmul)
+        return (lambda: f(a, b)), 1, sync, mode, ver
+    return _jax_train(w, d, mode, ver)
+
+
+def _jax_train(w, d, mode, ver):
+    import jax
+    import jax.numpy as jnp
+    rng = np.random.default_rng(0)
+
+    def he(*shape):
+        fan_in = int(np.prod(shape[1:])) if len(shape) == 4 else shape[0]
+        return jnp.asarray(rng.standard_normal(shape) * np.sqrt(2 / fan_in), jnp.float32)
+    if w == "mlp":
+        params = [he(64, 128), jnp.zeros(128), he(128, 10), jnp.zeros(10)]
+
+        def logits(p, x):
+            h = jax.nn.relu(x.reshape(x.shape[0], -1) @ p[0] + p[1])
+            return h @ p[2] + p[3]
+    else:
+        params = [he(16, 1, 3, 3), he(32, 16, 3, 3), he(128, 64), jnp.zeros(64), he(64, 10),
+                  jnp.zeros(10)]
+
+        def conv_pool(x, k):
+            y = jax.lax.conv_general_dilated(x, k, (1, 1), "SAME")
+            return jax.lax.reduce_window(jax.nn.relu(y), -jnp.inf, jax.lax.max, (1, 1, 2, 2),
+                                         (1, 1, 2, 2), "VALID")
+
+        def logits(p, x):
+            h = conv_pool(conv_pool(x, p[0]), p[1]).reshape(x.shape[0], -1)
+            return jax.nn.relu(h @ p[2] + p[3]) @ p[4] + p[5]
+
+    def loss(p, x, y):
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits(p, x)), y[:, None], 1))
+
+    @jax.jit
+    def update(p, v, x, y):
+        val, g = jax.value_and_grad(loss)(p, x, y)
+        v = [MOMENTUM * vi + gi for vi, gi in zip(v, g)]
+        return [pi - LR * vi for pi, vi in zip(p, v)], v, val
+    state = {"p": params, "v": [jnp.zeros_like(q) for q in params]}
+    nxt = _cycle([(jnp.asarray(x), jnp.asarray(y)) for x, y in d["batches"]])
+
+    def step():
+        x, y = nxt()
+        state["p"], state["v"], val = update(state["p"], state["v"], x, y)
+        return val
+    return step, 1, jax.block_until_ready, mode, ver
+
+
+# -- MindSpore --------------------------------------------------------------------------------
+# at module level: MindSpore's graph mode reads their source and resolves `msops` here
+msops = None                       # mindspore.ops, set by _mindspore
+
+
+def ms_chain(x):
+    return msops.tanh(x * 1.5 + 0.3) * msops.sigmoid(x) - x * x / 3
+
+
+def ms_add(a, b):
+    return a + b
+
+
+def ms_matmul(a, b):
+    return msops.matmul(a, b)
+
+
+def _mindspore(w, d, mode):
+    global msops
+    import mindspore as ms
+    from mindspore import nn, ops
+    msops = ops
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE,
+                   device_target="CPU")
+    ver = ms.__version__
+    sync = (lambda r: r.asnumpy())
+    T = ms.Tensor
+    if w in ("dispatch", "matmul", "fused"):
+        if w == "fused":
+            fn, args = ms_chain, (T(d["x"]),)
+        else:
+            fn, args = (ms_add if w == "dispatch" else ms_matmul), (T(d["a"]), T(d["b"]))
+        f = ms.jit(fn) if mode == "graph" else fn
+        return (lambda: f(*args)), 1, sync, mode, ver
+    if w == "mlp":
+        net = nn.SequentialCell([nn.Flatten(), nn.Dense(64, 128), nn.ReLU(), nn.Dense(128, 10)])
+    else:
+        net = nn.SequentialCell([nn.Conv2d(1, 16, 3, pad_mode="same"), nn.ReLU(),
+                                 nn.MaxPool2d(2, 2), nn.Conv2d(16, 32, 3, pad_mode="same"),
+                                 nn.ReLU(), nn.MaxPool2d(2, 2), nn.Flatten(), nn.Dense(128, 64),
+                                 nn.ReLU(), nn.Dense(64, 10)])
+    lossf = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    cell = nn.TrainOneStepCell(nn.WithLossCell(net, lossf),
+                               nn.Momentum(net.trainable_params(), LR, MOMENTUM))
+    cell.set_train()
+    nxt = _cycle([(T(x), T(y)) for x, y in d["batches"]])
+    return (lambda: cell(*nxt())), 1, sync, mode, ver

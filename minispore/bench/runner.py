@@ -1,0 +1,209 @@
+"""Running the bench: every requested (workload, backend, mode) of minispore and every peer row,
+measured in this process with one method (benchmarks/_harness.py's, in small):
+
+- the first call (parse + compile + kernel generation + one run) is timed alone and reported as
+  `first_call_s`, never mixed into the samples; a second call finishes the warm-up;
+- then calls are timed in repeats of n calls (n chosen so that a repeat lasts about
+  `target_s`; asynchronous frameworks are synchronised once per repeat): one sample per repeat,
+  seconds per step; the row reports the median and the min and max (noise);
+- then one more call runs under ms.Profiler for the launches, kernels and device tasks per step
+  (outside the timed samples: the profiler's wrappers cost time);
+- on the simulated Ascend, the simulated clock's advance per step over the same repeats:
+  SIMULATED model time, reported beside the wall time the simulation took.
+
+A backend that is not usable here (availability()) gets its rows as skipped, with the reason;
+so does a peer that is not importable in this interpreter, and a mode a workload lacks.
+"""
+from __future__ import annotations
+
+import gc
+import platform
+import statistics
+import time
+from dataclasses import dataclass, field
+
+from . import peers as P
+from . import workloads as W
+
+
+@dataclass
+class Options:
+    backends: list
+    modes: list
+    workloads: list
+    peers: list
+    quick: bool = False
+    repeat: int | None = None
+    target_s: float | None = None
+    progress: bool = True
+    notes: list = field(default_factory=list)
+
+    @property
+    def repeats(self) -> int:
+        return self.repeat if self.repeat else (3 if self.quick else 5)
+
+    @property
+    def target(self) -> float:
+        return self.target_s if self.target_s is not None else (0.05 if self.quick else 0.3)
+
+
+MAX_CALLS = 100_000              # per repeat
+
+
+def _sync(out):
+    """Wait for a minispore result (asnumpy synchronises the device)."""
+    while isinstance(out, (tuple, list)) and out:
+        out = out[0]
+    if hasattr(out, "asnumpy"):
+        out.asnumpy()
+    return out
+
+
+def timed(call, sync, steps: int, opts: Options, clock=None) -> dict:
+    """first call, warm-up, then repeats (module docstring); `clock()` -> simulated seconds."""
+    pc = time.perf_counter
+    t0 = pc()
+    sync(call())
+    first = pc() - t0
+    t0 = pc()
+    sync(call())
+    one = pc() - t0
+    n = max(1, min(MAX_CALLS, int(opts.target / max(one, 1e-9))))
+    samples, sims = [], []
+    for _ in range(opts.repeats):
+        s0 = clock() if clock else 0.0
+        t0 = pc()
+        out = None
+        for _ in range(n):
+            out = call()
+        sync(out)
+        samples.append((pc() - t0) / (n * steps))
+        if clock:
+            sims.append((clock() - s0) / (n * steps))
+    row = {"status": "ok", "first_call_s": first, "calls_per_repeat": n,
+           "steps_per_call": steps, "repeats": opts.repeats, "samples_s": samples,
+           "median_s": statistics.median(samples), "min_s": min(samples),
+           "max_s": max(samples)}
+    if clock:
+        row.update(sim_step_s=statistics.median(sims), sim_min_s=min(sims), sim_max_s=max(sims),
+                   sim_label="SIMULATED model time (not hardware)")
+    return row
+
+
+def run_minispore(backend: str, workload: str, mode: str, data: dict, opts: Options) -> dict:
+    import minispore as ms
+    from ..profiler import Profiler
+    ok, why = W.supported(workload, mode)
+    if not ok:
+        return {"status": "skipped", "reason": why}
+    gc.collect()
+    ctx, level = W.MODES[mode]
+    ms.set_context(device_target=backend, jit_level=level,
+                   mode=ms.GRAPH_MODE if ctx == "GRAPH" else ms.PYNATIVE_MODE)
+    case = W.build(workload, mode, data)
+    clock = None
+    if backend == "Ascend":
+        from ..backends import ascend_sim
+        dev = ascend_sim.device()
+
+        def clock():
+            dev.synchronize()
+            return dev.now()
+    row = timed(case.call, _sync, case.steps, opts, clock)
+    prof = Profiler(output_path=".")
+    _sync(case.call())
+    prof.stop()
+    tot = prof.totals().get(backend, {})
+    row["launches_per_step"] = tot.get("launches", 0) / case.steps
+    row["kernels_per_step"] = tot.get("kernel_calls", 0) / case.steps
+    if tot.get("device_s") is not None:
+        row["tasks_per_step"] = tot["tasks"] / case.steps
+        row["sim_busy_s"] = tot["device_s"] / case.steps
+    return row
+
+
+def run_peer(peer: str, workload: str, mode: str, data: dict, opts: Options) -> dict:
+    try:
+        call, steps, sync, label, version = P.make(peer, workload, data, mode)
+    except P.Skip as e:
+        return {"status": "skipped", "reason": str(e)}
+    gc.collect()
+    row = timed(call, sync or (lambda r: r), steps, opts)
+    row["version"] = version
+    return row
+
+
+def tasks(opts: Options) -> list:
+    """(kind, workload, backend or peer, mode) in the order rows are measured and shown."""
+    out = []
+    for w in opts.workloads:
+        for b in opts.backends:
+            for m in opts.modes:
+                out.append(("minispore", w, b, m))
+        for p in opts.peers:
+            for m in P.modes(p):
+                out.append((p, w, "CPU", m))
+    return out
+
+
+def run(opts: Options) -> dict:
+    from ..core.device import availability
+    import minispore
+    avail = availability()
+    peers_ok = {p: P.importable(p) for p in opts.peers}
+    todo = tasks(opts)
+    rows = []
+    data_cache: dict = {}
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
+        TimeElapsedColumn
+    progress = Progress(TextColumn("[bold]bench[/]"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("{task.description}"),
+                        transient=True, disable=not opts.progress)
+    with progress:
+        bar = progress.add_task("", total=len(todo))
+        for impl, w, b, m in todo:
+            progress.update(bar, description=f"{w} · {impl} {b} {m}")
+            base = {"workload": w, "impl": impl, "backend": b, "mode": m}
+            if impl == "minispore" and not avail.get(b, (False, "unknown backend"))[0]:
+                row = {"status": "skipped",
+                       "reason": f"device_target {b!r} is not usable here: {avail[b][1]}"
+                       if b in avail else f"unknown backend {b!r}"}
+            elif impl != "minispore" and not peers_ok[impl][0]:
+                row = {"status": "skipped", "reason": peers_ok[impl][1]}
+            else:
+                if w not in data_cache:
+                    data_cache[w] = W.inputs(w, opts.quick)
+                try:
+                    row = (run_minispore(b, w, m, data_cache[w], opts) if impl == "minispore"
+                           else run_peer(impl, w, m, data_cache[w], opts))
+                except Exception as e:        # one failing case never hides the others
+                    row = {"status": "error", "reason": f"{type(e).__name__}: {e}"}
+            rows.append({**base, **row})
+            progress.advance(bar)
+    _ratios(rows)
+    return {"tool": "python -m minispore bench", "minispore_version": minispore.__version__,
+            "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                        "processor": platform.processor() or platform.machine()},
+            "options": {"backends": opts.backends, "modes": opts.modes,
+                        "workloads": opts.workloads, "peers": opts.peers, "quick": opts.quick,
+                        "repeats": opts.repeats, "target_s": opts.target},
+            "backends": {t: {"usable": ok, "reason": why} for t, (ok, why) in avail.items()},
+            "peers": {p: {"importable": ok, "reason": why} for p, (ok, why) in peers_ok.items()},
+            "workloads": {w: W.describe(w, opts.quick) for w in opts.workloads},
+            "method": __doc__.split("\n\n", 1)[1].strip(),
+            "rows": rows, "notes": opts.notes}
+
+
+def _ratios(rows: list) -> None:
+    """speedup_vs_pynative: the PyNative row's median / this row's (same workload and backend;
+    > 1 = faster), and the same of the simulated step time on Ascend."""
+    eager = {(r["workload"], r["backend"]): r for r in rows
+             if r["impl"] == "minispore" and r["mode"] == "pynative" and r["status"] == "ok"}
+    for r in rows:
+        e = eager.get((r["workload"], r["backend"]))
+        if r["impl"] != "minispore" or r["status"] != "ok" or e is None:
+            continue
+        r["speedup_vs_pynative"] = e["median_s"] / r["median_s"]
+        if "sim_step_s" in r and e.get("sim_step_s"):
+            r["sim_speedup_vs_pynative"] = e["sim_step_s"] / r["sim_step_s"]
