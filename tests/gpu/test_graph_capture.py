@@ -1,0 +1,126 @@
+"""The GPU backend's O2 program (backends/gpu/graph.py: the step as captured CUDA graphs, split
+at host control flow, with copy-in / launch / copy-out per replay) on the CPU, through
+recording_runtime.RecordingRuntime: a numpy test double that records a capture instead of
+running it, poisons the captured outputs, and replays the recorded kernels into the captured
+buffers. Results must equal PyNative on the CPU step after step (MLP training, a tensor
+While/If), the graph must be captured once and launched once per call per segment, and a failed
+capture must warn and still give the right numbers. It checks the program's logic only; the CUDA
+side (runtime.capture) needs a GPU (tests marked `gpu`)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import Tensor, ops
+from minispore.backends.gpu import GPUBackend
+from minispore.backends.gpu.graph import CudaGraphProgram
+from minispore.core import device
+from minispore.core.graph import compile as gc
+
+from golden_models import MLP, TrainStep, chain
+from recording_runtime import RecordingRuntime
+
+
+@pytest.fixture
+def fake_gpu():
+    """The GPU backend over the recording runtime, as the current backend, at O2."""
+    rt = RecordingRuntime()
+    b = GPUBackend(rt)
+    saved = device.current.backend
+    gc.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    device.current.backend = b
+    try:
+        yield b
+    finally:
+        device.current.backend = saved
+        gc.clear_cache()
+
+
+def _entry():
+    (e,) = gc._cache.values()
+    return e
+
+
+def _mlp_run(steps=4):
+    step = TrainStep(MLP())
+    r = np.random.default_rng(1)
+    xs = [Tensor(r.standard_normal((5, 6)).astype(np.float32)) for _ in range(steps)]
+    y = Tensor(np.eye(3, dtype=np.float32)[[0, 2, 1, 1, 0]])
+    losses = [step(x, y).asnumpy() for x in xs]       # a new batch each step
+    return step, np.array(losses), [p.asnumpy() for p in step.params]
+
+
+def test_mlp_step_is_one_graph_replayed(fake_gpu):
+    step, losses, params = _mlp_run()
+    prog = _entry().program
+    assert isinstance(prog, CudaGraphProgram)
+    st = prog.stats()
+    assert st["segments"] == 1 and st["captured"] == 1 and st["host_steps"] == 0, st
+    rt = fake_gpu.rt
+    assert rt.counters["captures"] == 1 and rt.counters["graph_launches"] == 4
+    assert rt.graphs[0].launches == 4
+    seg = prog.segments[0]
+    assert len(seg.assigns) == 3 and len(seg.reads) >= 5      # x, y and the three Parameters
+
+    device.current.backend = None
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    _, want_losses, want_params = _mlp_run()
+    np.testing.assert_allclose(losses, want_losses, rtol=2e-5, atol=1e-6)
+    for g, w in zip(params, want_params):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+
+
+def test_outputs_survive_the_next_replay(fake_gpu):
+    f = ms.jit(chain)
+    a = np.linspace(-4, 4, 64, dtype=np.float32)
+    r1 = f(Tensor(a))
+    r2 = f(Tensor(a * 0.5))                  # replays into the same graph buffers
+    np.testing.assert_allclose(r1.asnumpy(), chain(Tensor(a)).asnumpy(), rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(r2.asnumpy(), chain(Tensor(a * 0.5)).asnumpy(), rtol=2e-6,
+                               atol=1e-6)
+    assert fake_gpu.rt.counters["graph_launches"] == 2
+
+
+def control(x, n):
+    i = ops.zeros((), ms.int32)
+    y = x * 2.0 + 1.0
+    while i < n:
+        if y.sum() > 0:
+            y = y * 0.5 - 1
+        else:
+            y = ops.exp(y) + y
+        i = i + 1
+    return y, (y * y).mean(axis=0)
+
+
+def test_control_flow_splits_the_capture(fake_gpu):
+    x = np.linspace(-1, 2, 12, dtype=np.float32).reshape(4, 3)
+    got = [t.asnumpy() for t in ms.jit(control)(Tensor(x), Tensor(np.int32(3)))]
+    got2 = [t.asnumpy() for t in ms.jit(control)(Tensor(-x), Tensor(np.int32(2)))]
+    st = _entry().program.stats()
+    assert st["host_steps"] >= 1 and st["captured"] >= 1, st
+    device.current.backend = None
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    for g, w in zip(got + got2, list(control(Tensor(x), Tensor(np.int32(3)))) +
+                    list(control(Tensor(-x), Tensor(np.int32(2))))):
+        np.testing.assert_allclose(g, w.asnumpy(), rtol=2e-6, atol=1e-6)
+
+
+def test_a_failed_capture_warns_and_runs_kernel_by_kernel(fake_gpu, monkeypatch):
+    def refuse(prepare, body):
+        raise RuntimeError("cudaErrorStreamCaptureUnsupported (simulated)")
+    monkeypatch.setattr(fake_gpu.rt, "capture", refuse)
+    a = np.linspace(-4, 4, 32, dtype=np.float32)
+    with pytest.warns(RuntimeWarning, match=r"capturing a segment .* failed .*simulated"):
+        r = ms.jit(chain)(Tensor(a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)        # warned once, not every call
+        r2 = ms.jit(chain)(Tensor(a))
+    want = chain(Tensor(a)).asnumpy()
+    np.testing.assert_allclose(r.asnumpy(), want, rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(r2.asnumpy(), want, rtol=2e-6, atol=1e-6)
+    assert _entry().program.stats()["captured"] == 0
