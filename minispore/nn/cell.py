@@ -4,7 +4,9 @@ A Cell registers the Parameters and sub-Cells assigned to its attributes; assign
 prefixes its parameters' names with the attribute name (`fc1.weight`), as MindSpore does. In
 PYNATIVE_MODE calling a Cell runs `construct` eagerly; in GRAPH_MODE the call compiles the source
 of `construct` to a graph (cached per input signature) and runs it; inside a graph being built, a
-sub-Cell call is parsed and inlined. `set_train` sets `training` on the cell and its sub-Cells;
+sub-Cell call is parsed and inlined. A Cell class with `jit_in_pynative = True` (the optimizers,
+as MindSpore 2.x decorates their construct with @jit) is compiled in PYNATIVE_MODE too, unless a
+gradient is being recorded through it. `set_train` sets `training` on the cell and its sub-Cells;
 the compile cache keys on the flags of the Cells a graph called, so construct may branch on
 `self.training`."""
 from __future__ import annotations
@@ -15,11 +17,14 @@ from ..core import context
 from ..core.graph import compile as graph_compile
 from ..core.graph.builder import GraphBuilder
 from ..core.primitive import executor
+from ..core.pynative import TAPE
 from ..core.tensor import Parameter, ParameterTuple
 
 
 class Cell:
     """Base class of networks: define `construct`, call the cell."""
+
+    jit_in_pynative = False
 
     def __init__(self, auto_prefix=True, flags=None):
         d = self.__dict__
@@ -71,7 +76,8 @@ class Cell:
         ex = executor.current
         if isinstance(ex, GraphBuilder):                 # a sub-Cell inside a graph: inline
             return ex.parser.call_cell(self, args, kwargs)
-        if context._state["mode"] == context.GRAPH_MODE:
+        if context._state["mode"] == context.GRAPH_MODE or (self.jit_in_pynative and
+                                                             not TAPE.depth):
             return graph_compile.run(type(self).construct, (self,) + args, kwargs, key_obj=self,
                                      name=type(self).__name__)
         return self.construct(*args, **kwargs)

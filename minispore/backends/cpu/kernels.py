@@ -14,8 +14,7 @@ from .elementwise import cpu_np
 REF_KERNEL_OPS = (
     "cast", "reshape", "transpose", "concat", "split", "strided_slice", "strided_slice_grad",
     "gather", "scatter_add", "scatter_update", "slice_update", "broadcast_to", "tile", "fill",
-    "arange", "fill_like", "one_hot", "stop_gradient", "softmax", "log_softmax", "argmax",
-    "argmin", "logsumexp", "prod", "mean",
+    "arange", "fill_like", "stop_gradient", "argmax", "argmin", "logsumexp", "prod",
 )
 
 
@@ -42,6 +41,8 @@ def register_all(backend) -> None:
         backend.register(name)(ref_kernel(REGISTRY[name]))
     from . import kernels_nn                 # conv, pooling, normalisation, random ops
     kernels_nn.register(backend, ref_kernel)
+    from . import kernels_row                # softmax, log_softmax, one_hot, mean
+    kernels_row.register(backend)
 
     @backend.register("matmul")
     def matmul(in_metas, attrs, out_meta):

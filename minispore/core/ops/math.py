@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtype as dt
 from .. import scalar_expr as E
-from ..primitive import Meta, apply, defop
+from ..primitive import Meta, apply, defop, tracked
 from ._common import COMPARE, FLOAT, LOGICAL, elementwise, sum_to
 
 FL = dt.FLOATS
@@ -104,16 +104,24 @@ LOGICAL_NOT = elementwise("logical_not", 1, E.logical_not, np.logical_not, rule=
                           differentiable=False)
 
 # ---------------------------------------------------------------- binary ------------------------
+def _binary_bprop(rule_x, rule_y):
+    """The bprop of a binary op from one gradient rule per input (i, o, g) -> unreduced grad,
+    each run only for an input a gradient tracks (primitive.tracked)."""
+    def bprop(i, o, g):
+        return tuple(sum_to(rule(i, o, g), x.shape) if tracked(x) else None
+                     for rule, x in zip((rule_x, rule_y), i))
+    return bprop
+
+
 ADD = elementwise("add", 2, lambda x, y: x + y, np.add,
-                  lambda i, o, g: (sum_to(g, i[0].shape), sum_to(g, i[1].shape)))
+                  _binary_bprop(lambda i, o, g: g, lambda i, o, g: g))
 SUB = elementwise("sub", 2, lambda x, y: x - y, np.subtract,
-                  lambda i, o, g: (sum_to(g, i[0].shape), sum_to(neg(g), i[1].shape)), allowed=NUM)
+                  _binary_bprop(lambda i, o, g: g, lambda i, o, g: neg(g)), allowed=NUM)
 MUL = elementwise("mul", 2, lambda x, y: x * y, np.multiply,
-                  lambda i, o, g: (sum_to(mul(g, i[1]), i[0].shape),
-                                   sum_to(mul(g, i[0]), i[1].shape)))
+                  _binary_bprop(lambda i, o, g: mul(g, i[1]), lambda i, o, g: mul(g, i[0])))
 DIV = elementwise("div", 2, lambda x, y: x / y, np.true_divide,
-                  lambda i, o, g: (sum_to(div(g, i[1]), i[0].shape),
-                                   sum_to(neg(mul(g, div(o, i[1]))), i[1].shape)), FLOAT)
+                  _binary_bprop(lambda i, o, g: div(g, i[1]),
+                                lambda i, o, g: neg(mul(g, div(o, i[1])))), FLOAT)
 FLOOR_DIV = elementwise("floor_div", 2, lambda x, y: x // y, np.floor_divide,
                         lambda i, o, g: (zeros_like(i[0]), zeros_like(i[1])), allowed=NUM)
 MOD = elementwise("mod", 2, lambda x, y: x % y, np.mod,
