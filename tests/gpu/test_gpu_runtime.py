@@ -1,0 +1,127 @@
+"""The GPU backend itself. Without a usable GPU: importing minispore never imports cupy, the probe
+says why the GPU cannot be used (no CuPy: the install command; no driver; no device) and
+selecting it raises that as a RuntimeError. With one (tests marked `gpu`, skipped with the
+probe's reason otherwise): tensors live in device memory, TF32 is off, bfloat16 round-trips, and
+the MLP training step, the fused chain and tensor control flow agree with the CPU in PyNative and
+at O0/O1/O2, O2 being one captured CUDA graph replayed once per step. (The op database runs on
+the GPU through the `backend` parameter of tests/ops, also marked `gpu`.)"""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import Tensor
+from minispore.backends import gpu
+from minispore.core.graph import compile as gc
+
+from golden_models import MLP, TrainStep, chain
+
+OK, WHY = gpu.available()
+needs_gpu = [pytest.mark.gpu,
+             pytest.mark.skipif(not OK, reason=f"backend GPU not available: {WHY}")]
+
+
+def test_importing_minispore_does_not_import_cupy():
+    code = "import sys, minispore; import minispore.backends.gpu; print('cupy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.skipif(OK, reason="a GPU is usable here")
+def test_unusable_gpu_says_why():
+    assert any(s in WHY for s in ("pip install -e .[gpu]", "driver", "no CUDA device",
+                                  "cannot")), WHY
+    with pytest.raises(RuntimeError, match="device_target='GPU' cannot be used"):
+        ms.set_context(device_target="GPU")
+
+
+def test_probe_names_the_install_command_without_cupy(monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(gpu, "_probe", None)
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "cupy" else real(name, *a))
+    ok, why = gpu.available()
+    assert not ok and "pip install -e .[gpu]" in why
+
+
+# ------------------------------------------------------------------------- on a GPU
+def _mlp(steps=4):
+    step = TrainStep(MLP())
+    r = np.random.default_rng(1)
+    y = Tensor(np.eye(3, dtype=np.float32)[[0, 2, 1, 1, 0]])
+    losses = [step(Tensor(r.standard_normal((5, 6)).astype(np.float32)), y).asnumpy()
+              for _ in range(steps)]
+    return step, np.array(losses), [p.asnumpy() for p in step.params]
+
+
+def _on(target, mode=ms.PYNATIVE_MODE, level="O0"):
+    gc.clear_cache()
+    ms.set_context(device_target=target, mode=mode, jit_level=level)
+
+
+@pytest.mark.parametrize("m", [pytest.param(0, marks=needs_gpu)])
+def test_tensors_live_in_device_memory(m):
+    import cupy
+    _on("GPU")
+    x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    y = (x * 2 + 1).sum(axis=1)
+    assert isinstance(y._buf, gpu.buffers.GpuArray) and isinstance(y._buf.a, cupy.ndarray)
+    np.testing.assert_allclose(y.asnumpy(), [9.0, 27.0])
+    b = Tensor(np.array([1.0, 2.5, -3.0], np.float32)).astype(ms.bfloat16)
+    assert b._buf.a.dtype == np.uint16 and b.dtype is ms.bfloat16
+    np.testing.assert_array_equal(b.asnumpy().astype(np.float32), [1.0, 2.5, -3.0])
+
+
+@pytest.mark.parametrize("m", [pytest.param(0, marks=needs_gpu)])
+def test_tf32_is_off_by_default(m):
+    from cupy._core import _routines_linalg as L
+    _on("GPU")
+    r = np.random.default_rng(0)
+    a, b = (r.standard_normal((256, 256)).astype(np.float32) for _ in range(2))
+    got = ms.ops.matmul(Tensor(a), Tensor(b)).asnumpy()
+    assert L.get_compute_type(np.float32) == L.COMPUTE_TYPE_FP32
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(got - want).max() < 1e-4 * np.abs(want).max()     # TF32 errs ~1e-3
+
+
+@pytest.mark.parametrize("level", [pytest.param(lv, marks=needs_gpu)
+                                   for lv in ("pynative", "O0", "O1", "O2")])
+def test_mlp_step_agrees_with_the_cpu(level):
+    _on("CPU")
+    _, want_l, want_p = _mlp()
+    if level == "pynative":
+        _on("GPU")
+    else:
+        _on("GPU", ms.GRAPH_MODE, level)
+    keep, got_l, got_p = _mlp()
+    np.testing.assert_allclose(got_l, want_l, rtol=1e-4, atol=1e-5)
+    for g, w in zip(got_p, want_p):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    if level == "O2":
+        from minispore.backends.gpu.graph import CudaGraphProgram
+        (entry,) = gc._cache.values()
+        assert isinstance(entry.program, CudaGraphProgram)
+        st = entry.program.stats()
+        assert st["segments"] == 1 and st["captured"] == 1 and not st["failed"], st
+    del keep
+
+
+@pytest.mark.parametrize("level", [pytest.param(lv, marks=needs_gpu) for lv in ("O1", "O2")])
+def test_fused_chain_and_control_flow(level):
+    from test_graph_capture import control
+    x = np.linspace(-4, 4, 4096, dtype=np.float32)
+    xc = np.linspace(-1, 2, 12, dtype=np.float32).reshape(4, 3)
+    _on("CPU")
+    want = [chain(Tensor(x)).asnumpy()] + [t.asnumpy() for t in
+                                           control(Tensor(xc), Tensor(np.int32(3)))]
+    _on("GPU", ms.GRAPH_MODE, level)
+    got = [ms.jit(chain)(Tensor(x)).asnumpy()]
+    got += [t.asnumpy() for t in ms.jit(control)(Tensor(xc), Tensor(np.int32(3)))]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
