@@ -11,6 +11,7 @@ import functools
 import importlib
 from typing import Any, Callable
 
+from .context import _state as _context_state
 from .errors import DeviceError, KernelNotFound
 from .primitive import ELEMENTWISE, Meta, OpDef
 
@@ -31,13 +32,14 @@ class ProfileHooks:
     runs (`active is None`) a wrapper calls the factory and returns its kernel untouched, so a
     launched kernel is exactly the backend's own and the hot path pays nothing; the one extra
     test happens when a kernel is made (an eager plan-cache miss, a graph compile). While a
-    profiler runs it returns a timing wrapper instead; the profiler clears the eager plan caches
-    (`Backend.plans`) and the compile cache when it starts and again when it stops, so kernels
-    made while profiling are only reached while profiling. A factory called inside another (the
-    simulated Ascend computes with the CPU backend's kernels) or inside `node_kernel` is not
-    wrapped again (`depth`). Graph nodes are wrapped by the O0/O1 executor (graph/execute.py)
-    through `node_kernel`, which also covers the kernels a backend's Program makes itself
-    (the simulated Ascend's TransData and FRACTAL_NZ kernels)."""
+    profiler runs it returns a timing wrapper instead. The profiler clears the eager plan caches
+    (`Backend.plans`) when it starts and again when it stops, and swaps each compiled program for
+    a recording one and back (profiler/__init__.py), so kernels made while profiling are only
+    reached while profiling. A factory called inside another (the simulated Ascend computes with
+    the CPU backend's kernels) or inside `node_kernel` is not wrapped again (`depth`). Graph
+    nodes are wrapped by the O0/O1 executor (graph/execute.py) through `node_kernel`, which also
+    covers the kernels a backend's Program makes itself (the simulated Ascend's TransData and
+    FRACTAL_NZ kernels). A backend added later (GPU) is hooked by subclassing Backend."""
 
     active: Any = None          # the running profiler session, or None
     depth = 0                   # > 0 while a hooked factory runs inside another
@@ -54,22 +56,31 @@ class ProfileHooks:
 
 hooks = ProfileHooks()
 
-# factory method -> what it makes (the profiler's wrap(kind, ...) argument)
+# factory method -> what it makes (the profiler's wrap(kind, ...) argument). The program makers
+# also draw the graph they lower when save_graphs is on (graph/dot.py: save_final).
 _HOOKED = {"kernel": "kernel", "fused_kernel": "fused", "program": "program", "sink": "sink"}
 
 
 def _hooked(kind: str, fn: Callable) -> Callable:
     if getattr(fn, "_profile_hooked", False):
         return fn
-    nested = kind in ("kernel", "fused")     # a program's node kernels are wrapped per node
+    if kind in ("program", "sink"):
+        @functools.wraps(fn)
+        def make_program(self, *args, **kwargs):
+            prog = fn(self, *args, **kwargs)
+            if _context_state["save_graphs"]:          # the picture of the graph it runs
+                from .graph.dot import save_final
+                save_final(prog, _context_state["save_graphs_path"])
+            session = hooks.active
+            return prog if session is None else session.wrap(kind, self, prog, args, kwargs)
+        make_program._profile_hooked = True
+        return make_program
 
     @functools.wraps(fn)
     def factory(self, *args, **kwargs):
         session = hooks.active
-        if session is None or (nested and hooks.depth):
+        if session is None or hooks.depth:
             return fn(self, *args, **kwargs)
-        if not nested:
-            return session.wrap(kind, self, fn(self, *args, **kwargs), args, kwargs)
         hooks.depth += 1
         try:
             made = fn(self, *args, **kwargs)

@@ -153,7 +153,7 @@ class Session:
     def wrap_node(self, program, node: ir.Node, made):
         backend = program.backend
         self.see(backend)
-        sink = bool(getattr(program, "sink", False))
+        sink = is_sunk(program)
         name = node.name
         if node.op == ir.FUSED:
             name = "Fused[" + "+".join(node.attr("members")) + "]"
@@ -191,6 +191,15 @@ class Session:
         return run
 
 
+def is_sunk(program) -> bool:
+    """Whether a graph program runs sunk (O2): the generic O0/O1 executor never is (also where
+    O2 fell back to it); a backend's own program says so (`sink`), or is one at O2."""
+    from ..core.graph.execute import Program
+    if type(program) is Program:
+        return False
+    return bool(getattr(program, "sink", context._state["jit_level"] == "O2"))
+
+
 def rebuild_steps(program):
     """A copy of an O0/O1 program (graph/execute.py) whose kernels are made again: wrapped while
     a profiler runs, the backend's own after it. Constants are the same device buffers (the
@@ -206,7 +215,7 @@ def profile_program(session: "Session", program, backend):
     from ..core.graph.execute import Program
     session.see(backend)
     if isinstance(program, Program):
-        kind = "sink" if getattr(program, "sink", False) else "program"
+        kind = "sink" if is_sunk(program) else "program"
         return ProfiledProgram(session, backend, rebuild_steps(program), kind)
     return ProfiledProgram(session, backend, program, "sink")
 
@@ -226,7 +235,7 @@ class ProfiledProgram:
     def __init__(self, session: Session, backend, program, kind: str):
         from ..core.graph.execute import Program
         self._session, self._program, self._backend = session, program, backend
-        g = program.graph
+        g = getattr(program, "graph", None) or ir.Graph("?")
         one_kernel = not isinstance(program, Program)
         sunk = kind == "sink"
         self._info = KernelInfo(f"graph {g.name}", backend.name, SINK if sunk else KBK,
