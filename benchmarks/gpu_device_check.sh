@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Issue 6's GPU checks in one go, on a machine with an NVIDIA GPU (sized for ~8 minutes on an
 # H200). Run from anywhere:  OUT=/some/dir bash benchmarks/gpu_device_check.sh
-# Writes at most 7 files under $OUT (default ./gpu-check-out): env.txt, install.txt,
+# Writes at most 7 files under $OUT (default /tmp/minispore-gpu-check): env.txt, install.txt,
 # gpu_tests.txt (tests/gpu -m gpu: tensors on the device, TF32 off, MLP step at every level vs
 # the CPU, O2 as one captured CUDA graph), bench.txt + bench.json (benchmarks/gpu.py --quick),
 # opdb.txt (the op database on the GPU: tests/ops -m gpu), summary.txt (one line per stage).
 # Every stage has its own time limit, so a hang cannot eat the others' time.
 set -u
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/gpu-check-out}
+OUT=${OUT:-${TMPDIR:-/tmp}/minispore-gpu-check}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
