@@ -191,6 +191,25 @@ def softmax_samples(rng, dtype):
     return out
 
 
+def sce_samples(grad_op: bool):
+    """Sparse softmax cross-entropy (and its gradient op): labels in range, one out of range
+    (loss 0, gradient 0), 3-d logits, 1-d logits with a 0-d label, one class."""
+    specs = [((4, 5), [0, 4, 2, 1]), ((3, 4), [1, -1, 4]), ((2, 3, 4), [[0, 3, 1], [2, 2, 0]]),
+             ((6,), 2), ((3, 1), [0, 0, 0])]
+
+    def gen(rng, dtype):
+        out = []
+        for shape, labels in specs:
+            x = rand_default(rng, shape, dtype)
+            lab = np.array(labels, np.int32)
+            args = (x, lab)
+            if grad_op:
+                args += (rand_default(rng, lab.shape, dtype),)
+            out.append(Sample(args, {}, f"logits{shape} labels={labels}"))
+        return out
+    return gen
+
+
 # ---------------------------------------------------------------- cast, where -------------------
 def cast_samples(rng, dtype):
     x = rand_off_half(rng, (2, 3), dtype) if dtype.is_float else rand_default(rng, (2, 3), dtype)
@@ -430,6 +449,8 @@ CASES = [
     OpCase("matmul", matmul_samples, (f32, f64, i32, f16), accum=True, grad_dtypes=(f32, f16)),
     OpCase("softmax", softmax_samples, (f32, f64, f16), accum=True),
     OpCase("log_softmax", softmax_samples, (f32, f64, f16), accum=True),
+    OpCase("sparse_softmax_cross_entropy", sce_samples(False), (f32, f64, f16), accum=True),
+    OpCase("sparse_softmax_cross_entropy_grad", sce_samples(True), (f32, f64, f16), accum=True),
     # data movement, indexing, creation
     OpCase("reshape", reshape_samples, (f32, f64, i32, b_)),
     OpCase("transpose", transpose_samples, (f32, f64, i32, b_)),

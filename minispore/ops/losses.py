@@ -151,10 +151,11 @@ def l1_loss(input, target, reduction="mean"):
 
 
 def softmax_cross_entropy(logits, labels, sparse=False):
-    """Per-sample -sum(labels * log_softmax(logits, -1), -1); sparse labels are class indices."""
-    logp = N.log_softmax(logits, -1)
+    """Per-sample -sum(labels * log_softmax(logits, -1), -1); sparse labels are class indices
+    (one primitive then, core/ops/nn.py)."""
     if sparse:
-        labels = A.one_hot(labels, logits.shape[-1], 1.0, 0.0, -1)
+        return N.sparse_softmax_cross_entropy(logits, labels)
+    logp = N.log_softmax(logits, -1)
     return -R.sum(logp * M.cast(labels, logp.dtype), -1)
 
 

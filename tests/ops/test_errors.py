@@ -120,6 +120,14 @@ ERRORS = [
               r"e\.g\. x\.astype\(ms\.int32\)"),
     ErrorCase("left_shift-float", lambda: ms.ops.left_shift(T(2), T(2)), DTypeError,
               r"^left_shift: dtype Float32"),
+    ErrorCase("sce-labels-shape", lambda: ms.nn.SoftmaxCrossEntropyWithLogits(sparse=True)(
+        T(4, 5), I([0, 1, 2])), ShapeError,
+        r"^sparse_softmax_cross_entropy: labels of shape \(3,\) must have the logits' shape "
+        r"without the class axis, \(4,\) \(logits \(4, 5\)\)",
+        lambda: ms.nn.SoftmaxCrossEntropyWithLogits(sparse=True)(T(3, 5), I([0, 1, 2]))),
+    ErrorCase("sce-float-labels", lambda: ms.nn.SoftmaxCrossEntropyWithLogits(sparse=True)(
+        T(4, 5), T(4)), DTypeError,
+        r"^sparse_softmax_cross_entropy: labels must hold integer class indices, got Float32"),
     ErrorCase("softmax-int", lambda: ms.ops.softmax(T(3, dtype=np.int32)), DTypeError,
               r"^softmax: dtype Int32 is not supported; use a float dtype"),
     ErrorCase("mean-bool", lambda: ms.ops.mean(T(2, dtype=bool)), DTypeError,

@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from ...core.ops import conv as C
+from . import kernels_row as _kernels_row
 
 DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 _J = dict(cache=True, nogil=True, error_model="numpy")
@@ -451,7 +452,21 @@ def _dropout(e, n, a, ind):
                 f"{a['keep_prob']!r}, {scale})")
 
 
+def _sce(e, n, a, ind):
+    """The sparse softmax cross-entropy pair: kernels_row's row loops (the eager kernels)."""
+    x, lab = n.inputs[:2]
+    out = n.outputs[0]
+    R, C = int(np.prod(x.shape[:-1], dtype=np.int64)), x.shape[-1]
+    args = f"{e.name(x)}.reshape(({R}, {C})), {e.name(lab)}.reshape({R}).astype(np.int64)"
+    if n.op.name == "sparse_softmax_cross_entropy":
+        call = f"sce_rows({args})"
+    else:
+        call = f"sce_grad_rows({args}, {e.name(n.inputs[2])}.reshape({R}))"
+    e.line(ind, f"{e.out(out)} = {call}.reshape({out.shape!r})")
+
+
 LOWER = {
+    "sparse_softmax_cross_entropy": _sce, "sparse_softmax_cross_entropy_grad": _sce,
     "conv2d": _conv, "conv2d_backprop_input": _conv, "conv2d_backprop_filter": _conv,
     "max_pool2d": _pool, "max_pool2d_grad": _pool, "max_pool2d_gather": _pool,
     "avg_pool2d": _pool, "avg_pool2d_grad": _pool,
@@ -463,4 +478,6 @@ HEADER = ("from minispore.backends.cpu.sink_nn import (nn_avg_pool, nn_avg_pool_
           "nn_batch_norm, nn_conv2d, nn_conv2d_bpf, nn_conv2d_bpi, nn_dropout, nn_layer_norm, "
           "nn_max_pool, nn_max_pool_gather, nn_max_pool_grad, nn_normal, nn_randint, "
           "nn_uniform)\n"
-          f"SINK_NN_DIGEST = {DIGEST!r}\n")
+          f"SINK_NN_DIGEST = {DIGEST!r}\n"
+          "from minispore.backends.cpu.kernels_row import sce_grad_rows, sce_rows\n"
+          f"KERNELS_ROW_DIGEST = {_kernels_row.DIGEST!r}\n")

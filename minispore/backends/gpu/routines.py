@@ -295,6 +295,29 @@ def _softmax(log: bool):
 TABLE["softmax"], TABLE["log_softmax"] = _softmax(False), _softmax(True)
 
 
+@routine("sparse_softmax_cross_entropy", "sparse_softmax_cross_entropy_grad")
+def _sparse_softmax_ce(xp, ctx, ms, attrs, out):
+    """Per-row logsumexp - x[label] (0 outside [0, C)); the _grad op: (softmax * valid -
+    one_hot) * dout (core/ops/nn.py)."""
+    xd, C, grad = ms[0].dtype, ms[0].shape[-1], len(ms) == 3
+
+    def run(x, labels, *dout):
+        a = S.to_compute(xp, x, xd)
+        m = xp.max(a, axis=-1, keepdims=True)
+        e = xp.exp(a - m)
+        total = xp.sum(e, axis=-1, keepdims=True)
+        onehot = (xp.arange(C) == labels[..., None]).astype(a.dtype)
+        valid = xp.sum(onehot, axis=-1)
+        if grad:
+            d = S.to_compute(xp, dout[0], xd)
+            r = (e / total * valid[..., None] - onehot) * d[..., None]
+        else:
+            lse = (xp.log(total) + m)[..., 0]
+            r = xp.where(valid > 0, lse - xp.sum(a * onehot, axis=-1), 0).astype(a.dtype)
+        return S.from_compute(xp, r, xd)
+    return run
+
+
 def build(xp, ctx, op_name: str, in_metas, attrs: dict, out_meta):
     """The launchable kernel of `op_name` from the table (KeyError if it has none)."""
     return TABLE[op_name](xp, ctx, in_metas, attrs, out_meta)
