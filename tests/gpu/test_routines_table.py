@@ -2,7 +2,11 @@
 routines_nn.py) run with numpy as its array module, against every OpCase's samples and the ops'
 numpy references: a check of the table's logic (axes, dtypes and their bfloat16/float16 storage,
 casts, padding, the random streams...) on a machine without a GPU. It never serves
-device_target="GPU": the backend itself always passes cupy (tests marked `gpu` run that)."""
+device_target="GPU": the backend itself always passes cupy (tests marked `gpu` run that).
+The array module is numpy under CuPy's restrictions that numpy lacks (`CupyLike`): no bfloat16
+arrays (constants, outputs: device storage is uint16 bits), add.at (cupyx.scatter_add) only
+on the dtypes CuPy's atomics take, no concatenate of more than 8 arrays (CuPy uploads a
+pointer table from the host then, which a captured CUDA graph would replay stale)."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,13 +21,52 @@ from helpers import as_tuple, assert_close, dtype_id, forward_tol
 from opdb import CASES, rng_for
 
 
+# the dtypes cupy's add.at (its scatter_add kernel, atomicAdd) accepts; anything else TypeErrors
+ADD_AT_DTYPES = {np.dtype(t) for t in (np.int32, np.uint32, np.uint64, np.float16, np.float32,
+                                       np.float64)}
+
+
+def _no_bf16(a, what):
+    a = np.asarray(a)
+    assert a.dtype.name != "bfloat16", f"{what}: CuPy has no bfloat16 arrays (store uint16 bits)"
+    return a
+
+
+class _AddUfunc:
+    def __call__(self, *args, **kw):
+        return np.add(*args, **kw)
+
+    @staticmethod
+    def at(a, indices, b=None):
+        if np.asarray(a).dtype not in ADD_AT_DTYPES:
+            raise TypeError(f"cupy's add.at (scatter_add) does not take {np.asarray(a).dtype}")
+        np.add.at(a, indices, b)
+
+
+class CupyLike:
+    """numpy as the routines' array module, with the restrictions of cupy listed above."""
+    add = _AddUfunc()
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def concatenate(arrays, *a, **kw):
+        assert len(arrays) <= 8, "cupy.concatenate of > 8 arrays uploads a host pointer table"
+        return np.concatenate(arrays, *a, **kw)
+
+
+XP = CupyLike()
+
+
 class HostCtx:
-    """What the backend's kernels see of it: host checks allowed, constants as they are."""
+    """What the backend's kernels see of it: host checks allowed, constants as they are (never
+    bfloat16: the runtime uploads them with cupy.asarray)."""
     checks = True
 
     @staticmethod
     def const(a):
-        return np.asarray(a)
+        return _no_bf16(a, "ctx.const")
 
 
 def _run(name, args, attrs, ctx=HostCtx):
@@ -31,10 +74,14 @@ def _run(name, args, attrs, ctx=HostCtx):
     kw = attrs_dict(normalize_attrs(op, attrs))
     metas = tuple(Meta(tuple(np.shape(a)), dt.to_dtype(np.asarray(a).dtype)) for a in args)
     out = op.infer(*metas, **kw)
-    k = routines.build(np, ctx, name, metas, kw, out)
+    k = routines.build(XP, ctx, name, metas, kw, out)
     with np.errstate(all="ignore"):
         r = k(*[S.to_storage_host(np.array(a, order="C")) for a in args])
     outs = (out,) if isinstance(out, Meta) else tuple(out)
+    for x, m in zip(as_tuple(r), outs):         # device storage: bfloat16 as its uint16 bits
+        assert np.asarray(x).dtype == S.storage_np(m.dtype), \
+            f"{name}: output stored as {np.asarray(x).dtype}, the device keeps {m.dtype} as " \
+            f"{S.storage_np(m.dtype)}"
     return [S.from_storage_host(np.asarray(x), m.dtype) for x, m in zip(as_tuple(r), outs)], outs
 
 
@@ -95,6 +142,25 @@ def test_half_storage_paths(name, args, attrs):
         assert g.dtype == m.dtype.np
         rtol, atol = forward_tol(m.dtype, True)
         assert_close(g, np.asarray(e), rtol, atol, f"{name} {attrs}")
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int8, np.int16, np.uint8, np.bool_])
+def test_scatter_add_on_dtypes_cupy_atomics_lack(dtype):
+    """cupy's add.at takes int32/uint32/uint64/float16/32/64 only: int64 adds as uint64 bits
+    (the same two's-complement sum), small ints and bool through int32 (numpy's wrap-around,
+    bool's `or`), repeated indices included."""
+    x = np.array([[1, 0, 3], [120, 5, 0]]).astype(dtype)
+    idx = np.array([2, 0, 2, 2])
+    upd = np.array([[7, 1, 0, 100], [9, 0, 1, 60]]).astype(dtype)
+    want = REGISTRY["scatter_add"].ref(x, idx, upd, axis=1)
+    got, _ = _run("scatter_add", (x, idx, upd), {"axis": 1})
+    assert_close(got[0], want, 0, 0, f"scatter_add {np.dtype(dtype)}")
+
+
+def test_concat_of_many_inputs():
+    xs = tuple(np.full((2, k + 1), k, np.float32) for k in range(11))
+    got, _ = _run("concat", xs, {"axis": 1})
+    assert_close(got[0], np.concatenate(xs, axis=1), 0, 0, "concat of 11")
 
 
 def test_gather_checks_bounds_unless_a_graph_is_captured():

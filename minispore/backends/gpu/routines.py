@@ -79,7 +79,19 @@ def _cast(xp, ctx, ms, attrs, out):
 def _concat(xp, ctx, ms, attrs, out):
     a = attrs["axis"] % len(out.shape)
     srcs, od = [m.dtype for m in ms], out.dtype
-    return lambda *xs: xp.concatenate([S.cast(xp, x, s, od) for x, s in zip(xs, srcs)], axis=a)
+    shape, sd = tuple(out.shape), S.storage_np(od)
+    keys, at = [], 0
+    for m in ms:                  # one slice copy per input, never cupy.concatenate: for more
+        n = m.shape[a]            # than 8 inputs it uploads a host table of their pointers,
+        keys.append((slice(None),) * a + (slice(at, at + n),))   # which a captured CUDA graph
+        at += n                                                  # would replay stale
+
+    def run(*xs):
+        r = xp.empty(shape, sd)
+        for x, s, k in zip(xs, srcs, keys):
+            r[k] = S.cast(xp, x, s, od)
+        return r
+    return run
 
 
 @routine("split")
@@ -111,6 +123,8 @@ def _strided_slice_grad(xp, ctx, ms, attrs, out):
 
 # ---------------------------------------------------------------- indexing ---------------------
 def _wrap_index(xp, idx, n):
+    if idx.dtype.kind == "u":     # no negatives (and idx + n could overflow the unsigned type)
+        return idx
     return xp.where(idx < 0, idx + n, idx)
 
 
@@ -121,7 +135,8 @@ def _gather(xp, ctx, ms, attrs, out):
     n, axis = ms[0].shape[a], attrs["axis"]
 
     def run(x, idx):
-        if ctx.checks and idx.size and bool(xp.any((idx < -n) | (idx >= n))):   # syncs
+        if ctx.checks and idx.size and bool(xp.any((idx < -n) | (idx >= n)) if idx.dtype.kind
+                                            != "u" else xp.any(idx >= n)):      # syncs
             raise IndexError(f"gather: index out of range for axis {axis} of size {n}")
         return _c(xp, xp.take(x, _wrap_index(xp, idx, n), axis=a))
     return run
@@ -139,16 +154,25 @@ def _scatter_add(xp, ctx, ms, attrs, out):
     a, n, want = _scatter_key(ms, attrs)
     xd, ud = ms[0].dtype, ms[2].dtype
     half = xd in (dt.float16, dt.bfloat16)         # atomics on the bits would be wrong
+    # cupy's add.at (scatter_add: atomicAdd) takes int32/uint32/uint64/float16/32/64 only:
+    # int64 adds as uint64 (the same two's-complement bits), smaller ints and bool through int32
+    # (the cast back wraps as numpy's add does; bool: nonzero, numpy's `or`)
+    wide = xd.np in (np.int8, np.int16, np.uint8, np.bool_)
+    bits64 = xd.np == np.int64
 
     def run(x, idx, upd):
         u = xp.broadcast_to(S.cast(xp, upd, ud, xd), want)
         key = (slice(None),) * a + (_wrap_index(xp, idx, n),)
-        if half:
-            r = S.to_compute(xp, x, xd).copy()
-            xp.add.at(r, key, S.to_compute(xp, u, xd))
+        if half or wide:
+            c = np.float32 if half else np.int32
+            r = S.to_compute(xp, x, xd).astype(c)
+            xp.add.at(r, key, S.to_compute(xp, u, xd).astype(c))
             return S.from_compute(xp, r, xd)
         r = x.copy()
-        xp.add.at(r, key, u)
+        if bits64:
+            xp.add.at(r.view(np.uint64), key, u.view(np.uint64))
+        else:
+            xp.add.at(r, key, u)
         return r
     return run
 
