@@ -47,6 +47,8 @@ class RecordingRuntime:
 
     def __init__(self):
         self.checks = True
+        self.in_graph = False        # as CupyRuntime: True in a capture and its warm-up
+        self.gemm_calls = 0
         self.counters = {"h2d_bytes": 0, "uploads": 0, "captures": 0, "graph_launches": 0}
         self._rec = None
         self.graphs: list = []
@@ -71,6 +73,13 @@ class RecordingRuntime:
             self._rec.append((fn, list(args), r))
         return r
 
+    def gemm(self, a, b):
+        """The runtime's cuBLAS-free matmul (routines.matmul while in_graph), on numpy."""
+        assert a.ndim == b.ndim == 3 and a.flags.c_contiguous and b.flags.c_contiguous
+        assert a.dtype == b.dtype and a.dtype.kind == "f"
+        self.gemm_calls += 1
+        return np.matmul(a, b)
+
     def copy_into(self, dst, src):
         np.copyto(dst.a, src.a if isinstance(src, GpuArray) else storage_of(src))
 
@@ -92,13 +101,14 @@ class RecordingRuntime:
 
     def capture(self, prepare, body):
         state = prepare()
-        body(state)                            # the warm-up
-        self.checks, self._rec = False, []
+        self.in_graph = True
         try:
+            body(state)                        # the warm-up
+            self.checks, self._rec = False, []
             result = body(state)
             records = self._rec
         finally:
-            self.checks, self._rec = True, None
+            self.checks, self.in_graph, self._rec = True, False, None
         for _, args, out in records:           # the capture has not run anything yet
             for a in out if isinstance(out, tuple) else (out,):
                 # a kernel's own new buffer (not a view or one of its inputs, not a constant)

@@ -255,3 +255,37 @@ def test_the_fused_chain_kernel_matches_pynative(golden, tmp_path):
     assert sum(a is x for a in xs) == 1
     got = HostModule([k], tmp_path).run(k, xs, np.empty_like(eager))
     np.testing.assert_allclose(got, eager, rtol=2e-6, atol=1e-6)
+
+
+# ------------------------------------------------------- the GEMM of captured graphs (no cuBLAS)
+GEMMS = [("float32", 1, 5, 7, 3), ("float64", 3, 17, 33, 18), ("float32", 2, 40, 1, 20),
+         ("float32", 1, 16, 16, 16), ("float32", 4, 128, 64, 10), ("float64", 1, 1, 2, 1)]
+
+
+@pytest.mark.nvcc
+def test_gemm_kernels_compile_to_ptx(tmp_path):
+    _ptx_or_skip()
+    kernels = [C.gemm_kernel(*g) for g in GEMMS]
+    ptx = compile_ptx(kernels, tmp_path)
+    missing = [k.name for k in kernels if f".entry {k.name}(" not in ptx]
+    assert not missing, missing
+
+
+def test_gemm_kernel_matches_numpy_on_the_host(tmp_path):
+    """Tiles that do not divide the shapes, several batches, any grid (grid-stride over tiles):
+    the block's threads really run in lockstep through the shim's __syncthreads barrier."""
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is not on PATH")
+    kernels = [C.gemm_kernel(*g) for g in GEMMS]
+    mod = HostModule(kernels, tmp_path)
+    r = np.random.default_rng(7)
+    for (d, b, m, k, n), kern in zip(GEMMS, kernels):
+        assert kern.block == C.GEMM_TILE ** 2 and kern.in_ctypes == (kern.out_ctype,) * 2
+        a, bb = r.standard_normal((b, m, k)).astype(d), r.standard_normal((b, k, n)).astype(d)
+        want = a.astype(np.float64) @ bb.astype(np.float64)
+        for grid in (None, 1, 3):
+            got = mod.run(kern, [a, bb], np.full((b, m, n), np.nan, d), grid=grid)
+            tol = 1e-5 if d == "float32" else 1e-13
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=f"{d} {b, m, k, n}")
+    with pytest.raises(NotImplementedError):
+        C.gemm_kernel("int32", 1, 2, 2, 2)

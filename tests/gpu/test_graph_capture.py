@@ -65,6 +65,10 @@ def test_mlp_step_is_one_graph_replayed(fake_gpu):
     assert rt.graphs[0].launches == 4
     seg = prog.segments[0]
     assert len(seg.assigns) == 3 and len(seg.reads) >= 5      # x, y and the three Parameters
+    # the captured matmuls (and their warm-up) ran on the runtime's GEMM, never cupy.matmul:
+    # CuPy refuses cuBLAS calls during stream capture (the recording's replays rerun the
+    # routines outside any capture, so the count is the warm-up's plus the capture's)
+    assert rt.gemm_calls > 0 and rt.gemm_calls % 2 == 0 and not rt.in_graph
 
     device.current.backend = None
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")

@@ -163,6 +163,58 @@ def test_concat_of_many_inputs():
     assert_close(got[0], np.concatenate(xs, axis=1), 0, 0, "concat of 11")
 
 
+class InGraph(HostCtx):
+    """A context while a CUDA graph is captured (or in its warm-up): float matmuls must go
+    through ctx.gemm (CuPy refuses cuBLAS on a capturing stream), with 3-D contiguous operands."""
+    in_graph, checks, calls = True, False, 0
+
+    @classmethod
+    def gemm(cls, a, b):
+        assert a.ndim == b.ndim == 3 and a.flags.c_contiguous and b.flags.c_contiguous
+        assert a.dtype == b.dtype and a.dtype.kind == "f"
+        cls.calls += 1
+        return np.matmul(a, b)
+
+
+@pytest.mark.parametrize("sa,sb", [((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)),
+                                   ((5, 1, 2, 3), (4, 3, 2)), ((2, 0, 3), (3, 4)),
+                                   ((2, 3, 0), (0, 4)), ((1, 2, 3), (6, 3, 1))])
+def test_matmul_via_the_gemm_kernel_is_numpys_matmul(sa, sb):
+    r = np.random.default_rng(3)
+    a, b = r.standard_normal(sa), r.standard_normal(sb).astype(np.float32)
+    got = routines.matmul_via(XP, a, b, InGraph.gemm)
+    want = np.matmul(a, b)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,args,attrs", [
+    ("matmul", (np.ones((2, 3), np.float32), np.arange(12.0).reshape(4, 3)),
+     {"transpose_b": True}),
+    ("matmul", (np.ones((2, 3), dt.bfloat16.np), np.ones((3, 2), dt.bfloat16.np)), {}),
+    ("matmul", (np.arange(6, dtype=np.int32).reshape(2, 3), np.ones((3, 2), np.int32)), {}),
+    ("conv2d", (np.ones((1, 2, 5, 5), np.float32), np.ones((4, 2, 3, 3), np.float32)),
+     {"group": 1}),
+    ("conv2d_backprop_input", (np.ones((1, 4, 3, 3), np.float32),
+                               np.ones((4, 2, 3, 3), np.float32)),
+     {"input_shape": (1, 2, 5, 5)}),
+    ("conv2d_backprop_filter", (np.ones((1, 2, 5, 5), np.float32),
+                                np.ones((1, 4, 3, 3), np.float32)),
+     {"filter_shape": (4, 2, 3, 3)}),
+])
+def test_matmuls_in_a_captured_graph_use_the_gemm_kernel(name, args, attrs):
+    op = REGISTRY[name]
+    full = attrs_dict(normalize_attrs(op, attrs))
+    with np.errstate(all="ignore"):
+        want = as_tuple(op.ref(*args, **full))
+    before = InGraph.calls
+    got, metas = _run(name, args, attrs, InGraph)
+    assert (InGraph.calls > before) == (np.asarray(args[0]).dtype.kind != "i")
+    for g, e, m in zip(got, want, metas):
+        rtol, atol = forward_tol(m.dtype, True)
+        assert_close(g, np.asarray(e), rtol, atol, f"{name} in a graph")
+
+
 def test_gather_checks_bounds_unless_a_graph_is_captured():
     x, bad = np.arange(6.0, dtype=np.float32).reshape(3, 2), np.array([3])
     with pytest.raises(IndexError, match=r"^gather: index out of range for axis 0 of size 3"):

@@ -455,3 +455,45 @@ def node_kernel(node, block: int = BLOCK) -> CudaKernel:
     return fused_kernel(node.attr("expr"), [v.dtype for v in node.inputs],
                         [tuple(v.shape) for v in node.inputs], out.dtype, tuple(out.shape),
                         node.attr("reduce"), block)
+
+
+GEMM_TILE = 16               # the GEMM kernel's square tile; its block is GEMM_TILE**2 threads
+
+
+def gemm_kernel(dtype, batch: int, m: int, k: int, n: int) -> CudaKernel:
+    """C[b] = A[b] @ B[b] for C-contiguous A (batch, m, k), B (batch, k, n), C (batch, m, n) of
+    float32/float64 `dtype`, accumulated in that type (cuBLAS's FP32 compute for float32): the
+    GPU backend's matmul while a CUDA graph is captured, since CuPy refuses every cuBLAS call
+    during stream capture. Shared-memory tiles of GEMM_TILE x GEMM_TILE, one output element per
+    thread, a grid-stride loop over (batch, row tile, column tile): any grid is correct."""
+    name_ = _dname(dtype)
+    t = _STORE[name_]
+    if t not in _FLOAT:
+        raise NotImplementedError(f"gemm kernel over {name_}: float32/float64 only")
+    T = GEMM_TILE
+    rt, ct = -(-m // T), -(-n // T)
+    tiles = batch * rt * ct
+    inner = f"""(const {t}* __restrict__ a0, const {t}* __restrict__ a1, {t}* __restrict__ out) {{
+  __shared__ {t} As[{T}][{T}];
+  __shared__ {t} Bs[{T}][{T + 1}];
+  const int tx = threadIdx.x % {T}, ty = threadIdx.x / {T};
+  for (long long tile = blockIdx.x; tile < {tiles}LL; tile += gridDim.x) {{
+    const long long b = tile / {rt * ct}LL, rc = tile % {rt * ct}LL;
+    const long long row = (rc / {ct}LL) * {T} + ty, col = (rc % {ct}LL) * {T} + tx;
+    const {t}* A = a0 + b * {m * k}LL;
+    const {t}* B = a1 + b * {k * n}LL;
+    {t} acc = 0;
+    for (long long k0 = 0; k0 < {k}LL; k0 += {T}) {{
+      As[ty][tx] = (row < {m}LL && k0 + tx < {k}LL) ? A[row * {k}LL + k0 + tx] : ({t})0;
+      Bs[ty][tx] = (k0 + ty < {k}LL && col < {n}LL) ? B[(k0 + ty) * {n}LL + col] : ({t})0;
+      __syncthreads();
+      for (int kk = 0; kk < {T}; ++kk) acc += As[ty][kk] * Bs[kk][tx];
+      __syncthreads();
+    }}
+    if (row < {m}LL && col < {n}LL) out[b * {m * n}LL + row * {n}LL + col] = acc;
+  }}
+}}
+"""
+    name = _name(f"gemm_{name_}", inner)
+    body = f'extern "C" __global__ void {name}' + inner
+    return CudaKernel(name, body, (t, t), t, max(1, min(tiles, 2 ** 31 - 1)), T * T, False)

@@ -1,6 +1,7 @@
 """jit_level O2 on the GPU: the step captured once as CUDA graphs and replayed.
 
-The program is the O1 program (fused groups as generated RawKernels, matmul on cuBLAS, buffers
+The program is the O1 program (fused groups as generated RawKernels, matmul on cuBLAS eagerly
+and on the generator's GEMM kernel inside a capture, where CuPy refuses cuBLAS calls; buffers
 freed after their last use) split at host control flow: every maximal run of kernel steps is a
 *segment*, captured as one CUDA graph the first time it runs and replayed with one launch after
 that; tensor-conditioned If/While and print nodes stay on the host between segments (their

@@ -7,7 +7,9 @@ an array module `xp`: the backend passes cupy, so every routine is CuPy's own (m
 through cupy.matmul; reductions are CuPy's reduction kernels); tests pass numpy to check the table
 against the op references on a machine without a GPU (that never serves device_target="GPU").
 Arrays are in device storage (storage.py: bfloat16 as uint16 bits); results are C-contiguous.
-`ctx.checks` is False while a CUDA graph is captured (no host synchronisation allowed then), and
+`ctx.checks` is False while a CUDA graph is captured (no host synchronisation allowed then),
+`ctx.in_graph` is True while a graph is captured and during its warm-up run (matmul then runs on
+`ctx.gemm`, the runtime's own kernel: CuPy refuses cuBLAS calls during stream capture), and
 `ctx.const(host_array)` uploads a constant once, when the kernel is made."""
 from __future__ import annotations
 
@@ -284,6 +286,41 @@ TABLE["argmax"], TABLE["argmin"] = _arg("argmax"), _arg("argmin")
 
 
 # ---------------------------------------------------------------- linalg, softmax --------------
+def matmul(xp, ctx, a, b):
+    """xp.matmul(a, b); float operands while a CUDA graph is captured (and in its warm-up run, so
+    the kernel is compiled before the capture) go through `ctx.gemm` instead: CuPy raises
+    NotImplementedError ("calling cuBLAS API during stream capture is currently unsupported")
+    for every cuBLAS call on a capturing stream. (Integer matmul is CuPy's own kernel.)"""
+    if getattr(ctx, "in_graph", False) and a.dtype.kind == "f" and b.dtype.kind == "f":
+        return matmul_via(xp, a, b, ctx.gemm)
+    return xp.matmul(a, b)
+
+
+def matmul_via(xp, a, b, gemm3):
+    """numpy's matmul (1-D operands, broadcast batch dimensions) through gemm3(A, B) -> C for
+    C-contiguous A (batch, m, k), B (batch, k, n) of one dtype and C (batch, m, n)."""
+    dtype = np.result_type(a.dtype, b.dtype)
+    va, vb = a.ndim == 1, b.ndim == 1
+    a2 = a.reshape(1, -1) if va else a
+    b2 = b.reshape(-1, 1) if vb else b
+    (m, k), (k2, n) = a2.shape[-2:], b2.shape[-2:]
+    if k != k2:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not match ({k} != {k2})")
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    nb = int(np.prod(batch, dtype=np.int64))
+    A = S.contig(xp, xp.broadcast_to(a2.astype(dtype, copy=False), batch + (m, k)))
+    B = S.contig(xp, xp.broadcast_to(b2.astype(dtype, copy=False), batch + (k, n)))
+    if nb * m * n == 0 or k == 0:
+        r = xp.zeros(batch + (m, n), dtype)
+    else:
+        r = gemm3(A.reshape(nb, m, k), B.reshape(nb, k, n)).reshape(batch + (m, n))
+    if va:
+        r = r[..., 0, :]
+    if vb:
+        r = r[..., 0]
+    return r
+
+
 @routine("matmul")
 def _matmul(xp, ctx, ms, attrs, out):
     ta, tb = attrs["transpose_a"], attrs["transpose_b"]
@@ -294,7 +331,8 @@ def _matmul(xp, ctx, ms, attrs, out):
     def run(a, b):
         a = S.to_compute(xp, a, da).astype(c, copy=False)
         b = S.to_compute(xp, b, db).astype(c, copy=False)
-        r = xp.matmul(xp.swapaxes(a, -1, -2) if ta else a, xp.swapaxes(b, -1, -2) if tb else b)
+        r = matmul(xp, ctx, xp.swapaxes(a, -1, -2) if ta else a,
+                   xp.swapaxes(b, -1, -2) if tb else b)
         return S.from_compute(xp, r, od)
     return run
 

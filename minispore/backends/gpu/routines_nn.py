@@ -2,7 +2,8 @@
 routines.py (cupy on the device, numpy in the table's tests).
 
 - conv2d and its two adjoints: im2col (a strided view of the padded input copied once into a
-  (N*Ho*Wo, C/group*kh*kw) matrix) and one matmul per group (cuBLAS on the device); the input
+  (N*Ho*Wo, C/group*kh*kw) matrix) and one matmul per group (cuBLAS on the device, the runtime's
+  GEMM kernel while a CUDA graph is captured: routines.matmul); the input
   gradient multiplies then scatters the columns back (col2im, one strided add per kernel tap).
   The same algorithm as the CPU backend's kernels_nn.py, so the two agree closely.
 - max/avg pooling fold the kh*kw strided tap slices in place; the pooling gradients and the
@@ -26,6 +27,11 @@ TABLE: dict = {}
 
 def _cdt(out) -> np.dtype:
     return S.compute_np(out.dtype)
+
+
+def _mm(xp, ctx, a, b):
+    from .routines import matmul         # (routines imports this module at its end)
+    return matmul(xp, ctx, a, b)
 
 
 def _pad(xp, x, pads, value=0.0):
@@ -57,18 +63,18 @@ def _im2col(xp, x, pads, k, o, stride, dilation, group):
             .reshape(N * o[0] * o[1], cg * k[0] * k[1]) for g in range(group)]
 
 
-def _conv_fwd(xp, x, w, stride, pads, dilation, group, o):
+def _conv_fwd(xp, ctx, x, w, stride, pads, dilation, group, o):
     N, O = x.shape[0], w.shape[0]
     og = O // group
     cols = _im2col(xp, x, pads, w.shape[2:], o, stride, dilation, group)
     r = xp.empty((N, o[0], o[1], O), x.dtype)
     for g, cg in enumerate(cols):
-        r[..., g * og:(g + 1) * og] = xp.matmul(
-            cg, w[g * og:(g + 1) * og].reshape(og, -1).T).reshape(N, o[0], o[1], og)
+        r[..., g * og:(g + 1) * og] = _mm(
+            xp, ctx, cg, w[g * og:(g + 1) * og].reshape(og, -1).T).reshape(N, o[0], o[1], og)
     return r.transpose(0, 3, 1, 2)
 
 
-def _conv_bpi(xp, dy, w, input_shape, stride, pads, dilation, group):
+def _conv_bpi(xp, ctx, dy, w, input_shape, stride, pads, dilation, group):
     N, Cin, H, W = input_shape
     O, cg, kh, kw = w.shape
     og = O // group
@@ -76,8 +82,8 @@ def _conv_bpi(xp, dy, w, input_shape, stride, pads, dilation, group):
     dxp = xp.zeros((N, Cin, H + pads[0] + pads[1], W + pads[2] + pads[3]), dy.dtype)
     d2 = S.contig(xp, dy.transpose(0, 2, 3, 1)).reshape(-1, O)
     for g in range(group):
-        cols = xp.matmul(d2[:, g * og:(g + 1) * og], w[g * og:(g + 1) * og].reshape(og, -1)
-                         ).reshape(N, o[0], o[1], cg, kh, kw)
+        cols = _mm(xp, ctx, d2[:, g * og:(g + 1) * og], w[g * og:(g + 1) * og].reshape(og, -1)
+                   ).reshape(N, o[0], o[1], cg, kh, kw)
         part = dxp[:, g * cg:(g + 1) * cg]
         for i in range(kh):
             for j in range(kw):
@@ -86,7 +92,7 @@ def _conv_bpi(xp, dy, w, input_shape, stride, pads, dilation, group):
     return dxp[:, :, pads[0]:pads[0] + H, pads[2]:pads[2] + W]
 
 
-def _conv_bpf(xp, x, dy, filter_shape, stride, pads, dilation, group):
+def _conv_bpf(xp, ctx, x, dy, filter_shape, stride, pads, dilation, group):
     O, cg, kh, kw = filter_shape
     og = O // group
     o = dy.shape[2:]
@@ -94,7 +100,7 @@ def _conv_bpf(xp, x, dy, filter_shape, stride, pads, dilation, group):
     d2 = S.contig(xp, dy.transpose(0, 2, 3, 1)).reshape(-1, O)
     dw = xp.empty(tuple(filter_shape), x.dtype)
     for g, cgm in enumerate(cols):
-        dw[g * og:(g + 1) * og] = xp.matmul(d2[:, g * og:(g + 1) * og].T, cgm).reshape(
+        dw[g * og:(g + 1) * og] = _mm(xp, ctx, d2[:, g * og:(g + 1) * og].T, cgm).reshape(
             og, cg, kh, kw)
     return dw
 
@@ -112,14 +118,14 @@ def _conv(kind):
             pads, o = _geometry(attrs, ms[0].shape, ms[1].shape)
 
             def run(x, w):
-                return S.from_compute(xp, _conv_fwd(xp, _in(xp, x, ms[0], c),
+                return S.from_compute(xp, _conv_fwd(xp, ctx, _in(xp, x, ms[0], c),
                                                     _in(xp, w, ms[1], c), s, pads, d, grp, o), od)
         elif kind == "input":
             ishape = tuple(attrs["input_shape"])
             pads, _ = _geometry(attrs, ishape, ms[1].shape)
 
             def run(dy, w):
-                return S.from_compute(xp, _conv_bpi(xp, _in(xp, dy, ms[0], c),
+                return S.from_compute(xp, _conv_bpi(xp, ctx, _in(xp, dy, ms[0], c),
                                                     _in(xp, w, ms[1], c), ishape, s, pads, d,
                                                     grp), od)
         else:
@@ -127,7 +133,7 @@ def _conv(kind):
             pads, _ = _geometry(attrs, ms[0].shape, fshape)
 
             def run(x, dy):
-                return S.from_compute(xp, _conv_bpf(xp, _in(xp, x, ms[0], c),
+                return S.from_compute(xp, _conv_bpf(xp, ctx, _in(xp, x, ms[0], c),
                                                     _in(xp, dy, ms[1], c), fshape, s, pads, d,
                                                     grp), od)
         return run

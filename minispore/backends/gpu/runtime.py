@@ -9,11 +9,14 @@ matmul computes in float32 on cuBLAS, TF32 off unless MINISPORE_GPU_TF32=1), and
 capture for the O2 sink (graph.py).
 
 Capture follows CUDA's rules for stream capture: no host synchronisation and no allocation from
-the memory other code uses. Every kernel is compiled, and cuBLAS/CUB initialised, by a warm-up
-run on the capture stream first; then the step is captured on that (non-blocking) stream with a
-private memory pool, so no address the graph writes can ever be handed to another tensor; the
-pool lives as long as the graph. Replays launch on the current stream, so they are ordered with
-the eager work around them.
+the memory other code uses. CuPy also refuses any cuBLAS call on a capturing stream
+(NotImplementedError from cupy_backends' cublas.setStream), so while a graph is captured, and in
+its warm-up run, `in_graph` is set and float matmuls run on the generator's GEMM kernel (`gemm`)
+instead of cupy.matmul. Every kernel is compiled (and CUB initialised) by that warm-up run on the
+capture stream first; then the step is captured on that (non-blocking) stream with a private
+memory pool, so no address the graph writes can ever be handed to another tensor; the pool lives
+as long as the graph. Replays launch on the current stream, so they are ordered with the eager
+work around them.
 
 UNPROVEN ON HARDWARE: written against CuPy 14's documented API; no line of this module has run
 on a GPU yet (README, "GPU backend").
@@ -47,9 +50,11 @@ class CupyRuntime:
         self.cp = cupy
         self.xp = cupy
         self.checks = True                  # False while a graph is captured (no host syncs)
+        self.in_graph = False               # True in a capture and its warm-up: no cuBLAS
         self._resident: dict = {}
         self._ew: dict = {}
         self._raw: dict = {}
+        self._gemm: dict = {}
         self.counters = {"h2d_bytes": 0, "uploads": 0, "captures": 0, "graph_launches": 0}
         self.tf32 = os.environ.get("MINISPORE_GPU_TF32", "0") == "1"
         try:                                # float32 matmul: FP32 compute, or TF32 if asked
@@ -131,6 +136,18 @@ class CupyRuntime:
                 ew.in_params, ew.out_params, ew.operation, ew.name, preamble=C.PREAMBLE)
         return k
 
+    def gemm(self, a, b):
+        """a @ b for C-contiguous float arrays (batch, m, k), (batch, k, n) of one dtype, on the
+        generator's GEMM kernel (no cuBLAS: the matmul of captured graphs, routines.matmul)."""
+        (nb, m, k), n = a.shape, b.shape[2]
+        key = (a.dtype.name, nb, m, k, n)
+        ck = self._gemm.get(key)
+        if ck is None:
+            ck = self._gemm[key] = C.gemm_kernel(a.dtype.name, nb, m, k, n)
+        out = self.cp.empty((nb, m, n), a.dtype)
+        self.raw_kernel(ck)((ck.grid,), (ck.block,), (a, b, out))
+        return out
+
     def raw_kernel(self, ck: C.CudaKernel):
         k = self._raw.get(ck.name)
         if k is None:
@@ -148,10 +165,11 @@ class CupyRuntime:
         stream.wait_event(cp.cuda.get_current_stream().record())    # inputs made before
         with cp.cuda.using_allocator(pool.malloc), stream:
             state = prepare()
-            body(state)                                    # warm-up: compile, load, init
-            stream.synchronize()
-            self.checks = False
+            self.in_graph = True                           # the warm-up runs what is captured
             try:
+                body(state)                                # warm-up: compile, load, init
+                stream.synchronize()
+                self.checks = False
                 stream.begin_capture()
                 try:
                     result = body(state)
@@ -163,7 +181,7 @@ class CupyRuntime:
                     raise
                 graph = stream.end_capture()
             finally:
-                self.checks = True
+                self.checks, self.in_graph = True, False
         self.counters["captures"] += 1
         # replays run on the current stream: it must not overtake what the capture stream did
         cp.cuda.get_current_stream().wait_event(stream.record())
