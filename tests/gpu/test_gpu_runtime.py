@@ -125,3 +125,115 @@ def test_fused_chain_and_control_flow(level):
     got += [t.asnumpy() for t in ms.jit(control)(Tensor(xc), Tensor(np.int32(3)))]
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------------- without a GPU
+class _StubCuda:
+    """The slice of cupy.cuda that CupyRuntime.capture uses, recording the calls in order and
+    keeping the rules CuPy enforces: no synchronize while capturing, end_capture only after
+    begin_capture."""
+
+    def __init__(self, log):
+        self.log, rt = log, self
+
+        class Stream:
+            def __init__(self, non_blocking=False, name="capture"):
+                self.name, self.capturing = name, False
+
+            def __enter__(self):
+                rt.current.append(self)
+                log.append(f"enter {self.name}")
+                return self
+
+            def __exit__(self, *exc):
+                rt.current.pop()
+                log.append(f"exit {self.name}")
+
+            def record(self):
+                log.append(f"record {self.name}")
+                return self.name
+
+            def wait_event(self, ev):
+                log.append(f"{self.name} waits {ev}")
+
+            def synchronize(self):
+                assert not self.capturing, "cudaErrorStreamCaptureUnsupported"
+                log.append(f"sync {self.name}")
+
+            def begin_capture(self):
+                self.capturing = True
+                log.append("begin_capture")
+
+            def end_capture(self):
+                assert self.capturing
+                self.capturing = False
+                log.append("end_capture")
+                return "graph"
+
+        class MemoryPool:
+            def malloc(self, n):
+                raise AssertionError("not called by the stub")
+
+        self.Stream, self.MemoryPool = Stream, MemoryPool
+        self.current = [Stream(name="null")]
+
+    def get_current_stream(self):
+        return self.current[-1]
+
+    def using_allocator(self, malloc):
+        import contextlib
+        log = self.log
+
+        @contextlib.contextmanager
+        def cm():
+            log.append("pool allocator on")
+            yield
+            log.append("pool allocator off")
+        return cm()
+
+
+def _stub_runtime():
+    from types import SimpleNamespace
+    from minispore.backends.gpu.runtime import CupyRuntime
+    log: list = []
+    rt = CupyRuntime.__new__(CupyRuntime)           # no cupy: only what capture() touches
+    rt.cp = SimpleNamespace(cuda=_StubCuda(log))
+    rt.checks, rt.in_graph = True, False
+    rt.counters = {"captures": 0}
+    return rt, log
+
+
+def test_capture_order_and_flags_with_a_stub_cupy():
+    rt, log = _stub_runtime()
+    seen = []
+
+    def prepare():
+        log.append("prepare")
+        return {"x": 1}
+
+    def body(state):
+        seen.append((rt.checks, rt.in_graph, rt.cp.cuda.get_current_stream().name))
+        log.append("body")
+        return "result"
+    g, (state, result) = rt.capture(prepare, body)
+    assert (state, result, g.graph) == ({"x": 1}, "result", "graph")
+    # warm-up: host checks allowed, no cuBLAS (in_graph); the capture: neither
+    assert seen == [(True, True, "capture"), (False, True, "capture")]
+    assert (rt.checks, rt.in_graph) == (True, False)
+    assert log == ["record null", "capture waits null", "pool allocator on", "enter capture",
+                   "prepare", "body", "sync capture", "begin_capture", "body", "end_capture",
+                   "exit capture", "pool allocator off", "record capture",
+                   "null waits capture"]
+
+
+def test_a_failing_capture_ends_it_and_resets_the_flags():
+    rt, log = _stub_runtime()
+
+    def body(state):
+        if rt.cp.cuda.get_current_stream().capturing:
+            raise NotImplementedError("calling cuBLAS API during stream capture is currently "
+                                      "unsupported")
+    with pytest.raises(NotImplementedError, match="cuBLAS"):
+        rt.capture(dict, body)
+    assert "end_capture" in log and (rt.checks, rt.in_graph) == (True, False)
+    assert not rt.cp.cuda.get_current_stream().capturing and rt.counters["captures"] == 0
