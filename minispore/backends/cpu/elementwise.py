@@ -32,6 +32,25 @@ _TRANSCENDENTAL = {"exp", "log", "log1p", "sin", "cos", "tanh", "erf", "pow", "s
                    "softplus"}
 
 
+# a template that is ONE of these operations on its two arguments computes, under broadcasting,
+# exactly what numpy's ufunc computes (one IEEE operation per element, no intermediate rounding),
+# and the ufunc broadcasts in C: ~2.5 us for a (32, 128) + (128,) bias add where the strided
+# numba loop needs two np.broadcast_to views first (~12 us)
+_EXACT_UFUNC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
+
+
+def _exact_ufunc(expr: E.Expr, cnp, out_np):
+    """numpy's ufunc for `arg0 (op) arg1` when it gives the loop's result bit for bit."""
+    fn = _EXACT_UFUNC.get(expr.op)
+    if fn is None or len(cnp) != 2 or cnp[0] != cnp[1] or cnp[0] != out_np:
+        return None
+    if [a.op for a in expr.args] != ["arg", "arg"] or [a.args[0] for a in expr.args] != [0, 1]:
+        return None
+    if out_np.kind != "f" and not (out_np.kind in "iu" and expr.op != "div"):
+        return None
+    return fn
+
+
 def _has_transcendental(e: E.Expr) -> bool:
     return e.op in _TRANSCENDENTAL or any(
         _has_transcendental(a) for a in e.args if isinstance(a, E.Expr))
@@ -101,6 +120,9 @@ def expr_kernel(tag, expr, in_metas, cdts, out_meta):
         pattern.append("v" if s == shape else "s" if size_of(s) == 1 else "b")
 
     if "b" in pattern:
+        ufunc = _exact_ufunc(expr, cnp, out_np) if not any(casts) else None
+        if ufunc is not None and out_np == final_np:
+            return lambda a, b: ufunc(a, b)
         r = len(shape)
         if r > MAX_ND:
             raise NotImplementedError(f"{tag}: broadcasting over rank {r} > {MAX_ND} is not "

@@ -68,8 +68,10 @@ def sum_to(g, shape: tuple):
     from .reduce import sum as _sum
     from .array import reshape
     lead = len(g.shape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, d in enumerate(shape) if d == 1 and g.shape[lead + i] != 1)
+    inner = tuple(lead + i for i, d in enumerate(shape) if d == 1 and g.shape[lead + i] != 1)
+    if lead and not inner:                 # only leading axes (a bias): one op, no reshape
+        return _sum(g, tuple(range(lead)), False)
+    axes = tuple(range(lead)) + inner
     return reshape(_sum(g, axes, True), shape) if axes else reshape(g, shape)
 
 
