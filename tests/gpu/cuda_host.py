@@ -51,10 +51,30 @@ def ptx_compiler():
     return found[0] if found else None
 
 
-def compile_ptx(kernels, workdir: Path, compiler=None) -> str:
+def cupy_nvrtc_setup():
+    """(source prefix, NVRTC options) as CuPy compiles an ElementwiseKernel: its headers first
+    (cupy/carray.cuh...) and its options (C++17, its include dirs, -ftz=true, device code by
+    default); None where cupy is not installed (it imports without a GPU)."""
+    try:
+        import cupy
+    except ImportError:
+        return None
+    inc = Path(cupy.__file__).parent / "_core" / "include"
+    headers = ("cupy/complex.cuh", "cupy/carray.cuh", "cupy/atomics.cuh", "cupy/math_constants.h")
+    prefix = "".join(f"#include <{h}>\n" for h in headers)
+    cccl = inc / "cupy" / "_cccl"
+    options = ("--std=c++17", f"-I{cccl / 'cub'}", f"-I{cccl / 'thrust'}",
+               f"-I{cccl / 'libcudacxx'}", f"-I{inc}", "-ftz=true",
+               "--device-as-default-execution-space")
+    return prefix, options
+
+
+def compile_ptx(kernels, workdir: Path, compiler=None, prefix: str = "",
+                options: tuple = ()) -> str:
     """PTX (sm_90) of one translation unit holding every kernel (with `compiler`, one entry of
-    ptx_compilers(); the first available by default)."""
-    src = module_source(kernels)
+    ptx_compilers(); the first available by default); NVRTC only: `prefix` before the source,
+    extra `options`."""
+    src = prefix + module_source(kernels)
     kind, tool = compiler or ptx_compiler()
     if kind == "nvcc":
         cu, ptx = workdir / "k.cu", workdir / "k.ptx"
@@ -66,8 +86,9 @@ def compile_ptx(kernels, workdir: Path, compiler=None) -> str:
     lib = tool
     prog = ctypes.c_void_p()
     assert lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"k.cu", 0, None, None) == 0
-    opts = (ctypes.c_char_p * 1)(b"--gpu-architecture=compute_90")
-    rc = lib.nvrtcCompileProgram(prog, 1, opts)
+    flags = [b"--gpu-architecture=compute_90"] + [o.encode() for o in options]
+    opts = (ctypes.c_char_p * len(flags))(*flags)
+    rc = lib.nvrtcCompileProgram(prog, len(flags), opts)
     if rc != 0:
         n = ctypes.c_size_t()
         lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))

@@ -22,7 +22,7 @@ from minispore.core import dtype as dt
 from minispore.core.primitive import ELEMENTWISE, REGISTRY
 from minispore.core.shape import broadcast_shapes
 
-from cuda_host import HostModule, compile_ptx, ew_harness, ptx_compilers
+from cuda_host import HostModule, compile_ptx, cupy_nvrtc_setup, ew_harness, ptx_compilers
 from helpers import assert_close, forward_tol
 from opdb import OPDB, rng_for
 
@@ -85,6 +85,38 @@ def _compilers():
 def test_every_elementwise_operation_compiles_to_ptx(compiler, tmp_path):
     kernels = [ew_harness(ew, xs[0].size) for _, ew, xs, _ in CASES]
     ptx = compile_ptx(kernels, tmp_path, compiler)
+    missing = [k.name for k in kernels if f".entry {k.name}(" not in ptx]
+    assert not missing, missing
+
+
+@pytest.mark.nvcc
+def test_every_elementwise_operation_compiles_under_cupys_headers(tmp_path):
+    """As cupy.ElementwiseKernel compiles them: CuPy's headers (carray.cuh, complex.cuh...)
+    before the preamble, its NVRTC options (-ftz=true, C++17, its include dirs): no macro or
+    name of the preamble clashes with CuPy's. Every template over every dtype, CuPy's parse of
+    the parameter lists too."""
+    setup = cupy_nvrtc_setup()
+    nvrtc = [c for c in ptx_compilers() if c[0] == "nvrtc"]
+    if setup is None or not nvrtc:
+        pytest.skip("needs cupy (it imports without a GPU) and the nvidia-cuda-nvrtc wheel")
+    import cupy
+    ops = {}
+    names = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+             "float32", "float64")
+    for name, op in sorted(REGISTRY.items()):
+        if op.kind != ELEMENTWISE or op.scalar is None:
+            continue
+        for d in names:
+            try:
+                ew = C.ew_operation(op, ("bool", d, d) if name == "where" else (d,) * op.arity)
+            except Exception:             # the op refuses this dtype (its DTypeError)
+                continue
+            k = cupy.ElementwiseKernel(ew.in_params, ew.out_params, ew.operation, ew.name,
+                                       preamble=C.PREAMBLE)
+            assert k.nin == op.arity and k.nout == 1
+            ops[ew.name] = ew
+    kernels = [ew_harness(ew, 8) for ew in ops.values()]
+    ptx = compile_ptx(kernels, tmp_path, nvrtc[0], *setup)
     missing = [k.name for k in kernels if f".entry {k.name}(" not in ptx]
     assert not missing, missing
 
