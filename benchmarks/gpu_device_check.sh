@@ -13,6 +13,8 @@ mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export MINISPORE_TEST_BACKENDS=GPU        # the op database's GPU cells only
+# a kernel NVRTC rejects prints its whole source with the error (one run has to diagnose it)
+export CUPY_DUMP_CUDA_SOURCE_ON_ERROR=1
 summary() { echo "$*" >> "$OUT/summary.txt"; }
 : > "$OUT/summary.txt"
 
