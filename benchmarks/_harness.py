@@ -287,3 +287,60 @@ def print_table(headers: list[str], rows: list[list[str]], title: str = "") -> N
     print("  ".join("-" * w for w in widths))
     for row in rows:
         print(line(row))
+
+
+# --------------------------------------------------------------------------- the shared runner
+# (graph_vs_eager.py, eager_dispatch.py and train_digits.py run their cases through these)
+
+LOAD_LIMIT = 0.25   # foreign CPU share above which a run is repeated once, then flagged '!'
+PEER_MODULES = {"torch": "torch", "jax": "jax", "mindspore": "mindspore"}
+CHILD_ENV = {"JAX_PLATFORMS": "cpu", "GLOG_v": "3", "TF_CPP_MIN_LOG_LEVEL": "2"}
+
+
+def locate(peer: str | None) -> tuple[str | None, str, list[str]]:
+    """(python, how found / skip reason, extra sys.path) for a case's peer (None: this
+    interpreter; "minispore": this interpreter + the repository root)."""
+    if peer is None:
+        return sys.executable, "current interpreter", []
+    if peer == "minispore":           # the package under test, from this checkout
+        return sys.executable, "current interpreter + repo root", [REPO_ROOT]
+    python, how = find_peer(peer, PEER_MODULES[peer])
+    return python, how, []
+
+
+def fresh_cache_dir(tmp_root: str) -> str:
+    """An empty minispore kernel cache directory (MINISPORE_CACHE_DIR) under tmp_root."""
+    return tempfile.mkdtemp(prefix="cache-", dir=tmp_root)
+
+
+class Runner:
+    """Runs cases with the quiet-wait / retry-once-under-load policy: before each process, wait
+    (a few seconds with --quick, 20 s otherwise) for the machine to be quiet; a run during which
+    other processes used more than LOAD_LIMIT of the CPUs is repeated once (the second run is
+    kept, flagged if still loaded). `args` has quick, target_s and repeats."""
+
+    def __init__(self, args, timeout: float | None = None):
+        self.args = args
+        self.quiet_wait_s = 3 if args.quick else 20
+        self.timeout = timeout or (90 if args.quick else 300)
+        self.retried = 0
+        self.loads: list[float] = []
+
+    def run(self, key, python, code, shapes, sys_path, *, env_for_attempt=None, target_s=None,
+            repeats=None, timeout=None):
+        """One process (plus one retry when another process loaded the machine)."""
+        for attempt in range(2):
+            env = dict(CHILD_ENV, **(env_for_attempt(attempt) if env_for_attempt else {}))
+            wait_for_quiet(self.quiet_wait_s)
+            out = run_case(python, code, shapes=shapes, target_s=target_s or self.args.target_s,
+                           repeats=repeats or self.args.repeats, sys_path=sys_path, env=env,
+                           timeout=timeout or self.timeout)
+            if (out["status"] != "ok" or attempt == 1
+                    or (out.get("foreign_load") or 0) <= LOAD_LIMIT):
+                break
+            self.retried += 1
+            print(f"    {key}: foreign load {out['foreign_load']:.0%}, repeating once",
+                  file=sys.stderr, flush=True)
+        if out.get("foreign_load") is not None:
+            self.loads.append(out["foreign_load"])
+        return out

@@ -32,10 +32,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _harness as H  # noqa: E402
+from _harness import LOAD_LIMIT, Runner, locate  # noqa: E402
 
 SHAPES = [(8,), (256, 256)]
 TARGET_RATIO = 2.0
-LOAD_LIMIT = 0.25   # foreign CPU share above which a run is repeated once, then flagged '!'
 _INPUTS = """
 import numpy as np
 def inputs(shape):
@@ -130,30 +130,12 @@ def make(shape):
     return run
 """),
 ]
-PEER_MODULES = {"torch": "torch", "jax": "jax", "mindspore": "mindspore"}
-CHILD_ENV = {"JAX_PLATFORMS": "cpu", "GLOG_v": "3", "TF_CPP_MIN_LOG_LEVEL": "2"}
-
-
-def locate(peer: str | None) -> tuple[str | None, str, list[str]]:
-    """(python, how found / skip reason, extra sys.path) for a case's peer."""
-    if peer is None:
-        return sys.executable, "current interpreter", []
-    if peer == "minispore":           # the package under test, from this checkout
-        return sys.executable, "current interpreter + repo root", [H.REPO_ROOT]
-    python, how = H.find_peer(peer, PEER_MODULES[peer])
-    return python, how, []
-
-
-def collect(cases, rounds: int, target_s: float, repeats: int, timeout: float,
-            quiet_wait_s: float) -> dict:
-    """Run every case ``rounds`` times, interleaved (A B C ... A B C ...).
-
-    Before each process, wait (<= ``quiet_wait_s``) for the machine to be quiet; a run during
-    which other processes used > ``LOAD_LIMIT`` of the CPUs is repeated once (the second run is
-    kept, flagged if still loaded).
-    """
+def collect(cases, args) -> dict:
+    """Run every case ``args.rounds`` times, interleaved (A B C ... A B C ...), through the
+    shared quiet-wait / retry-once-under-load runner (_harness.Runner)."""
+    runner = Runner(args, timeout=60 if args.quick else 180)
     results = {key: {"label": label, "runs": []} for key, label, _, _ in cases}
-    for rnd in range(rounds):
+    for rnd in range(args.rounds):
         for key, label, peer, code in cases:
             res = results[key]
             if res.get("skipped"):
@@ -163,15 +145,10 @@ def collect(cases, rounds: int, target_s: float, repeats: int, timeout: float,
             if python is None:
                 res["skipped"] = how
                 continue
-            print(f"  [round {rnd + 1}/{rounds}] {key} ...", file=sys.stderr, flush=True)
-            for attempt in range(2):      # one retry when another process loaded the machine
-                H.wait_for_quiet(quiet_wait_s)
-                out = H.run_case(python, code, shapes=SHAPES, target_s=target_s,
-                                 repeats=repeats, sys_path=sys_path, env=CHILD_ENV,
-                                 timeout=timeout)
-                if (out["status"] != "ok" or attempt == 1
-                        or (out.get("foreign_load") or 0) <= LOAD_LIMIT):
-                    break
+            print(f"  [round {rnd + 1}/{args.rounds}] {key} ...", file=sys.stderr, flush=True)
+            retried = runner.retried
+            out = runner.run(key, python, code, SHAPES, sys_path)
+            if runner.retried > retried:
                 res["retried"] = res.get("retried", 0) + 1
             if out["status"] != "ok":
                 res["skipped"] = out["reason"]
@@ -268,8 +245,7 @@ def main(argv=None) -> int:
         if unknown:
             p.error(f"unknown row key(s) {sorted(unknown)}")
         cases = [c for c in CASES if c[0] in keep]
-    results = collect(cases, args.rounds, args.target_s, args.repeats,
-                      timeout=60 if args.quick else 180, quiet_wait_s=3 if args.quick else 20)
+    results = collect(cases, args)
     target_line = report(results, args)
     if args.json:
         with open(args.json, "w") as f:

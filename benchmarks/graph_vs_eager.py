@@ -48,19 +48,18 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _harness as H  # noqa: E402
+from _harness import (LOAD_LIMIT, Runner, fresh_cache_dir,  # noqa: E402
+                      locate)
 
 MLP_SHAPES = [(128, 256)]                 # (batch, hidden); layers 64-H-H-10
 N = 4194304
 FUSED_SHAPES = [("a", N), ("b", N)]
 COPY_SHAPES = [("copy", N)]
-LOAD_LIMIT = 0.25    # foreign CPU share above which a run is repeated once, then flagged '!'
 LOSS_RTOL = 1e-4
 FUSED_ATOL = 1e-4
 EXPR = {"a": "tanh(x*1.5+0.3)*sigmoid(x) - x*x/3", "b": "(x*1.5+0.3)*x - x*x/3"}
 TARGETS = {"graph_vs_jax": 1.0, "graph_vs_numpy": 1.0, "a_vs_jax": 1.0, "b_vs_copy": 0.8,
            "cold_s": 2.0, "warm_s": 0.2}
-PEER_MODULES = {"torch": "torch", "jax": "jax", "mindspore": "mindspore"}
-CHILD_ENV = {"JAX_PLATFORMS": "cpu", "GLOG_v": "3", "TF_CPP_MIN_LOG_LEVEL": "2"}
 
 # --------------------------------------------------------------------------- case code (child)
 
@@ -525,51 +524,6 @@ ALL_KEYS = [k for keys in TABLES.values() for k in keys]
 
 
 # --------------------------------------------------------------------------- running
-
-def locate(peer: str | None) -> tuple[str | None, str, list[str]]:
-    """(python, how found / skip reason, extra sys.path) for a case's peer."""
-    if peer is None:
-        return sys.executable, "current interpreter", []
-    if peer == "minispore":           # the package under test, from this checkout
-        return sys.executable, "current interpreter + repo root", [H.REPO_ROOT]
-    python, how = H.find_peer(peer, PEER_MODULES[peer])
-    return python, how, []
-
-
-class Runner:
-    """Runs cases with the quiet-wait / retry-once-under-load policy; keeps temp cache dirs."""
-
-    def __init__(self, args):
-        self.args = args
-        self.quiet_wait_s = 3 if args.quick else 20
-        self.timeout = 90 if args.quick else 300
-        self.retried = 0
-        self.loads: list[float] = []
-
-    def run(self, key, python, code, shapes, sys_path, *, env_for_attempt=None, target_s=None,
-            repeats=None, timeout=None):
-        """One process (plus one retry when another process loaded the machine)."""
-        for attempt in range(2):
-            env = dict(CHILD_ENV, **(env_for_attempt(attempt) if env_for_attempt else {}))
-            H.wait_for_quiet(self.quiet_wait_s)
-            out = H.run_case(python, code, shapes=shapes,
-                             target_s=target_s or self.args.target_s,
-                             repeats=repeats or self.args.repeats, sys_path=sys_path, env=env,
-                             timeout=timeout or self.timeout)
-            if (out["status"] != "ok" or attempt == 1
-                    or (out.get("foreign_load") or 0) <= LOAD_LIMIT):
-                break
-            self.retried += 1
-            print(f"    {key}: foreign load {out['foreign_load']:.0%}, repeating once",
-                  file=sys.stderr, flush=True)
-        if out.get("foreign_load") is not None:
-            self.loads.append(out["foreign_load"])
-        return out
-
-
-def fresh_cache_dir(tmp_root: str) -> str:
-    return tempfile.mkdtemp(prefix="cache-", dir=tmp_root)
-
 
 def collect_rows(runner: Runner, cases, shapes_of, rounds: int, tmp_root: str) -> dict:
     """Run every case ``rounds`` times, interleaved; minispore gets an empty kernel cache dir."""

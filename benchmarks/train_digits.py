@@ -46,9 +46,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _harness as H  # noqa: E402
-# the quiet-wait/retry-once runner, peer location and verdicts of the graph-vs-eager benchmark
-from graph_vs_eager import (_LOADER, LOAD_LIMIT, Runner, fresh_cache_dir,  # noqa: E402
-                            locate, verdict)
+# the shared quiet-wait/retry-once runner and peer location; the graph-vs-eager benchmark's
+# model-file loader and target verdicts
+from _harness import LOAD_LIMIT, Runner, fresh_cache_dir, locate  # noqa: E402
+from graph_vs_eager import _LOADER, verdict  # noqa: E402
 
 BATCH, LR, MOMENTUM, SEED = 32, 0.05, 0.9, 0
 MODELS = {"mlp": "MLP 64-128-10", "cnn": "LeNet-style CNN"}
