@@ -67,6 +67,14 @@ def register_all(backend) -> None:
             axis = reduction_axes(op_name, attrs["axis"], len(in_metas[0].shape))
             odt = out_meta.dtype.np
             c = cpu_np(out_meta.dtype) if out_meta.dtype.is_float else None
+            if op_name == "sum" and c is not None:
+                # float sums accumulate in float64, as the O2 sink's loops do (sink.py
+                # _reduction): the two modes then round the same sums the same way, where
+                # float32 accumulation made a training run's GRAPH and PYNATIVE curves drift
+                def run(x):
+                    return _contig(np.add.reduce(x, axis=axis, keepdims=keep, dtype=np.float64),
+                                   odt)
+                return run
 
             def run(x):
                 if c is not None and x.dtype != c:

@@ -7,8 +7,8 @@ softmax/log_softmax are one numba loop over an (outer, d, inner) view with the a
 O2 sink's lowering (sink.py `_softmax`: float64 running max and sum, vexp/vlog), so PyNative, O0
 and O2 agree; the cross-entropy pair are row loops the O2 sink calls too (sink_nn.py), with
 the same arithmetic; one_hot is one loop writing on/off values (an index outside [0, depth) gives a row
-of off values, as the reference does); mean is `np.add.reduce` divided by the count, which is
-what `np.mean` computes without its Python layers.
+of off values, as the reference does); mean is `np.add.reduce` in float64 divided by the count
+(the sink's arithmetic; np.mean's, without its Python layers, would accumulate float32).
 `register(backend)` is called by kernels.register_all.
 """
 from __future__ import annotations
@@ -167,14 +167,12 @@ def _mean(in_metas, attrs, out_meta):
     keep = attrs["keep_dims"]
     count = size_of(shape) // max(size_of(out_meta.shape), 1) if size_of(out_meta.shape) else 0
     odt = out_meta.dtype.np
-    # float16/bfloat16 accumulate in float32; integers in float64, as np.mean does
-    c = (np.dtype(np.float64) if not in_metas[0].dtype.is_float else
-         np.dtype(np.float32) if odt.itemsize < 4 else odt)
 
     def run(x):
+        # accumulated and divided in float64, as the O2 sink's loops do (the same rounding in
+        # both modes)
         with np.errstate(invalid="ignore", divide="ignore"):      # empty slices: nan
-            r = np.true_divide(np.add.reduce(x.astype(c, copy=False), axis=axis,
-                                             keepdims=keep), c.type(count), dtype=c)
+            r = np.add.reduce(x, axis=axis, keepdims=keep, dtype=np.float64) / count
         return np.asarray(r, odt)           # a reduction's result is C-contiguous (0-d too)
     return run
 
