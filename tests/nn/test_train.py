@@ -128,3 +128,21 @@ def test_accuracy_and_mae():
     mae.clear()
     with pytest.raises(RuntimeError, match="number of samples is 0"):
         mae.eval()
+
+
+def test_sum_and_mean_round_like_the_sink():
+    """A bias gradient (sum over the batch) and a mean loss are bit-identical in PyNative and in
+    the O2 sink: both accumulate float32 in float64 and round once (float32 accumulation in the
+    eager kernels made long training runs drift apart between the modes)."""
+    x = Tensor(np.random.default_rng(3).standard_normal((32, 64)).astype(F32) * 1e3)
+
+    def f(t):
+        return ops.sum(t, 0), ops.mean(t), ops.mean(t, 1)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    eager = [o.asnumpy() for o in f(x)]
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    graph = [o.asnumpy() for o in ms.jit(f)(x)]
+    for e, g in zip(eager, graph):
+        np.testing.assert_array_equal(e, g)
+    x64 = x.asnumpy().astype(np.float64)
+    np.testing.assert_array_equal(eager[0], x64.sum(0).astype(F32))
