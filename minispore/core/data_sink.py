@@ -5,9 +5,11 @@ The returned function takes `sink_size` batches from the dataset (anything with
 exhausted) and runs `fn` on each as a compiled graph, returning the last step's result, as
 MindSpore's `data_sink` does. What a device gains from it is the backend's `loop_sink` context:
 on the simulated Ascend, one host launch and one H2D transfer of all the batches (a device data
-queue) serve the whole loop, and each step costs only device-side task dispatch. On the CPU
-there is no separate device: the steps run back to back in the same process (the compiled step
-is reused, so nothing is recompiled).
+queue) serve the whole loop, and each step costs only device-side task dispatch. On the CPU at
+jit_level O2 the sink is one multi-step program: the batches are stacked and one generated numba
+loop runs the sunk step over them, carrying the updated Parameters from step to step
+(compile.run_steps, sink.py SunkProgram.run_steps); at O0/O1 the compiled step runs once per
+batch.
 """
 from __future__ import annotations
 
@@ -54,9 +56,23 @@ def data_sink(fn, dataset, sink_size: int = 1, jit_config=None, input_signature=
         batches = [take() for _ in range(sink_size)]
         backend = current.backend or get_backend(context._state["device_target"])
         loop = getattr(backend, "loop_sink", None)
-        out = None
         with (loop(batches) if loop is not None else contextlib.nullcontext()):
+            return _steps(step, batches)
+    return sink_fun
+
+
+def _steps(step, batches):
+    """The steps of one sink: one compiled program over all the batches where the backend's
+    program can loop by itself (the CPU's O2 sink), else one compiled call per batch; a Cell in
+    PYNATIVE_MODE runs eagerly, step by step."""
+    from ..nn.cell import Cell
+    from .graph import compile as graph_compile
+    if isinstance(step, Cell):
+        if context._state["mode"] != context.GRAPH_MODE:
+            out = None
             for b in batches:
                 out = step(*b)
-        return out
-    return sink_fun
+            return out
+        return graph_compile.run_steps(type(step).construct, (step,), batches, key_obj=step,
+                                       name=type(step).__name__)
+    return step._run_steps(batches)

@@ -33,6 +33,16 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
                 return graph_compile.run(fn, args, kwargs, name=fn.__qualname__)
             finally:
                 state["jit_level"] = saved
+        def run_steps(batches):
+            """fn over each batch in order, one compiled program (ms.data_sink)."""
+            state = context._state
+            saved = state["jit_level"]
+            state["jit_level"] = jit_level or saved
+            try:
+                return graph_compile.run_steps(fn, (), batches, name=fn.__qualname__)
+            finally:
+                state["jit_level"] = saved
         wrapper.__wrapped_jit__ = fn
+        wrapper._run_steps = run_steps
         return wrapper
     return deco(function) if function is not None else deco

@@ -80,6 +80,33 @@ def test_dataset_sink_mode_runs_sink_size_steps_per_call(target):
         assert dev.counts["graph_launches"] == 2    # one launch per sink of 3 steps
 
 
+def test_cpu_sink_is_one_multi_step_program(monkeypatch):
+    """dataset_sink_mode=True on the CPU at O2: each sink of 3 steps is ONE call of a generated
+    loop over the stacked batches (the step's own program is not called per step), and the
+    trained weights and losses equal three separate steps' bit for bit."""
+    from minispore.backends.cpu.sink import SunkProgram
+    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU", jit_level="O2")
+    calls = {"run": 0, "run_steps": 0}
+    for name in calls:
+        orig = getattr(SunkProgram, name)
+
+        def counted(self, *a, _orig=orig, _name=name):
+            calls[_name] += 1
+            return _orig(self, *a)
+        monkeypatch.setattr(SunkProgram, name, counted)
+    net, model = _model()
+    sunk = LossMonitor(per_print_times=0)
+    model.train(2, _data(), callbacks=sunk, dataset_sink_mode=True, sink_size=3)
+    assert calls == {"run": 0, "run_steps": 2}
+    net2, model2 = _model()
+    plain = LossMonitor(per_print_times=0)
+    model2.train(1, _data(), callbacks=plain)                 # the same 6 batches, one by one
+    assert calls["run"] == 6
+    assert sunk.losses == [plain.losses[2], plain.losses[5]]
+    for p, q in zip(net.trainable_params(), net2.trainable_params()):
+        np.testing.assert_array_equal(p.asnumpy(), q.asnumpy())
+
+
 def test_errors():
     net, model = _model()
     with pytest.raises(ValueError, match="epoch must be an int >= 1, got 0"):
@@ -101,3 +128,23 @@ def test_the_demo_trains_both_modes_alike(capsys):
     assert (g["mode"], p["mode"], a["backend"]) == ("GRAPH", "PYNATIVE", "Ascend")
     np.testing.assert_allclose(g["losses"], p["losses"], rtol=1e-4)
     assert a["sim_s"] > 0 and min(r["accuracy"] for r in rows) > 0.8
+
+
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_data_sink_of_a_jitted_function(level):
+    """ms.data_sink over a function: the Parameter it assigns carries from step to step (one
+    program at O2, one call per batch at O1) and the last step's result comes back."""
+    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU", jit_level=level)
+    acc = ms.Parameter(ms.Tensor(np.zeros(3, np.float32)), name="acc")
+
+    def step(x):
+        ms.ops.assign(acc, acc * 0.5 + x)
+        return acc * 2
+
+    xs = [(np.full(3, k, np.float32),) for k in range(1, 5)]
+    out = ms.data_sink(step, xs, sink_size=4)()
+    want = np.zeros(3, np.float32)
+    for (x,) in xs:
+        want = want * 0.5 + x
+    np.testing.assert_array_equal(acc.asnumpy(), want)
+    np.testing.assert_array_equal(out.asnumpy(), 2 * want)

@@ -180,6 +180,32 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         # the tape sees every op (MindSpore differentiates through jit graphs the same way)
         from ..pynative import EAGER
         return Parser(EAGER).call_function(fn, args, kwargs) if parse else fn(*args, **kwargs)
+    entry, tensors = _entry(fn, args, kwargs, parse, key_obj, name)
+    return _finish(entry, *entry.program.run([t._buf for t in tensors]))
+
+
+def run_steps(fn, prefix, batches, *, key_obj=None, name=None):
+    """`fn(*prefix, *batch)` compiled once and run for every batch in order (ms.data_sink),
+    returning the last result. A program with `run_steps` (the CPU sink) runs all of them in ONE
+    call over the stacked batches, carrying the assigned Parameters from step to step; otherwise
+    (or when the batches' signatures differ) each step is one call."""
+    calls = [tuple(prefix) + tuple(b) for b in batches]
+    entry, tensors = _entry(fn, calls[0], {}, True, key_obj, name)
+    multi = getattr(entry.program, "run_steps", None)
+    if multi is not None and len(calls) > 1 and tensors:
+        flat = [_flatten_args(list(_arrays_to_tensors(c)) + [{}], []) for c in calls]
+        if all(f[1] == flat[0][1] for f in flat[1:]):
+            stacked = [np.stack([t._buf for t in col]) for col in zip(*[f[0] for f in flat])]
+            return _finish(entry, *multi(stacked))
+    out = None
+    for c in calls:
+        out = run(fn, c, key_obj=key_obj, name=name)
+    return out
+
+
+def _entry(fn, args, kwargs, parse, key_obj, name):
+    """The compiled entry for this call's signature (compiling it the first time) and the call's
+    tensors in graph-input order."""
     args, kwargs = _arrays_to_tensors(args), _arrays_to_tensors(kwargs)
     objs: list = []
     tensors, sig = _flatten_args(list(args) + [kwargs], objs)
@@ -211,7 +237,11 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         _cache[key] = entry
         for o in objs + ([key_obj] if key_obj is not None else []):
             _forget_when_gone(o, key)
-    outs, assigns = entry.program.run([t._buf for t in tensors])
+    return entry, tensors
+
+
+def _finish(entry, outs, assigns):
+    """Land the Parameter assignments and wrap the outputs in the call's structure."""
     for p, buf in assigns:
         p._buf = buf
     return _rebuild(entry.out_tree, [wrap(o, v.dtype) for o, v in zip(outs,
