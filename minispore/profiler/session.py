@@ -264,4 +264,19 @@ class ProfiledProgram:
         return r
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._program, name)
+        attr = getattr(self._program, name)
+        if name == "run_steps":             # the CPU sink's multi-step program (data_sink)
+            return self._recorded_steps(attr)
+        return attr
+
+    def _recorded_steps(self, run_steps):
+        """run_steps recorded as one call of the program: one kernel, one host launch per sink."""
+        def run(stacked):
+            s, info = self._session, self._info
+            if not s.recording:
+                return run_steps(stacked)
+            t0 = time.perf_counter()
+            r = run_steps(stacked)
+            s.calls.append(Call(info, t0, time.perf_counter(), None, 0, info.launches))
+            return r
+        return run
