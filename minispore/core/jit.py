@@ -23,25 +23,25 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
                          f"converts the Python source: use capture_mode='ast'")
 
     def deco(fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def at_level(run, *args):
+            """run(*args) with this function's jit_level in force (if it names one)."""
             if jit_level is None:
-                return graph_compile.run(fn, args, kwargs, name=fn.__qualname__)
+                return run(*args)
             state = context._state
             saved, state["jit_level"] = state["jit_level"], jit_level
             try:
-                return graph_compile.run(fn, args, kwargs, name=fn.__qualname__)
+                return run(*args)
             finally:
                 state["jit_level"] = saved
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return at_level(lambda: graph_compile.run(fn, args, kwargs, name=fn.__qualname__))
+
         def run_steps(batches):
-            """fn over each batch in order, one compiled program (ms.data_sink)."""
-            state = context._state
-            saved = state["jit_level"]
-            state["jit_level"] = jit_level or saved
-            try:
-                return graph_compile.run_steps(fn, (), batches, name=fn.__qualname__)
-            finally:
-                state["jit_level"] = saved
+            """fn over each batch in order, as one compiled program where the backend can
+            (ms.data_sink)."""
+            return at_level(graph_compile.run_steps, fn, (), batches)
         wrapper.__wrapped_jit__ = fn
         wrapper._run_steps = run_steps
         return wrapper
