@@ -166,7 +166,13 @@ def test_state_parameters_are_named_and_registered():
     (lambda p: nn.Momentum(p, 0.1, "0.9"), TypeError, ["momentum", "'0.9'"]),
     (lambda p: nn.SGD(p[0], 0.1), TypeError, ["params", "trainable_params"]),
     (lambda p: nn.SGD([], 0.1), ValueError, ["params", "empty"]),
-    (lambda p: nn.SGD([{"params": p}], 0.1), ValueError, ["groups"]),
+    (lambda p: nn.SGD([{"params": [p[0]]}, p[1]], 0.1), TypeError, ["mixes", "group"]),
+    (lambda p: nn.SGD([{"params": p, "momentum": 0.9}], 0.1), ValueError, ["'momentum'"]),
+    (lambda p: nn.SGD([{"params": p, "grad_centralization": True}], 0.1), NotImplementedError,
+     ["grad_centralization"]),
+    (lambda p: nn.SGD([{"params": p, "lr": [0.1, 0.2]}], 0.1), TypeError, ["group's lr"]),
+    (lambda p: nn.SGD([{"params": p}, {"order_params": [p[1]]}], 0.1), ValueError,
+     ["order_params", "fc.weight"]),
     (lambda p: nn.SGD(p, 0.1, weight_decay=-1), ValueError, ["weight_decay", "-1"]),
 ])
 def test_argument_errors(make, err, words):
@@ -174,6 +180,35 @@ def test_argument_errors(make, err, words):
         make(_params())
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+@pytest.mark.parametrize("make_opt", [
+    lambda ps, lr, wd: nn.SGD(ps, lr, weight_decay=wd),
+    lambda ps, lr, wd: nn.Momentum(ps, lr, 0.9, weight_decay=wd),
+    lambda ps, lr, wd: nn.Adam(ps, lr, weight_decay=wd),
+    lambda ps, lr, wd: nn.AdamWeightDecay(ps, lr, weight_decay=wd),
+], ids=["sgd", "momentum", "adam", "adamw"])
+def test_parameter_groups(make_opt, mode):
+    """MindSpore's parameter groups: the bias group's own lr and weight decay, the weight group
+    the optimizer's; order_params sets the order. Each Parameter's trajectory equals that of a
+    plain optimizer (no groups) built for it alone with its group's settings."""
+    def train(params, opt):
+        for s in range(3):
+            grads = {p.name: Tensor(GRADS[s][i]) for i, p in enumerate(params)}
+            opt(tuple(grads[p.name] for p in opt.parameters))
+        return {p.name: p.asnumpy() for p in params}
+
+    ps = _params()
+    opt = make_opt([{"params": [ps[1]], "lr": 0.02, "weight_decay": 0.0}, {"params": [ps[0]]},
+                    {"order_params": [ps[0], ps[1]]}], 0.1, 0.5)
+    got = train(ps, opt)
+    assert [p.name for p in opt.parameters] == ["fc.weight", "fc.bias"]
+    assert opt.weight_decays == (0.5, 0.0)
+    for k, (lr, wd) in enumerate(((0.1, 0.5), (0.02, 0.0))):
+        ps = _params()
+        alone = train(ps, make_opt([ps[k]], lr, wd))
+        name = ps[k].name
+        np.testing.assert_allclose(got[name], alone[name], rtol=1e-6, atol=1e-7, err_msg=name)
 
 
 def test_wrong_number_of_gradients():

@@ -50,13 +50,14 @@ class Adam(Optimizer):
 
     def construct(self, gradients):
         self._check_grads(gradients)
-        lr = self.get_lr()
+        lrs = self.param_lrs(self.get_lr())
         gradients = self.decay_weight(self.scale_grad(gradients))
         b1p = assign(self.beta1_power, self.beta1_power * self.beta1)
         b2p = assign(self.beta2_power, self.beta2_power * self.beta2)
-        lr_t = lr * M.sqrt(1.0 - b2p) / (1.0 - b1p)
+        correction = M.sqrt(1.0 - b2p) / (1.0 - b1p)
         updated = []
-        for p, g, m, v in zip(self.parameters, gradients, self.moment1, self.moment2):
+        for p, g, m, v, lr in zip(self.parameters, gradients, self.moment1, self.moment2, lrs):
+            lr_t = lr * correction
             new_m = m * self.beta1 + g * (1.0 - self.beta1)
             new_v = v * self.beta2 + M.square(g) * (1.0 - self.beta2)
             assign(m, new_m)
@@ -80,17 +81,17 @@ class AdamWeightDecay(Optimizer):
 
     def construct(self, gradients):
         self._check_grads(gradients)
-        lr = self.get_lr()
+        lrs = self.param_lrs(self.get_lr())
         updated = []
-        for p, g, m, v, flag in zip(self.parameters, gradients, self.moments1, self.moments2,
-                                    self.decay_flags):
+        for p, g, m, v, wd, lr in zip(self.parameters, gradients, self.moments1, self.moments2,
+                                      self.weight_decays, lrs):
             new_m = m * self.beta1 + g * (1.0 - self.beta1)
             new_v = v * self.beta2 + M.square(g) * (1.0 - self.beta2)
             assign(m, new_m)
             assign(v, new_v)
             u = new_m / (M.sqrt(new_v) + self.eps)
-            if flag and self.weight_decay > 0.0:
-                u = u + p * self.weight_decay
+            if wd > 0.0:
+                u = u + p * wd
             updated.append(assign(p, p - lr * u))
         return depend(True, tuple(updated))
 

@@ -1,7 +1,11 @@
 """nn.Optimizer: the state every optimizer shares (MindSpore 2.x semantics).
 
 - `parameters`: a ParameterTuple of the Parameters to update (the network's, not registered as
-  this Cell's own, so they are not renamed or duplicated); parameter groups (dicts) raise.
+  this Cell's own, so they are not renamed or duplicated). Parameter groups (MindSpore's dicts:
+  `{"params": [...], "lr": 0.01, "weight_decay": 0.0}`, and `{"order_params": [...]}` for the
+  order) give their Parameters their own float learning rate (a Parameter per group, so it can
+  be changed without recompiling) and weight decay (applied to every Parameter of the group, no
+  name filter); the others take the optimizer's. `grad_centralization` raises.
 - `learning_rate`: a float/int or a 0-d Tensor (kept in a Parameter, so changing it does not
   recompile), a list/tuple or 1-d Tensor of per-step values (step t uses entry min(t, n-1)), or a
   LearningRateSchedule Cell / callable taking the global step and returning the rate.
@@ -50,6 +54,53 @@ def _check_float(who, name, value, low=None, high=None, low_open=False, high_ope
     return value
 
 
+_GROUP_KEYS = {"params", "lr", "learning_rate", "weight_decay", "order_params",
+               "grad_centralization"}
+
+
+def _parse_groups(who, items):
+    """(Parameters, their group lr or None, their group weight decay or None) from a flat list
+    or from MindSpore's parameter groups."""
+    if not any(isinstance(g, dict) for g in items):
+        return items, [None] * len(items), [None] * len(items)
+    order, params, lrs, wds = None, [], {}, {}
+    for g in items:
+        if not isinstance(g, dict):
+            raise TypeError(f"{who}: params mixes parameter groups (dicts) and "
+                            f"{type(g).__name__}s; put every Parameter in a group")
+        unknown = sorted(set(g) - _GROUP_KEYS)
+        if unknown:
+            raise ValueError(f"{who}: unknown key(s) {unknown} in a parameter group; valid: "
+                             f"{', '.join(sorted(_GROUP_KEYS))}")
+        if "order_params" in g:
+            order = list(g["order_params"])
+            continue
+        if g.get("grad_centralization"):
+            raise NotImplementedError(f"{who}: grad_centralization in a parameter group is not "
+                                      f"supported by minispore; remove it from the group")
+        if "params" not in g:
+            raise ValueError(f"{who}: a parameter group needs 'params', got keys {sorted(g)}")
+        lr = g.get("lr", g.get("learning_rate"))
+        if lr is not None:
+            if isinstance(lr, bool) or not isinstance(lr, numbers.Real):
+                raise TypeError(f"{who}: a group's lr must be a float here, got {lr!r}; per-step "
+                                f"lists and schedules only as the optimizer's learning_rate")
+            lr = _check_float(who, "a group's lr", lr, low=0.0)
+        wd = g.get("weight_decay")
+        if wd is not None:
+            wd = _check_float(who, "a group's weight_decay", wd, low=0.0)
+        for p in g["params"]:
+            params.append(p)
+            lrs[id(p)], wds[id(p)] = lr, wd
+    if order is not None:
+        stray = [getattr(p, "name", p) for p in params if id(p) not in {id(q) for q in order}]
+        if stray:
+            raise ValueError(f"{who}: order_params must list every grouped Parameter; missing "
+                             f"{stray}")
+        params = order
+    return params, [lrs.get(id(p)) for p in params], [wds.get(id(p)) for p in params]
+
+
 class Optimizer(Cell):
     """Base class; subclasses define construct(gradients). The update is compiled in PyNative
     mode too (`jit_in_pynative`, MindSpore's @jit on its optimizers' construct): one fused
@@ -63,14 +114,11 @@ class Optimizer(Cell):
         if isinstance(parameters, (Parameter, Tensor)) or parameters is None:
             raise TypeError(f"{who}: params must be an iterable of Parameters such as "
                             f"net.trainable_params(), got {type(parameters).__name__}")
-        params = list(parameters)
+        params, group_lr, group_wd = _parse_groups(who, list(parameters))
         if not params:
             raise ValueError(f"{who}: params is empty; pass net.trainable_params() of a network "
                              f"that has Parameters")
         for p in params:
-            if isinstance(p, dict):
-                raise ValueError(f"{who}: parameter groups (dicts in params) are not supported "
-                                 f"by minispore; pass a flat list of Parameters")
             if not isinstance(p, Parameter):
                 raise TypeError(f"{who}: params must hold Parameters, got "
                                 f"{type(p).__name__}; pass net.trainable_params()")
@@ -84,6 +132,15 @@ class Optimizer(Cell):
         self.weight_decay = _check_float(who, "weight_decay", weight_decay, low=0.0)
         self.loss_scale = _check_float(who, "loss_scale", loss_scale, low=0.0, low_open=True)
         self.decay_flags = tuple("beta" not in p.name and "gamma" not in p.name for p in params)
+        # per Parameter: its group's weight decay, else the optimizer's where the filter allows
+        self.weight_decays = tuple(
+            wd if wd is not None else (self.weight_decay if flag else 0.0)
+            for wd, flag in zip(group_wd, self.decay_flags))
+        rates = {lr: Parameter(Tensor(np.float32(lr)), name=f"learning_rate_group{k}",
+                               requires_grad=False)
+                 for k, lr in enumerate(dict.fromkeys(r for r in group_lr if r is not None))}
+        self.group_lrs = ParameterTuple(list(rates.values()))
+        self._lr_slot = tuple(None if r is None else list(rates).index(r) for r in group_lr)
         self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step",
                                      requires_grad=False)
         self._init_lr(who, learning_rate)
@@ -145,14 +202,16 @@ class Optimizer(Cell):
         assign(self.global_step, step + 1)
         return lr
 
+    def param_lrs(self, lr) -> tuple:
+        """The learning rate of each Parameter this step: its group's, else `lr` (get_lr())."""
+        return tuple(lr if k is None else self.group_lrs[k] * 1.0 for k in self._lr_slot)
+
     def decay_weight(self, gradients):
-        """g + weight_decay * p for the parameters the decay filter selects."""
-        if self.weight_decay == 0.0:
+        """g + weight_decay * p with each Parameter's weight decay (see weight_decays)."""
+        if not any(self.weight_decays):
             return gradients
-        out = []
-        for p, g, flag in zip(self.parameters, gradients, self.decay_flags):
-            out.append(g + self.weight_decay * p if flag else g)
-        return tuple(out)
+        return tuple(g + wd * p if wd else g
+                     for p, g, wd in zip(self.parameters, gradients, self.weight_decays))
 
     def scale_grad(self, gradients):
         if self.loss_scale == 1.0:

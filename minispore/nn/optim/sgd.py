@@ -36,7 +36,7 @@ class SGD(Optimizer):
         first = None
         if self.momentum > 0.0:         # read before get_lr() increments global_step
             first = M.cast(A.reshape(M.equal(self.global_step, 0), ()), gradients[0].dtype)
-        lr = self.get_lr()
+        lrs = self.param_lrs(self.get_lr())
         gradients = self.decay_weight(self.scale_grad(gradients))
         updated = []
         for i, (p, g) in enumerate(zip(self.parameters, gradients)):
@@ -47,7 +47,7 @@ class SGD(Optimizer):
                 new_acc = first * g + (1.0 - first) * later
                 assign(acc, new_acc)
                 d = g + new_acc * self.momentum if self.nesterov else new_acc
-            updated.append(assign(p, p - lr * d))
+            updated.append(assign(p, p - lrs[i] * d))
         return depend(True, tuple(updated))
 
     def extend_repr(self):
@@ -67,10 +67,10 @@ class Momentum(Optimizer):
 
     def construct(self, gradients):
         self._check_grads(gradients)
-        lr = self.get_lr()
+        lrs = self.param_lrs(self.get_lr())
         gradients = self.decay_weight(self.scale_grad(gradients))
         updated = []
-        for p, g, acc in zip(self.parameters, gradients, self.moments):
+        for p, g, acc, lr in zip(self.parameters, gradients, self.moments, lrs):
             new_acc = acc * self.momentum + g
             assign(acc, new_acc)
             d = g + new_acc * self.momentum if self.use_nesterov else new_acc
