@@ -8,6 +8,7 @@ import numpy as np
 
 from ...core.ops.reduce import reduction_axes
 from ...core.primitive import REGISTRY
+from ...core.shape import size_of
 from .elementwise import cpu_np
 
 # ops whose CPU kernel is their numpy reference (see the module docstring)
@@ -41,7 +42,7 @@ def register_all(backend) -> None:
         backend.register(name)(ref_kernel(REGISTRY[name]))
     from . import kernels_nn                 # conv, pooling, normalisation, random ops
     kernels_nn.register(backend, ref_kernel)
-    from . import kernels_row                # softmax, log_softmax, one_hot, mean
+    from . import kernels_row                # softmax, log_softmax, cross-entropy, one_hot
     kernels_row.register(backend)
 
     @backend.register("matmul")
@@ -67,14 +68,6 @@ def register_all(backend) -> None:
             axis = reduction_axes(op_name, attrs["axis"], len(in_metas[0].shape))
             odt = out_meta.dtype.np
             c = cpu_np(out_meta.dtype) if out_meta.dtype.is_float else None
-            if op_name == "sum" and c is not None:
-                # float sums accumulate in float64, as the O2 sink's loops do (sink.py
-                # _reduction): the two modes then round the same sums the same way, where
-                # float32 accumulation made a training run's GRAPH and PYNATIVE curves drift
-                def run(x):
-                    return _contig(np.add.reduce(x, axis=axis, keepdims=keep, dtype=np.float64),
-                                   odt)
-                return run
 
             def run(x):
                 if c is not None and x.dtype != c:
@@ -83,7 +76,31 @@ def register_all(backend) -> None:
             return run
         return factory
 
+    def accumulation(op_name):
+        """sum and mean: float results accumulate in float64 and round once, as the O2 sink's
+        loops do (sink.py _reduction), so both modes round the same sums the same way (float32
+        accumulation made a training run's GRAPH and PYNATIVE curves drift apart); mean divides
+        in float64 too. Integer sums keep numpy's own accumulator."""
+        def factory(in_metas, attrs, out_meta):
+            keep = attrs["keep_dims"]
+            shape = tuple(in_metas[0].shape)
+            axis = reduction_axes(op_name, attrs["axis"], len(shape))
+            odt = out_meta.dtype.np
+            acc = np.float64 if out_meta.dtype.is_float else None
+            n_out = size_of(out_meta.shape)
+            count = size_of(shape) // n_out if n_out else 0
+
+            def run(x):
+                r = np.add.reduce(x, axis=axis, keepdims=keep, dtype=acc)
+                if op_name == "mean":
+                    with np.errstate(invalid="ignore", divide="ignore"):   # empty slices: nan
+                        r = r / count
+                return _contig(r, odt)
+            return run
+        return factory
+
     # ufunc.reduce directly: np.sum & co. add ~2 us of Python dispatch per call
-    backend.register("sum")(reduction("sum", np.add.reduce))
+    backend.register("sum")(accumulation("sum"))
+    backend.register("mean")(accumulation("mean"))
     backend.register("max")(reduction("max", np.maximum.reduce))
     backend.register("min")(reduction("min", np.minimum.reduce))

@@ -1,5 +1,6 @@
 """Eager CPU kernels of the small ops on a classifier's loss path: softmax and log_softmax over one
-axis, the sparse softmax cross-entropy and its gradient, one_hot, and mean.
+axis, the sparse softmax cross-entropy and its gradient, and one_hot (sum and mean, float64
+accumulation, are kernels.py's `accumulation`).
 
 Their numpy references cost 20-70 us on a (32, 10) batch of logits (eight numpy calls, moveaxis,
 dtype round trips), more than the matmuls of a small MLP step; these kernels cost a few us.
@@ -7,8 +8,8 @@ softmax/log_softmax are one numba loop over an (outer, d, inner) view with the a
 O2 sink's lowering (sink.py `_softmax`: float64 running max and sum, vexp/vlog), so PyNative, O0
 and O2 agree; the cross-entropy pair are row loops the O2 sink calls too (sink_nn.py), with
 the same arithmetic; one_hot is one loop writing on/off values (an index outside [0, depth) gives a row
-of off values, as the reference does); mean is `np.add.reduce` in float64 divided by the count
-(the sink's arithmetic; np.mean's, without its Python layers, would accumulate float32).
+of off values, as the reference does). Half-precision tensors compute in float32 (cpu_np) and
+round once.
 `register(backend)` is called by kernels.register_all.
 """
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from ...core.ops.reduce import reduction_axes
 from ...core.shape import normalize_axis, size_of
+from .elementwise import cpu_np
 from .vecmath import vexp, vlog
 
 _J = dict(cache=True, nogil=True, error_model="numpy")
@@ -98,42 +99,32 @@ def sce_grad_rows(x, labels, d):
     return out
 
 
-def _rows(shape):
-    return size_of(shape[:-1]), shape[-1]
+def _rounded(out, odt, shape):
+    """A kernel's compute-dtype result in the output dtype and shape."""
+    return (out if out.dtype == odt else out.astype(odt)).reshape(shape)
 
 
-def _sce(in_metas, attrs, out_meta):
-    R, C = _rows(tuple(in_metas[0].shape))
-    odt = out_meta.dtype.np
-    c = np.dtype(np.float32) if odt.itemsize < 4 else odt
-    shape = tuple(out_meta.shape)
+def _sce_factory(row_fn):
+    """The sparse cross-entropy (row_fn = sce_rows: logits, labels) or its gradient (sce_grad_rows:
+    logits, labels, dout) over the logits viewed as (rows, classes)."""
+    def factory(in_metas, attrs, out_meta):
+        x_shape = tuple(in_metas[0].shape)
+        R, C = size_of(x_shape[:-1]), x_shape[-1]
+        c, odt, shape = cpu_np(out_meta.dtype), out_meta.dtype.np, tuple(out_meta.shape)
 
-    def run(x, labels):
-        out = sce_rows(np.ascontiguousarray(x, c).reshape(R, C),
-                       np.ascontiguousarray(labels, np.int64).reshape(R))
-        return out.reshape(shape) if c == odt else out.astype(odt).reshape(shape)
-    return run
-
-
-def _sce_grad(in_metas, attrs, out_meta):
-    R, C = _rows(tuple(in_metas[0].shape))
-    odt = out_meta.dtype.np
-    c = np.dtype(np.float32) if odt.itemsize < 4 else odt
-    shape = tuple(out_meta.shape)
-
-    def run(x, labels, d):
-        out = sce_grad_rows(np.ascontiguousarray(x, c).reshape(R, C),
-                            np.ascontiguousarray(labels, np.int64).reshape(R),
-                            np.ascontiguousarray(d, c).reshape(R))
-        return out.reshape(shape) if c == odt else out.astype(odt).reshape(shape)
-    return run
+        def run(x, labels, *dout):
+            out = row_fn(np.ascontiguousarray(x, c).reshape(R, C),
+                         np.ascontiguousarray(labels, np.int64).reshape(R),
+                         *[np.ascontiguousarray(d, c).reshape(R) for d in dout])
+            return _rounded(out, odt, shape)
+        return run
+    return factory
 
 
 def _softmax_factory(log: bool):
     def factory(in_metas, attrs, out_meta):
         shape = tuple(in_metas[0].shape)
-        odt = out_meta.dtype.np
-        c = np.dtype(np.float32) if odt.itemsize < 4 else odt
+        c, odt = cpu_np(out_meta.dtype), out_meta.dtype.np
         if not shape:                               # one element: 1 (softmax) or 0 (log)
             return lambda x: np.full((), 0 if log else 1, odt)
         axis = attrs["axis"] % len(shape)
@@ -142,7 +133,7 @@ def _softmax_factory(log: bool):
         def run(x):
             out = np.empty(view, c)
             row_softmax(np.ascontiguousarray(x, c).reshape(view), out, log)
-            return out.reshape(shape) if c == odt else out.astype(odt).reshape(shape)
+            return _rounded(out, odt, shape)
         return run
     return factory
 
@@ -161,26 +152,9 @@ def _one_hot(in_metas, attrs, out_meta):
     return run
 
 
-def _mean(in_metas, attrs, out_meta):
-    shape = tuple(in_metas[0].shape)
-    axis = reduction_axes("mean", attrs["axis"], len(shape))
-    keep = attrs["keep_dims"]
-    count = size_of(shape) // max(size_of(out_meta.shape), 1) if size_of(out_meta.shape) else 0
-    odt = out_meta.dtype.np
-
-    def run(x):
-        # accumulated and divided in float64, as the O2 sink's loops do (the same rounding in
-        # both modes)
-        with np.errstate(invalid="ignore", divide="ignore"):      # empty slices: nan
-            r = np.add.reduce(x, axis=axis, keepdims=keep, dtype=np.float64) / count
-        return np.asarray(r, odt)           # a reduction's result is C-contiguous (0-d too)
-    return run
-
-
 def register(backend) -> None:
     backend.register("softmax")(_softmax_factory(False))
     backend.register("log_softmax")(_softmax_factory(True))
     backend.register("one_hot")(_one_hot)
-    backend.register("sparse_softmax_cross_entropy")(_sce)
-    backend.register("sparse_softmax_cross_entropy_grad")(_sce_grad)
-    backend.register("mean")(_mean)
+    backend.register("sparse_softmax_cross_entropy")(_sce_factory(sce_rows))
+    backend.register("sparse_softmax_cross_entropy_grad")(_sce_factory(sce_grad_rows))
