@@ -246,37 +246,29 @@ class ProfiledProgram:
                                 simulated=sim_device(backend) is not None)
 
     def run(self, args: list):
-        s, info = self._session, self._info
-        if not s.recording:
-            return self._program.run(args)
-        dev = sim_device(self._backend)
-        pc = time.perf_counter
-        if dev is None:
-            t0 = pc()
-            r = self._program.run(args)
-            s.calls.append(Call(info, t0, pc(), None, 0, info.launches))
-            return r
-        b0, n0, l0 = dev.busy, dev.tasks, dev.counts["graph_launches"]
-        t0 = pc()
-        r = self._program.run(args)
-        s.calls.append(Call(info, t0, pc(), dev.busy - b0, dev.tasks - n0,
-                            dev.counts["graph_launches"] - l0))
-        return r
+        return self._record(self._program.run, args)
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._program, name)
         if name == "run_steps":             # the CPU sink's multi-step program (data_sink)
-            return self._recorded_steps(attr)
+            return lambda stacked: self._record(attr, stacked)
         return attr
 
-    def _recorded_steps(self, run_steps):
-        """run_steps recorded as one call of the program: one kernel, one host launch per sink."""
-        def run(stacked):
-            s, info = self._session, self._info
-            if not s.recording:
-                return run_steps(stacked)
-            t0 = time.perf_counter()
-            r = run_steps(stacked)
-            s.calls.append(Call(info, t0, time.perf_counter(), None, 0, info.launches))
+    def _record(self, call, arg):
+        """call(arg) -- a run, or a sink's run_steps -- recorded as one call of the program."""
+        s, info = self._session, self._info
+        if not s.recording:
+            return call(arg)
+        dev = sim_device(self._backend)
+        pc = time.perf_counter
+        if dev is None:
+            t0 = pc()
+            r = call(arg)
+            s.calls.append(Call(info, t0, pc(), None, 0, info.launches))
             return r
-        return run
+        b0, n0, l0 = dev.busy, dev.tasks, dev.counts["graph_launches"]
+        t0 = pc()
+        r = call(arg)
+        s.calls.append(Call(info, t0, pc(), dev.busy - b0, dev.tasks - n0,
+                            dev.counts["graph_launches"] - l0))
+        return r
