@@ -308,6 +308,17 @@ def locate(peer: str | None) -> tuple[str | None, str, list[str]]:
     return python, how, []
 
 
+def resolve(res: dict, peer: str | None) -> tuple[str, list[str]] | None:
+    """(python, extra sys.path) for a row's peer, noting in the row how it was found; None, with
+    the row marked skipped and why, when the peer is missing."""
+    python, how, sys_path = locate(peer)
+    res["python"], res["found"] = python, how
+    if python is None:
+        res["skipped"] = how
+        return None
+    return python, sys_path
+
+
 def fresh_cache_dir(tmp_root: str) -> str:
     """An empty minispore kernel cache directory (MINISPORE_CACHE_DIR) under tmp_root."""
     return tempfile.mkdtemp(prefix="cache-", dir=tmp_root)

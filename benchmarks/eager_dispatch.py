@@ -32,7 +32,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _harness as H  # noqa: E402
-from _harness import LOAD_LIMIT, Runner, locate  # noqa: E402
+from _harness import LOAD_LIMIT, Runner, resolve  # noqa: E402
 
 SHAPES = [(8,), (256, 256)]
 TARGET_RATIO = 2.0
@@ -140,11 +140,10 @@ def collect(cases, args) -> dict:
             res = results[key]
             if res.get("skipped"):
                 continue
-            python, how, sys_path = locate(peer)
-            res["python"], res["found"] = python, how
-            if python is None:
-                res["skipped"] = how
+            found = resolve(res, peer)
+            if found is None:
                 continue
+            python, sys_path = found
             print(f"  [round {rnd + 1}/{args.rounds}] {key} ...", file=sys.stderr, flush=True)
             retried = runner.retried
             out = runner.run(key, python, code, SHAPES, sys_path)

@@ -49,7 +49,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _harness as H  # noqa: E402
 from _harness import (LOAD_LIMIT, Runner, fresh_cache_dir,  # noqa: E402
-                      locate)
+                      locate, resolve)
 
 MLP_SHAPES = [(128, 256)]                 # (batch, hidden); layers 64-H-H-10
 N = 4194304
@@ -533,11 +533,10 @@ def collect_rows(runner: Runner, cases, shapes_of, rounds: int, tmp_root: str) -
             res = results[key]
             if res.get("skipped"):
                 continue
-            python, how, sys_path = locate(peer)
-            res["python"], res["found"] = python, how
-            if python is None:
-                res["skipped"] = how
+            found = resolve(res, peer)
+            if found is None:
                 continue
+            python, sys_path = found
             print(f"  [round {rnd + 1}/{rounds}] {key} ...", file=sys.stderr, flush=True)
             env_for_attempt = None
             if peer == "minispore":           # an empty kernel cache for every process

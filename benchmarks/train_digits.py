@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _harness as H  # noqa: E402
 # the shared quiet-wait/retry-once runner and peer location; the graph-vs-eager benchmark's
 # model-file loader and target verdicts
-from _harness import LOAD_LIMIT, Runner, fresh_cache_dir, locate  # noqa: E402
+from _harness import LOAD_LIMIT, Runner, fresh_cache_dir, resolve  # noqa: E402
 from graph_vs_eager import _LOADER, verdict  # noqa: E402
 
 BATCH, LR, MOMENTUM, SEED = 32, 0.05, 0.9, 0
@@ -297,11 +297,10 @@ def collect(runner, keys, models, epochs, rounds, data, tmp_root) -> dict:
                 res = results[model].get(key)
                 if res is None or res.get("skipped"):
                     continue
-                python, how, sys_path = locate(peer)
-                res["python"], res["found"] = python, how
-                if python is None:
-                    res["skipped"] = how
+                found = resolve(res, peer)
+                if found is None:
                     continue
+                python, sys_path = found
                 print(f"  [round {rnd + 1}/{rounds}] {model} {key} ...", file=sys.stderr,
                       flush=True)
                 env = None
