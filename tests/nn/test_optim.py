@@ -1,7 +1,10 @@
 """Optimizers against hand-written numpy update rules, step by step for 3 steps, in PyNative and
 GRAPH_MODE (the update runs inside the compiled graph there): SGD (momentum, dampening, nesterov,
 weight decay), Momentum (nesterov), Adam (bias correction, nesterov, L2), AdamWeightDecay (decay
-filter), learning rates as floats, Tensors, per-step lists and schedules, loss_scale, errors."""
+filter), learning rates as floats, Tensors, per-step lists and schedules, loss_scale, errors;
+parameter groups: their own float / per-step / schedule lr, weight decay, grad_centralization."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -168,9 +171,6 @@ def test_state_parameters_are_named_and_registered():
     (lambda p: nn.SGD([], 0.1), ValueError, ["params", "empty"]),
     (lambda p: nn.SGD([{"params": [p[0]]}, p[1]], 0.1), TypeError, ["mixes", "group"]),
     (lambda p: nn.SGD([{"params": p, "momentum": 0.9}], 0.1), ValueError, ["'momentum'"]),
-    (lambda p: nn.SGD([{"params": p, "grad_centralization": True}], 0.1), NotImplementedError,
-     ["grad_centralization"]),
-    (lambda p: nn.SGD([{"params": p, "lr": [0.1, 0.2]}], 0.1), TypeError, ["group's lr"]),
     (lambda p: nn.SGD([{"params": p}, {"order_params": [p[1]]}], 0.1), ValueError,
      ["order_params", "fc.weight"]),
     (lambda p: nn.SGD(p, 0.1, weight_decay=-1), ValueError, ["weight_decay", "-1"]),
@@ -215,3 +215,181 @@ def test_wrong_number_of_gradients():
     opt = nn.SGD(_params(), 0.1)
     with pytest.raises(ValueError, match="got 1 gradients for 2 parameters"):
         opt((Tensor(GRADS[0][0]),))
+
+
+# -- groups with a dynamic lr ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("opt_lr,group_lr,w_steps,b_steps", [
+    (0.1, [0.3, 0.2], [0.3, 0.2, 0.2], [0.1] * 3),                     # list past its end
+    (0.1, Tensor(np.array([0.3, 0.2, 0.1], F32)), [0.3, 0.2, 0.1], [0.1] * 3),
+    (0.1, Halving(), [0.2, 0.1, 0.05], [0.1] * 3),
+    ([0.1, 0.05, 0.02], 0.3, [0.3] * 3, [0.1, 0.05, 0.02]),           # float group, list lr
+    ([0.1, 0.05, 0.02], [0.3, 0.2, 0.1], [0.3, 0.2, 0.1], [0.1, 0.05, 0.02]),
+    (Halving(), [0.3, 0.2], [0.3, 0.2, 0.2], [0.2, 0.1, 0.05]),
+], ids=["list", "tensor1d", "schedule", "float_group_list_lr", "both_lists", "list_group_sched"])
+def test_group_dynamic_lr_sgd(opt_lr, group_lr, w_steps, b_steps, mode):
+    """The weight's group has its own lr; the bias takes the optimizer's. Both rates of a step
+    are read at the same global step."""
+    def upd(s, i, p, g, st):
+        return p - (w_steps if i == 0 else b_steps)[s] * g
+    _check(lambda p: nn.SGD([{"params": [p[0]], "lr": group_lr}, {"params": [p[1]]}], opt_lr),
+           lambda: _ref_loop(upd), mode)
+
+
+def test_group_dynamic_lr_get_lr():
+    """get_lr(): a tuple with each Parameter's rate of this step (MindSpore's), then step + 1."""
+    ps = _params()
+    opt = nn.SGD([{"params": [ps[1]], "lr": Halving()}, {"params": [ps[0]], "lr": [0.3, 0.2]},
+                  {"order_params": ps}], 0.1)
+    assert opt.is_group_lr and opt.dynamic_lr
+    for want in ([0.3, 0.2], [0.2, 0.1], [0.2, 0.05]):
+        got = opt.param_lrs(opt.get_lr())
+        np.testing.assert_allclose([float(r.asnumpy()) for r in got], want, rtol=1e-6)
+    np.testing.assert_array_equal(opt.global_step.asnumpy(), [3])
+    # sources numbered in the order_params order: the weight's list, then the bias's schedule
+    assert [t.name for t in opt.group_lr_tables] == ["learning_rate_group0"]
+    assert opt.learning_rate_group1 is opt.group_lr_schedules[0]      # the Cell is registered
+
+
+@pytest.mark.parametrize("group_lr", [[0.02, 0.01, 0.005], Halving()], ids=["list", "schedule"])
+@pytest.mark.parametrize("make_opt", [
+    lambda ps, lr: nn.SGD(ps, lr, momentum=0.9),
+    lambda ps, lr: nn.Momentum(ps, lr, 0.9),
+    lambda ps, lr: nn.Adam(ps, lr),
+    lambda ps, lr: nn.AdamWeightDecay(ps, lr, weight_decay=0.1),
+], ids=["sgd", "momentum", "adam", "adamw"])
+def test_group_dynamic_lr_every_optimizer(make_opt, group_lr, mode):
+    """A group's dynamic lr gives its Parameter the trajectory of a plain optimizer built for it
+    alone with that lr; the other Parameter keeps the optimizer's float rate."""
+    def train(params, opt):
+        for s in range(3):
+            grads = {p.name: Tensor(GRADS[s][i]) for i, p in enumerate(params)}
+            opt(tuple(grads[p.name] for p in opt.parameters))
+        return {p.name: p.asnumpy() for p in params}
+
+    ps = _params()
+    got = train(ps, make_opt([{"params": [ps[0]], "lr": group_lr}, {"params": [ps[1]]}], 0.1))
+    for k, lr in enumerate((group_lr, 0.1)):
+        ps = _params()
+        alone = train(ps, make_opt([ps[k]], lr))
+        name = ps[k].name
+        np.testing.assert_allclose(got[name], alone[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+# -- grad_centralization -------------------------------------------------------------------------
+
+GC_SHAPES = {"conv.weight": (2, 16, 2, 2), "fc.weight": (3, 16), "fc2.weight": (2, 3),
+             "fc.bias": (3,)}
+GC_APPLIES = {"conv.weight": True, "fc.weight": True, "fc2.weight": False, "fc.bias": False}
+_rng = np.random.default_rng(0)
+GC_INIT = {n: _rng.standard_normal(s).astype(F32) for n, s in GC_SHAPES.items()}
+GC_GRADS = [{n: _rng.standard_normal(s).astype(F32) for n, s in GC_SHAPES.items()}
+            for _ in range(3)]
+
+
+def _centralize(name, g):
+    """numpy: g minus its mean over every axis but 0 where MindSpore's rule applies."""
+    if not GC_APPLIES[name]:
+        return g
+    return g - g.mean(axis=tuple(range(1, g.ndim)), keepdims=True)
+
+
+def _gc_sgd(lr, mom, wd, ls):      # MindSpore's SGD: centralize, then + wd * p in the kernel
+    def upd(s, n, p, g, st):
+        g = _centralize(n, g / ls) + wd * p
+        st["b"] = g if s == 0 else mom * st["b"] + g
+        return p - lr * st["b"]
+    return upd
+
+
+def _gc_momentum(lr, mom, wd, ls):     # Momentum: + wd * p, then centralize
+    def upd(s, n, p, g, st):
+        g = _centralize(n, g / ls + wd * p)
+        st["a"] = mom * st.get("a", 0.0) + g
+        return p - lr * st["a"]
+    return upd
+
+
+def _gc_adam(lr, b1, b2, eps, wd, ls):
+    def upd(s, n, p, g, st):
+        g = _centralize(n, g / ls + wd * p)
+        st["m"] = b1 * st.get("m", 0.0) + (1 - b1) * g
+        st["v"] = b2 * st.get("v", 0.0) + (1 - b2) * g * g
+        t = s + 1
+        return p - lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t) * st["m"] / (np.sqrt(st["v"]) + eps)
+    return upd
+
+
+@pytest.mark.parametrize("make_opt,upd", [
+    (lambda g: nn.SGD(g, 0.1, momentum=0.9, loss_scale=2.0), _gc_sgd(0.1, 0.9, 0.05, 2.0)),
+    (lambda g: nn.Momentum(g, 0.1, 0.9, loss_scale=2.0), _gc_momentum(0.1, 0.9, 0.05, 2.0)),
+    (lambda g: nn.Adam(g, 0.01, loss_scale=2.0), _gc_adam(0.01, 0.9, 0.999, 1e-8, 0.05, 2.0)),
+], ids=["sgd", "momentum", "adam"])
+def test_grad_centralization(make_opt, upd, mode):
+    """A group with grad_centralization=True (and weight_decay 0.05): the conv-shaped and the
+    (3, 16) Dense weight are centralized, the (2, 3) Dense weight (shape[1] % 16 != 0) and the
+    bias are not (MindSpore's rule); the other group is not centralized at all."""
+    params = {n: Parameter(Tensor(v.copy()), name=n) for n, v in GC_INIT.items()}
+    names = list(GC_SHAPES)
+    opt = make_opt([{"params": [params[n] for n in names], "grad_centralization": True,
+                     "weight_decay": 0.05},
+                    {"params": [Parameter(Tensor(np.ones((2, 16), F32)), name="other")]}])
+    assert opt.grad_centralization_flags == (True,) * 4 + (False,)
+    ref = {n: GC_INIT[n].astype(np.float64) for n in names}
+    state = {n: {} for n in names}
+    for s in range(3):
+        grads = [Tensor(GC_GRADS[s][n]) for n in names] + [Tensor(np.ones((2, 16), F32))]
+        opt(tuple(grads))
+        for n in names:
+            ref[n] = upd(s, n, ref[n], GC_GRADS[s][n].astype(np.float64), state[n])
+            np.testing.assert_allclose(params[n].asnumpy(), ref[n], rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{mode}: step {s} {n}")
+    # the ungrouped Parameter moved by plain (not centralized) steps
+    assert not np.allclose(opt.parameters[-1].asnumpy(), 1.0)
+
+
+def test_grad_centralization_ignored_by_adam_weight_decay():
+    """MindSpore's AdamWeightDecay does not centralize gradients: the same numbers as without the
+    key, and a warning saying so."""
+    def run(gc):
+        p = Parameter(Tensor(GC_INIT["fc.weight"].copy()), name="fc.weight")
+        opt = nn.AdamWeightDecay([{"params": [p], "grad_centralization": gc}], 0.01)
+        opt((Tensor(GC_GRADS[0]["fc.weight"]),))
+        return p.asnumpy()
+    with pytest.warns(UserWarning, match="grad_centralization in a parameter group has no "
+                                         "effect"):
+        centralized = run(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = run(False)
+    np.testing.assert_array_equal(centralized, plain)
+
+
+@pytest.mark.parametrize("make,err,msg", [
+    (lambda p: nn.SGD([{"params": p, "lr": "fast"}], 0.1), TypeError,
+     "SGD: a group's lr must be a float, a Tensor, a list of per-step values or a "
+     "LearningRateSchedule, got str"),
+    (lambda p: nn.SGD([{"params": p, "lr": -0.5}], 0.1), ValueError,
+     "SGD: a group's lr must be >= 0, got -0.5"),
+    (lambda p: nn.Adam([{"params": p, "lr": [0.1, -0.2]}], 0.1), ValueError,
+     "Adam: a group's lr values must be >= 0, got -0.2"),
+    (lambda p: nn.SGD([{"params": p, "lr": Tensor(np.ones((2, 2), F32))}], 0.1), ValueError,
+     "SGD: a group's lr as a Tensor must be 0-d or 1-d, got shape (2, 2)"),
+    (lambda p: nn.SGD([{"params": p, "lr": []}], 0.1), ValueError,
+     "SGD: a group's lr given per step must be a non-empty 1-d list of numbers, got []"),
+    (lambda p: nn.Momentum([{"params": [p[0]], "lr": [0.1, 0.2]}, {"params": [p[1]]}],
+                           [0.1, 0.2, 0.3], 0.9), ValueError,
+     "Momentum: every per-step learning rate (learning_rate and each group's lr) must have the "
+     "same number of values, as in MindSpore; got lengths [2, 3]"),
+    (lambda p: nn.SGD([{"params": [p[0]], "lr": [0.1]}, {"params": [p[1]], "lr": [0.1, 0.2]}],
+                      0.1), ValueError,
+     "SGD: every per-step learning rate (learning_rate and each group's lr) must have the "
+     "same number of values, as in MindSpore; got lengths [1, 2]"),
+    (lambda p: nn.SGD([{"params": p, "grad_centralization": 1}], 0.1), TypeError,
+     "SGD: a group's grad_centralization must be a bool, got 1"),
+], ids=["lr_type", "lr_negative", "list_negative", "tensor_2d", "list_empty", "length_vs_lr",
+        "length_vs_group", "gc_type"])
+def test_group_errors(make, err, msg):
+    with pytest.raises(err) as e:
+        make(_params())
+    assert str(e.value) == msg

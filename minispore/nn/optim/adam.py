@@ -1,14 +1,18 @@
 """nn.Adam and nn.AdamWeightDecay (MindSpore 2.x update rules).
 
-Adam (MindSpore's ApplyAdam), g = grad (+ weight_decay * p, L2), t = 1, 2, ...:
+Adam (MindSpore's ApplyAdam), g = C(grad (+ weight_decay * p, L2)), t = 1, 2, ...
+(C: gradient centralization where a group asks for it, see optimizer.py):
     m = beta1 * m + (1 - beta1) * g;   v = beta2 * v + (1 - beta2) * g^2
     lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)          (bias correction)
     p = p - lr_t * m / (sqrt(v) + eps)     (use_nesterov: m -> beta1 * m + (1 - beta1) * g)
-AdamWeightDecay (decoupled decay, no bias correction, as MindSpore's):
+AdamWeightDecay (decoupled decay, no bias correction, as MindSpore's; like MindSpore's, it does
+not centralize gradients, and warns when a group sets grad_centralization):
     m, v as above;  u = m / (sqrt(v) + eps) (+ weight_decay * p for decayed params)
     p = p - lr * u
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -51,7 +55,8 @@ class Adam(Optimizer):
     def construct(self, gradients):
         self._check_grads(gradients)
         lrs = self.param_lrs(self.get_lr())
-        gradients = self.decay_weight(self.scale_grad(gradients))
+        # MindSpore's order: decay_weight, gradients_centralization, scale_grad (all linear)
+        gradients = self.gradients_centralization(self.decay_weight(self.scale_grad(gradients)))
         b1p = assign(self.beta1_power, self.beta1_power * self.beta1)
         b2p = assign(self.beta2_power, self.beta2_power * self.beta2)
         correction = M.sqrt(1.0 - b2p) / (1.0 - b1p)
@@ -76,6 +81,10 @@ class AdamWeightDecay(Optimizer):
                  weight_decay=0.0):
         super().__init__(learning_rate, params, weight_decay)
         self.beta1, self.beta2, self.eps = _check_betas("AdamWeightDecay", beta1, beta2, eps)
+        if any(self.grad_centralization_flags):
+            warnings.warn("AdamWeightDecay: grad_centralization in a parameter group has no "
+                          "effect (MindSpore's AdamWeightDecay does not centralize gradients "
+                          "either); use Adam or Momentum for it, or remove the key", stacklevel=2)
         self.moments1 = self._state("adam_m")
         self.moments2 = self._state("adam_v")
 

@@ -1,15 +1,30 @@
 """nn.Optimizer: the state every optimizer shares (MindSpore 2.x semantics).
 
 - `parameters`: a ParameterTuple of the Parameters to update (the network's, not registered as
-  this Cell's own, so they are not renamed or duplicated). Parameter groups (MindSpore's dicts:
-  `{"params": [...], "lr": 0.01, "weight_decay": 0.0}`, and `{"order_params": [...]}` for the
-  order) give their Parameters their own float learning rate (a Parameter per group, so it can
-  be changed without recompiling) and weight decay (applied to every Parameter of the group, no
-  name filter); the others take the optimizer's. `grad_centralization` raises.
+  this Cell's own, so they are not renamed or duplicated).
+- Parameter groups (MindSpore's dicts: `{"params": [...], "lr": ..., "weight_decay": 0.0,
+  "grad_centralization": True}`, and `{"order_params": [...]}` for the order). Parameters outside
+  a group's key take the optimizer's setting.
+  - `lr` takes every form `learning_rate` takes. A float (or 0-d Tensor) is kept in a Parameter,
+    one per distinct rate, so changing it does not recompile; a per-step list or 1-d Tensor gets
+    the group its own table Parameter; a LearningRateSchedule Cell (or callable) is called with
+    the global step. As in MindSpore, every per-step list (the optimizer's and the groups') must
+    have the same length (ValueError otherwise); floats and schedules mix freely with them.
+  - `weight_decay` is applied to every Parameter of the group (no 'beta'/'gamma' name filter).
+  - `grad_centralization` (a bool): gradient centralization, g - mean(g over every axis but 0),
+    applied with MindSpore's rule (`_apply_grad_centralization` in its nn/optim/optimizer.py):
+    only to Parameters of rank >= 2 whose shape[1] is a multiple of 16 (conv weights and the
+    like); other gradients of the group are left as they are. SGD centralizes the loss-scaled
+    gradient before the weight decay term is added (MindSpore's SGD kernel adds it), Momentum
+    and Adam after it; AdamWeightDecay ignores it (with a warning), as MindSpore's does.
 - `learning_rate`: a float/int or a 0-d Tensor (kept in a Parameter, so changing it does not
   recompile), a list/tuple or 1-d Tensor of per-step values (step t uses entry min(t, n-1)), or a
   LearningRateSchedule Cell / callable taking the global step and returning the rate.
-- `global_step`: Parameter int32 of shape (1,), read by get_lr() and then increased by one.
+- `global_step`: Parameter int32 of shape (1,), read by get_lr() and then increased by one. Every
+  rate of a step (the optimizer's and the groups') is read at the step before the increase.
+- `get_lr()`: the optimizer's rate (a 0-d Tensor), or, as in MindSpore, when a group sets `lr`
+  (`is_group_lr`), a tuple with each Parameter's rate; `param_lrs(get_lr())` is always the
+  per-Parameter tuple.
 - `weight_decay` (L2 added to the gradient of every parameter whose name contains neither 'beta'
   nor 'gamma', MindSpore's default filter) and `loss_scale` (gradients divided by it).
 State tensors (moments, ...) are Parameters named '<prefix>.<parameter name>', registered on the
@@ -26,6 +41,7 @@ from ...core import dtype as dt
 from ...core.ops import array as A
 from ...core.ops import index_ops as X
 from ...core.ops import math as M
+from ...core.ops import reduce as R
 from ...core.ops.state import assign
 from ...core.tensor import Parameter, ParameterTuple, Tensor
 from ..cell import Cell
@@ -54,16 +70,43 @@ def _check_float(who, name, value, low=None, high=None, low_open=False, high_ope
     return value
 
 
+def _lr_form(who, name, lr):
+    """A learning rate in any of MindSpore's forms as ('const', float), ('table', float32 1-d
+    array) or ('schedule', Cell or callable); `name` is what error messages call it."""
+    if isinstance(lr, Cell) or (callable(lr) and not isinstance(lr, Tensor)):
+        return "schedule", lr
+    if isinstance(lr, (list, tuple)) or (isinstance(lr, Tensor) and lr.ndim == 1):
+        arr = lr.asnumpy() if isinstance(lr, Tensor) else np.asarray(lr)
+        if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iuf":
+            raise ValueError(f"{who}: {name} given per step must be a non-empty 1-d list of "
+                             f"numbers, got {lr!r}")
+        if (arr < 0).any():
+            raise ValueError(f"{who}: {name} values must be >= 0, got {arr.min()}")
+        return "table", arr.astype(np.float32)
+    if isinstance(lr, Tensor):
+        if lr.ndim != 0:
+            raise ValueError(f"{who}: {name} as a Tensor must be 0-d or 1-d, got shape "
+                             f"{lr.shape}")
+        lr = float(lr.asnumpy())
+    elif isinstance(lr, bool) or not isinstance(lr, numbers.Real):
+        raise TypeError(f"{who}: {name} must be a float, a Tensor, a list of per-step values or "
+                        f"a LearningRateSchedule, got {type(lr).__name__}")
+    if lr < 0:
+        raise ValueError(f"{who}: {name} must be >= 0, got {lr}")
+    return "const", float(lr)
+
+
 _GROUP_KEYS = {"params", "lr", "learning_rate", "weight_decay", "order_params",
                "grad_centralization"}
 
 
 def _parse_groups(who, items):
-    """(Parameters, their group lr or None, their group weight decay or None) from a flat list
-    or from MindSpore's parameter groups."""
+    """(Parameters, their group's lr form or None, their group's weight decay or None, their
+    group's grad_centralization flag) from a flat list or from MindSpore's parameter groups.
+    Parameters of one group share one lr form object (so a per-step table is built once)."""
     if not any(isinstance(g, dict) for g in items):
-        return items, [None] * len(items), [None] * len(items)
-    order, params, lrs, wds = None, [], {}, {}
+        return items, [None] * len(items), [None] * len(items), [False] * len(items)
+    order, params, lrs, wds, gcs = None, [], {}, {}, {}
     for g in items:
         if not isinstance(g, dict):
             raise TypeError(f"{who}: params mixes parameter groups (dicts) and "
@@ -75,30 +118,33 @@ def _parse_groups(who, items):
         if "order_params" in g:
             order = list(g["order_params"])
             continue
-        if g.get("grad_centralization"):
-            raise NotImplementedError(f"{who}: grad_centralization in a parameter group is not "
-                                      f"supported by minispore; remove it from the group")
         if "params" not in g:
             raise ValueError(f"{who}: a parameter group needs 'params', got keys {sorted(g)}")
         lr = g.get("lr", g.get("learning_rate"))
         if lr is not None:
-            if isinstance(lr, bool) or not isinstance(lr, numbers.Real):
-                raise TypeError(f"{who}: a group's lr must be a float here, got {lr!r}; per-step "
-                                f"lists and schedules only as the optimizer's learning_rate")
-            lr = _check_float(who, "a group's lr", lr, low=0.0)
+            lr = _lr_form(who, "a group's lr", lr)
         wd = g.get("weight_decay")
         if wd is not None:
             wd = _check_float(who, "a group's weight_decay", wd, low=0.0)
+        gc = g.get("grad_centralization", False)
+        if not isinstance(gc, bool):
+            raise TypeError(f"{who}: a group's grad_centralization must be a bool, got {gc!r}")
         for p in g["params"]:
             params.append(p)
-            lrs[id(p)], wds[id(p)] = lr, wd
+            lrs[id(p)], wds[id(p)], gcs[id(p)] = lr, wd, gc
     if order is not None:
         stray = [getattr(p, "name", p) for p in params if id(p) not in {id(q) for q in order}]
         if stray:
             raise ValueError(f"{who}: order_params must list every grouped Parameter; missing "
                              f"{stray}")
         params = order
-    return params, [lrs.get(id(p)) for p in params], [wds.get(id(p)) for p in params]
+    return (params, [lrs.get(id(p)) for p in params], [wds.get(id(p)) for p in params],
+            [gcs.get(id(p), False) for p in params])
+
+
+def _centralizes(p):
+    """MindSpore's rule for grad_centralization: rank >= 2 and shape[1] % 16 == 0."""
+    return len(p.shape) >= 2 and p.shape[1] % 16 == 0
 
 
 class Optimizer(Cell):
@@ -114,7 +160,7 @@ class Optimizer(Cell):
         if isinstance(parameters, (Parameter, Tensor)) or parameters is None:
             raise TypeError(f"{who}: params must be an iterable of Parameters such as "
                             f"net.trainable_params(), got {type(parameters).__name__}")
-        params, group_lr, group_wd = _parse_groups(who, list(parameters))
+        params, group_lr, group_wd, group_gc = _parse_groups(who, list(parameters))
         if not params:
             raise ValueError(f"{who}: params is empty; pass net.trainable_params() of a network "
                              f"that has Parameters")
@@ -136,47 +182,67 @@ class Optimizer(Cell):
         self.weight_decays = tuple(
             wd if wd is not None else (self.weight_decay if flag else 0.0)
             for wd, flag in zip(group_wd, self.decay_flags))
-        rates = {lr: Parameter(Tensor(np.float32(lr)), name=f"learning_rate_group{k}",
-                               requires_grad=False)
-                 for k, lr in enumerate(dict.fromkeys(r for r in group_lr if r is not None))}
-        self.group_lrs = ParameterTuple(list(rates.values()))
-        self._lr_slot = tuple(None if r is None else list(rates).index(r) for r in group_lr)
+        self.grad_centralization_flags = tuple(group_gc)
+        self._centralize = tuple(gc and _centralizes(p) for gc, p in zip(group_gc, params))
         self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step",
                                      requires_grad=False)
-        self._init_lr(who, learning_rate)
+        own = _lr_form(who, "learning_rate", learning_rate)
+        self._init_lr(own)
+        self._init_group_lrs(who, own, group_lr)
 
-    def _init_lr(self, who, lr):
-        self.dynamic_lr, self.lr_steps = False, 0
+    def _init_lr(self, form):
+        kind, value = form
+        self._lr_kind, self.lr_steps = kind, 0
         self.__dict__["lr_schedule"] = None
-        if isinstance(lr, Cell) or (callable(lr) and not isinstance(lr, Tensor)):
-            self.dynamic_lr = True
-            self.__dict__["lr_schedule"] = lr          # registered once, as learning_rate
-            if isinstance(lr, Cell):
-                self.learning_rate = lr
+        if kind == "schedule":
+            self.__dict__["lr_schedule"] = value       # registered once, as learning_rate
+            if isinstance(value, Cell):
+                self.learning_rate = value
             return
-        if isinstance(lr, (list, tuple)) or (isinstance(lr, Tensor) and lr.ndim == 1):
-            arr = lr.asnumpy() if isinstance(lr, Tensor) else np.asarray(lr)
-            if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iuf":
-                raise ValueError(f"{who}: a per-step learning_rate must be a non-empty 1-d list "
-                                 f"of numbers, got {lr!r}")
-            if (arr < 0).any():
-                raise ValueError(f"{who}: learning_rate values must be >= 0, got {arr.min()}")
-            self.dynamic_lr, self.lr_steps = True, int(arr.size)
-            self.learning_rate = Parameter(Tensor(arr.astype(np.float32)), name="learning_rate",
-                                           requires_grad=False)
-            return
-        if isinstance(lr, Tensor):
-            if lr.ndim != 0:
-                raise ValueError(f"{who}: a Tensor learning_rate must be 0-d or 1-d, got shape "
-                                 f"{lr.shape}")
-            lr = float(lr.asnumpy())
-        elif isinstance(lr, bool) or not isinstance(lr, numbers.Real):
-            raise TypeError(f"{who}: learning_rate must be a float, a Tensor, a list of per-step "
-                            f"values or a LearningRateSchedule, got {type(lr).__name__}")
-        if lr < 0:
-            raise ValueError(f"{who}: learning_rate must be >= 0, got {lr}")
-        self.learning_rate = Parameter(Tensor(np.float32(lr)), name="learning_rate",
-                                       requires_grad=False)
+        if kind == "table":
+            self.lr_steps = int(value.size)
+        self.learning_rate = Parameter(Tensor(value if kind == "table" else np.float32(value)),
+                                       name="learning_rate", requires_grad=False)
+
+    def _init_group_lrs(self, who, own, group_lr):
+        """The groups' rate sources: a Parameter per distinct float, a table Parameter per group
+        with a per-step list, a registered Cell per distinct schedule. `_lr_slot[i]` is the index
+        of Parameter i's source in `_group_sources`, or None for the optimizer's rate."""
+        lengths = {len(v) for k, v in [own] + [f for f in group_lr if f] if k == "table"}
+        if len(lengths) > 1:
+            raise ValueError(f"{who}: every per-step learning rate (learning_rate and each "
+                             f"group's lr) must have the same number of values, as in MindSpore; "
+                             f"got lengths {sorted(lengths)}")
+        keys, slots, sources, consts, tables, schedules = {}, [], [], [], [], []
+        for form in group_lr:
+            if form is None:
+                slots.append(None)
+                continue
+            kind, value = form      # a group's Parameters share one form: one table per group
+            key = (kind, value if kind == "const" else id(form if kind == "table" else value))
+            if key not in keys:
+                keys[key] = j = len(sources)
+                name = f"learning_rate_group{j}"
+                if kind == "const":
+                    consts.append(Parameter(Tensor(np.float32(value)), name=name,
+                                            requires_grad=False))
+                    sources.append(("const", len(consts) - 1, 0))
+                elif kind == "table":
+                    tables.append(Parameter(Tensor(value), name=name, requires_grad=False))
+                    sources.append(("table", len(tables) - 1, int(value.size)))
+                else:
+                    if isinstance(value, Cell) and value is not self.lr_schedule:
+                        setattr(self, name, value)      # registered (once) for its state
+                    schedules.append(value)
+                    sources.append(("schedule", len(schedules) - 1, 0))
+            slots.append(keys[key])
+        self.group_lrs = ParameterTuple(consts)
+        self.group_lr_tables = ParameterTuple(tables)
+        self.__dict__["group_lr_schedules"] = tuple(schedules)
+        self._group_sources = tuple(sources)
+        self._lr_slot = tuple(slots)
+        self.is_group_lr = bool(sources)
+        self.dynamic_lr = own[0] != "const" or any(s[0] != "const" for s in sources)
 
     def _state(self, prefix, init=0.0):
         """A ParameterTuple of Parameters like `parameters`, named '<prefix>.<name>', filled with
@@ -189,22 +255,37 @@ class Optimizer(Cell):
             out.append(s)
         return ParameterTuple(out)
 
+    def _group_rate(self, source, step):
+        kind, k, n = source
+        if kind == "const":
+            return self.group_lrs[k] * 1.0
+        if kind == "table":
+            return X.gather(self.group_lr_tables[k], A.reshape(M.minimum(step, n - 1), ()), 0)
+        return A.reshape(M.cast(self.group_lr_schedules[k](step), dt.float32), ())
+
     def get_lr(self):
-        """The learning rate of this step (a 0-d float32 Tensor); increments global_step."""
+        """The learning rate of this step, then increments global_step: a 0-d float32 Tensor, or
+        when a group sets its own lr (is_group_lr), a tuple with each Parameter's rate (as
+        MindSpore's get_lr). Every rate is read at the same step, the one before the increment."""
         step = self.global_step * 1     # the value now: assign() below rebinds the Parameter
         if self.lr_schedule is not None:
             lr = A.reshape(M.cast(self.lr_schedule(step), dt.float32), ())
-        elif self.dynamic_lr:
+        elif self._lr_kind == "table":
             idx = A.reshape(M.minimum(step, self.lr_steps - 1), ())
             lr = X.gather(self.learning_rate, idx, 0)
         else:
             lr = self.learning_rate * 1.0
+        if self.is_group_lr:
+            rates = tuple(self._group_rate(s, step) for s in self._group_sources)
+            lr = tuple(lr if k is None else rates[k] for k in self._lr_slot)
         assign(self.global_step, step + 1)
         return lr
 
     def param_lrs(self, lr) -> tuple:
-        """The learning rate of each Parameter this step: its group's, else `lr` (get_lr())."""
-        return tuple(lr if k is None else self.group_lrs[k] * 1.0 for k in self._lr_slot)
+        """The learning rate of each Parameter this step, from `lr` = get_lr()."""
+        if isinstance(lr, tuple):
+            return lr
+        return (lr,) * len(self._lr_slot)
 
     def decay_weight(self, gradients):
         """g + weight_decay * p with each Parameter's weight decay (see weight_decays)."""
@@ -212,6 +293,14 @@ class Optimizer(Cell):
             return gradients
         return tuple(g + wd * p if wd else g
                      for p, g, wd in zip(self.parameters, gradients, self.weight_decays))
+
+    def gradients_centralization(self, gradients):
+        """g - mean(g over every axis but 0) for the Parameters of groups with
+        grad_centralization=True that meet MindSpore's rule (rank >= 2, shape[1] % 16 == 0)."""
+        if not any(self._centralize):
+            return gradients
+        return tuple(g - R.mean(g, tuple(range(1, len(p.shape))), keep_dims=True) if c else g
+                     for p, g, c in zip(self.parameters, gradients, self._centralize))
 
     def scale_grad(self, gradients):
         if self.loss_scale == 1.0:

@@ -1,10 +1,11 @@
 """nn.SGD and nn.Momentum (MindSpore 2.x update rules).
 
-SGD (PyTorch's rule, which MindSpore's SGD kernel implements), with g = grad + weight_decay * p:
+SGD (PyTorch's rule, which MindSpore's SGD kernel implements), with g = C(grad) + weight_decay * p
+(C: gradient centralization where a group asks for it, see optimizer.py; identity elsewhere):
     step 0: accum = g;  later: accum = momentum * accum + (1 - dampening) * g   (momentum > 0)
     d = g + momentum * accum if nesterov else accum   (d = g when momentum == 0)
     p = p - lr * d
-Momentum (MindSpore's ApplyMomentum), with g = grad (+ weight_decay * p for decayed params):
+Momentum (MindSpore's ApplyMomentum), with g = C(grad (+ weight_decay * p for decayed params)):
     accum = momentum * accum + g
     p = p - lr * (g + momentum * accum) if use_nesterov else p - lr * accum
 """
@@ -37,7 +38,8 @@ class SGD(Optimizer):
         if self.momentum > 0.0:         # read before get_lr() increments global_step
             first = M.cast(A.reshape(M.equal(self.global_step, 0), ()), gradients[0].dtype)
         lrs = self.param_lrs(self.get_lr())
-        gradients = self.decay_weight(self.scale_grad(gradients))
+        # MindSpore's SGD centralizes the scaled gradient; its kernel then adds weight_decay * p
+        gradients = self.decay_weight(self.gradients_centralization(self.scale_grad(gradients)))
         updated = []
         for i, (p, g) in enumerate(zip(self.parameters, gradients)):
             d = g
@@ -68,7 +70,9 @@ class Momentum(Optimizer):
     def construct(self, gradients):
         self._check_grads(gradients)
         lrs = self.param_lrs(self.get_lr())
-        gradients = self.decay_weight(self.scale_grad(gradients))
+        # MindSpore's order: decay_weight, gradients_centralization, scale_grad (all linear, so
+        # scaling first gives the same gradient)
+        gradients = self.gradients_centralization(self.decay_weight(self.scale_grad(gradients)))
         updated = []
         for p, g, acc, lr in zip(self.parameters, gradients, self.moments, lrs):
             new_acc = acc * self.momentum + g
