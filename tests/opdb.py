@@ -402,6 +402,7 @@ CASES = [
     _EW("tanh", 1, dtypes=(f32, f64, f16)),
     _EW("sigmoid", 1),
     _EW("relu", 1, (rand_nonzero,), dtypes=(f32, f64, i32)),
+    _EW("relu_grad", 2, (rand_default, rand_nonzero), dtypes=(f32, f64, i32)),
     _EW("erf", 1),
     _EW("softplus", 1),
     OpCase("gelu", unary(attrs_list=({"approximate": "none"}, {"approximate": "tanh"})), FL2),

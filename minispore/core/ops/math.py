@@ -50,7 +50,7 @@ SIGMOID = elementwise("sigmoid", 1, E.sigmoid,
                       _expit,
                       lambda i, o, g: (mul(g, mul(o, sub(1, o))),), FLOAT)
 RELU = elementwise("relu", 1, lambda x: E.where(x > 0, x, x * 0), lambda x: np.maximum(x, 0),
-                   lambda i, o, g: (mul(g, cast(greater(i[0], 0), g.dtype)),), allowed=NUM)
+                   lambda i, o, g: (relu_grad(g, o),), allowed=NUM)
 ERF = elementwise("erf", 1, E.erf, _erf,
                   lambda i, o, g: (mul(g, mul(exp(neg(square(i[0]))), 2 / _pymath.sqrt(_pymath.pi))),),
                   FLOAT)
@@ -111,6 +111,15 @@ def _binary_bprop(rule_x, rule_y):
         return tuple(sum_to(rule(i, o, g), x.shape) if tracked(x) else None
                      for rule, x in zip((rule_x, rule_y), i))
     return bprop
+
+
+# relu's gradient dy * (y > 0) as ONE kernel (MindSpore's ReluGrad, torch's threshold_backward)
+# instead of greater + cast + mul: three passes over the activation and three eager dispatches.
+# Piecewise constant in y, so its y-gradient is zero.
+RELU_GRAD = elementwise("relu_grad", 2, lambda dy, y: E.where(y > 0, dy, dy * 0),
+                        lambda dy, y: np.where(y > 0, dy, dy * 0),
+                        _binary_bprop(lambda i, o, g: relu_grad(g, i[1]),
+                                      lambda i, o, g: zeros_like(i[1])), allowed=NUM)
 
 
 ADD = elementwise("add", 2, lambda x, y: x + y, np.add,
@@ -251,10 +260,10 @@ neg, abs, exp, log, log1p, sqrt, rsqrt, square, reciprocal, sin, cos, tanh, sigm
         ERF, SOFTPLUS, SIGN, FLOOR, CEIL, ROUND, LOGICAL_NOT, BITWISE_NOT))
 add, sub, mul, div, floor_div, mod, maximum, minimum, equal, not_equal, less, less_equal, \
     greater, greater_equal, logical_and, logical_or, bitwise_and, bitwise_or, bitwise_xor, \
-    left_shift, right_shift = map(_binary, (
+    left_shift, right_shift, relu_grad = map(_binary, (
         ADD, SUB, MUL, DIV, FLOOR_DIV, MOD, MAXIMUM, MINIMUM, EQUAL, NOT_EQUAL, LESS, LESS_EQUAL,
         GREATER, GREATER_EQUAL, LOGICAL_AND, LOGICAL_OR, BITWISE_AND, BITWISE_OR, BITWISE_XOR,
-        LEFT_SHIFT, RIGHT_SHIFT))
+        LEFT_SHIFT, RIGHT_SHIFT, RELU_GRAD))
 
 
 def pow(input, exponent):
