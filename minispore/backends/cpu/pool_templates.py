@@ -9,11 +9,12 @@ stride 2: max_pool2d_grad 190-340 us -> 80-150 us, max_pool2d 55-68 -> 29-43 us)
 compile per geometry (~0.5 s per function and dtype, then cached on disk). Shapes and dtypes stay
 runtime values.
 """
-# ruff: noqa: F821  (the geometry names are defined by the generated module)
 from __future__ import annotations
 
 import numpy as np
 
+# placeholders: a generated module defines each as an int constant before these functions' text
+KH = KW = SH = SW = PT = PL = INCLUDE_PAD = None
 MAX_POOL_GEOMETRY = ("KH", "KW", "SH", "SW", "PT", "PL")
 AVG_POOL_GEOMETRY = MAX_POOL_GEOMETRY + ("INCLUDE_PAD",)
 
