@@ -141,15 +141,30 @@ class _Emitter:
         final = self.out(out)
         o = final if shape else self.fresh("z")          # a 0-d result is built in a (1,) buffer
         self.line(ind, f"{o} = np.empty({shape if shape else (1,)!r}, {_np(out.dtype)})")
-        idx_vars = [f"i{k}" for k in range(len(shape))]
-        for k, d in enumerate(shape):
+        # no broadcasting (every input has the output's shape, or is 0-d): one flat loop over
+        # raveled views instead of a rank-r nest (shorter to compile, one long vector loop)
+        flat = len(shape) >= 2 and all(v.shape in (shape, ()) for v in n.inputs)
+        srcs = {}
+        if flat:
+            o_nd, o = o, self.fresh("zf")
+            self.line(ind, f"{o} = {o_nd}.reshape(({size_of(shape)},))")
+            for v in n.inputs:
+                if v.shape and v.id not in srcs:
+                    srcs[v.id] = self.fresh("rv")
+                    self.line(ind, f"{srcs[v.id]} = {self.name(v)}.ravel()")
+        idx_vars = ["i0"] if flat else [f"i{k}" for k in range(len(shape))]
+        for k, d in enumerate([size_of(shape)] if flat else shape):
             self.line(ind + k, f"for {idx_vars[k]} in range({d}):")
-        inner = ind + len(shape)
+        inner = ind + len(idx_vars)
         floats = [v.dtype for v in n.inputs if v.dtype.is_float] + [out.dtype]
         cdt = next((d for d in floats if d.is_float), out.dtype)
         for i, v in enumerate(n.inputs):
-            load = f"{self.name(v)}[{_index(v.shape, shape, idx_vars)}]" if v.shape else \
-                f"{self.name(v)}.item()"
+            if not v.shape:
+                load = f"{self.name(v)}.item()"
+            elif flat:
+                load = f"{srcs[v.id]}[i0]"
+            else:
+                load = f"{self.name(v)}[{_index(v.shape, shape, idx_vars)}]"
             if casts is not None and casts[i] is not None:
                 load = f"{_np(casts[i])}({load})"
                 cdt = casts[i] if casts[i].is_float else cdt
