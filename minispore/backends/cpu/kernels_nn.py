@@ -1,9 +1,9 @@
 """CPU kernels of the conv/pool/norm/random primitives (core/ops/conv.py, norm.py, random.py).
 
 conv2d and its two adjoints and the pooling ops (and their gradients) call the SAME numba
-functions as the O2 sink: windows.py's kernels compiled for the node's window geometry (im2col +
-BLAS for the convolutions, window loops for the pools), so eager, O0 and O2 run one
-implementation, compiled once per geometry and cached on disk.
+functions as the O2 sink: windows.py's kernels (im2col + BLAS for the convolutions, compiled once
+per dtype; window loops for the pools, compiled per window geometry), so eager, O0 and O2 run one
+implementation, cached on disk.
 The rest (batch_norm, layer_norm, random ops) run their numpy reference, which is vectorised
 over the tensor. `register(backend, ref_kernel)` is called by kernels.register_all.
 """
@@ -24,8 +24,9 @@ def compute_dtype(out_meta):
 
 
 def window_factory(name):
-    """A kernel factory for the conv2d family and the pooling ops: the geometry-specialised
-    numba function of windows.py for this node, on contiguous arrays of the compute dtype."""
+    """A kernel factory for the conv2d family and the pooling ops: windows.py's numba function
+    for this node (with its geometry as trailing arguments, or compiled in for a pool), on
+    contiguous arrays of the compute dtype."""
     conv = name.startswith("conv2d")
 
     def factory(in_metas, attrs, out_meta):

@@ -1,10 +1,11 @@
 """The CPU sink (O2) lowerings of the conv/pool/norm/random primitives: each node becomes a call
-of one numba-compiled helper. Convolutions and pools call windows.py's kernels compiled for the
-node's geometry (imported into the graph's module by name, e.g. `conv2d_<digest>`); the norms
-(per-channel/per-row loops) and the random ops (the splitmix64 counter generator of
-core/ops/random.py: bit-identical to the numpy reference for uniform, randint and dropout) are
-below. The generated graph function imports this module (sink.py's header), with its DIGEST in
-the source so numba's on-disk cache of a sunk graph is rebuilt when this file changes.
+of one numba-compiled helper. Convolutions and pools call windows.py's kernels, imported into
+the graph's module by name (`conv2d_windows`, `max_pool_<digest>` for a pool compiled for this
+node's geometry); the norms (per-channel/per-row loops) and the random ops (the splitmix64
+counter generator of core/ops/random.py: bit-identical to the numpy reference for uniform,
+randint and dropout) are below. The generated graph function imports this module (sink.py's
+header), with its DIGEST in the source so numba's on-disk cache of a sunk graph is rebuilt when
+this file changes.
 """
 from __future__ import annotations
 
