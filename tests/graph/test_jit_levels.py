@@ -131,3 +131,42 @@ def test_print_in_the_sink_prints_like_o0_at_every_call(capsys):
             (entry,) = graph_compile._cache.values()
             assert isinstance(entry.program, SunkProgram)
     assert texts["O0"] == texts["O2"] and texts["O0"].count("y is | Tensor(shape=[2]") == 2
+
+
+def test_o2_emits_one_flat_loop_for_an_elementwise_node_without_broadcasting():
+    """A same-shape elementwise node becomes `for i0 in range(size)` over raveled views (a rank-r
+    nest compiled slowly); a broadcasting one keeps its nest; both give PyNative's numbers."""
+    def f(x, b):
+        return ops.relu(x) * x, x + b          # same shape; broadcast of b over the rows
+    x = Tensor(np.linspace(-2, 2, 24, dtype=np.float32).reshape(2, 3, 4))
+    b = Tensor(np.arange(4, dtype=np.float32))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = [t.asnumpy() for t in f(x, b)]
+    graph_compile.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    jf = ms.jit(f)
+    got = [t.asnumpy() for t in jf(x, b)]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    (entry,) = graph_compile._cache.values()
+    src = entry.program.source
+    assert "for i0 in range(24):" in src and ".ravel()" in src
+    assert "for i2 in range(4):" in src        # the broadcast add still indexes (i0, i1, i2)
+
+
+def test_window_kernels_conv_generic_pools_per_geometry():
+    """Convolutions share one numba function for every geometry; a pool's module is compiled
+    for its window geometry (and max pools do not depend on count_include_pad)."""
+    from minispore.backends.cpu import windows
+    attrs = dict(stride=(1, 1), dilation=(1, 1), group=1, pad_mode="pad", pad=(1, 1, 1, 1))
+    m1, f1, e1 = windows.conv_kernel("conv2d", ((2, 3, 5, 5), (4, 3, 3, 3)), attrs)
+    m2, f2, e2 = windows.conv_kernel("conv2d", ((2, 3, 5, 5), (4, 3, 1, 1)),
+                                     dict(attrs, pad=(0, 0, 0, 0)))
+    assert m1 is m2 is windows and f1 == f2 == "conv2d" and e1 != e2
+    pool = dict(kernel_size=(2, 2), stride=(2, 2), pad_mode="valid", pad=(0, 0, 0, 0))
+    p1, _, _ = windows.pool_kernel("max_pool2d", (1, 1, 4, 4), pool)
+    p2, _, _ = windows.pool_kernel("max_pool2d", (1, 1, 4, 4), dict(pool, stride=(1, 1)))
+    p3, _, _ = windows.pool_kernel("max_pool2d", (1, 1, 4, 4), dict(pool, count_include_pad=True))
+    assert p1 is not p2 and p1 is p3 and (p1.KH, p1.SH, p2.SH) == (2, 2, 1)
+    line, alias = windows.import_line(p1, "max_pool")
+    assert alias in line and windows.DIGEST in line
