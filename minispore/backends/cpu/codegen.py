@@ -79,7 +79,11 @@ def elementwise_source(expr: E.Expr, arity: int, const_dtype: str, variant: str)
     `const_dtype`, the kernel's compute dtype, so float32 kernels stay in float32). Variants:
     flat_<pattern>(a0.., out)  1-D contiguous inputs, 'v' = full length, 's' = one element;
     par_<pattern>              the same loop with prange, for large sizes;
-    nd<r>(a0.., out)           rank-r strided inputs already broadcast to out's shape.
+    bc<r>_<mask>_..(a0.., out) rank-r broadcasting: input i is C-contiguous, reshaped to rank r
+                               (leading 1s), and indexed with 0 on the axes where its mask has
+                               a 0 (its size-1 axes). It replaced a loop over np.broadcast_to
+                               views (strided, and ~3 us of Python per input): eager
+                               maximum((128, 256), (256,)) 42 -> 8 us, ((8, 16), (16,)) 18 -> 4.
     One variant per module: a module's import costs a dispatcher per function, and a process
     loading its kernels from the disk cache should pay only for the ones it uses."""
     args = ", ".join(f"a{i}" for i in range(arity))
@@ -98,16 +102,18 @@ def elementwise_source(expr: E.Expr, arity: int, const_dtype: str, variant: str)
             if c == "v":
                 lines.append(f"        x{i} = a{i}[i]\n")
         lines.append(f"        out[i] = {body}\n")
-    elif variant.startswith("nd"):
-        r = int(variant[2:])
+    elif variant.startswith("bc"):
+        masks = variant.split("_")[1:]
+        r = int(variant.split("_")[0][2:])
         idx = ", ".join(f"i{k}" for k in range(r))
         lines.append(_DECO.format(extra=""))
         lines.append(f"def {variant}({args}, out):\n")
         for k in range(r):
             lines.append("    " * (k + 1) + f"for i{k} in range(out.shape[{k}]):\n")
         ind = "    " * (r + 1)
-        for i in range(arity):
-            lines.append(f"{ind}x{i} = a{i}[{idx}]\n")
+        for i, mask in enumerate(masks):
+            sub = ", ".join(f"i{k}" if m == "1" else "0" for k, m in enumerate(mask))
+            lines.append(f"{ind}x{i} = a{i}[{sub}]\n")
         lines.append(f"{ind}out[{idx}] = {body}\n")
     else:
         raise ValueError(f"unknown elementwise variant {variant!r}")

@@ -2,7 +2,7 @@
 
 Per (op, attrs, input types) the plan decides once: casts to the compute dtype (half types compute
 in float32 on the CPU, as PyTorch's CPU kernels do), the dispatch variant (flat contiguous loop,
-one-element inputs hoisted out of the loop, or the rank-r strided loop for real broadcasting) and
+one-element inputs hoisted out of the loop, or the rank-r broadcasting loop (codegen's bc<r>)) and
 serial vs prange. Measured on the 2-core machine (numba 0.68, workqueue layer): a prange region
 costs ~70-100 us to wake the pool, a float32 add pays off only from ~4 Mi elements (1.3x) and
 tanh from ~1 Mi (1.1x); interleaved with BLAS calls (every training step) prange loses at every
@@ -34,8 +34,8 @@ _TRANSCENDENTAL = {"exp", "log", "log1p", "sin", "cos", "tanh", "erf", "pow", "s
 
 # a template that is ONE of these operations on its two arguments computes, under broadcasting,
 # exactly what numpy's ufunc computes (one IEEE operation per element, no intermediate rounding),
-# and the ufunc broadcasts in C: ~2.5 us for a (32, 128) + (128,) bias add where the strided
-# numba loop needs two np.broadcast_to views first (~12 us)
+# and the ufunc broadcasts in C: ~2.5 us for a (32, 128) + (128,) bias add (the strided numba
+# loop over broadcast_to views it replaced took ~12 us)
 _EXACT_UFUNC = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
 
 
@@ -127,11 +127,13 @@ def expr_kernel(tag, expr, in_metas, cdts, out_meta):
         if r > MAX_ND:
             raise NotImplementedError(f"{tag}: broadcasting over rank {r} > {MAX_ND} is not "
                                       f"supported by the CPU kernels")
-        fn = variant_fn(f"nd{r}")
+        ranked = [(1,) * (r - len(m.shape)) + tuple(m.shape) for m in in_metas]
+        masks = ["".join("0" if d == 1 else "1" for d in s) for s in ranked]
+        fn = variant_fn(f"bc{r}_" + "_".join(masks))
 
         def run(*bufs):
-            args = [np.broadcast_to(b.astype(c) if k else b, shape)
-                    for b, c, k in zip(bufs, cnp, casts)]
+            args = [(b.astype(c) if k else b).reshape(s)
+                    for b, c, k, s in zip(bufs, cnp, casts, ranked)]
             out = np.empty(shape, out_np)
             fn(*args, out)
             return out if out_np == final_np else out.astype(final_np)
