@@ -46,7 +46,7 @@ class _Emitter:
         self.consts: list = []           # arrays passed as arguments
         self.assigns: list = []          # (Parameter, var name)
         self.printers: list = []         # Python source of the objmode print helpers
-        self.imports: list = []          # import lines of kernels compiled per node (windows.py)
+        self.imports: list = []          # import lines of windows.py kernels the nodes call
         self.tmp = 0
 
     def name(self, v: ir.Value) -> str:
