@@ -182,6 +182,15 @@ def test_argument_errors(make, err, words):
         assert w in str(e.value), (w, str(e.value))
 
 
+def _train(params, opt):
+    """Three steps of GRADS (each gradient matched to its Parameter by name, whatever order the
+    optimizer holds them in); the Parameters' values after them."""
+    for s in range(3):
+        grads = {p.name: Tensor(GRADS[s][i]) for i, p in enumerate(params)}
+        opt(tuple(grads[p.name] for p in opt.parameters))
+    return {p.name: p.asnumpy() for p in params}
+
+
 @pytest.mark.parametrize("make_opt", [
     lambda ps, lr, wd: nn.SGD(ps, lr, weight_decay=wd),
     lambda ps, lr, wd: nn.Momentum(ps, lr, 0.9, weight_decay=wd),
@@ -192,21 +201,15 @@ def test_parameter_groups(make_opt, mode):
     """MindSpore's parameter groups: the bias group's own lr and weight decay, the weight group
     the optimizer's; order_params sets the order. Each Parameter's trajectory equals that of a
     plain optimizer (no groups) built for it alone with its group's settings."""
-    def train(params, opt):
-        for s in range(3):
-            grads = {p.name: Tensor(GRADS[s][i]) for i, p in enumerate(params)}
-            opt(tuple(grads[p.name] for p in opt.parameters))
-        return {p.name: p.asnumpy() for p in params}
-
     ps = _params()
     opt = make_opt([{"params": [ps[1]], "lr": 0.02, "weight_decay": 0.0}, {"params": [ps[0]]},
                     {"order_params": [ps[0], ps[1]]}], 0.1, 0.5)
-    got = train(ps, opt)
+    got = _train(ps, opt)
     assert [p.name for p in opt.parameters] == ["fc.weight", "fc.bias"]
     assert opt.weight_decays == (0.5, 0.0)
     for k, (lr, wd) in enumerate(((0.1, 0.5), (0.02, 0.0))):
         ps = _params()
-        alone = train(ps, make_opt([ps[k]], lr, wd))
+        alone = _train(ps, make_opt([ps[k]], lr, wd))
         name = ps[k].name
         np.testing.assert_allclose(got[name], alone[name], rtol=1e-6, atol=1e-7, err_msg=name)
 
@@ -261,17 +264,11 @@ def test_group_dynamic_lr_get_lr():
 def test_group_dynamic_lr_every_optimizer(make_opt, group_lr, mode):
     """A group's dynamic lr gives its Parameter the trajectory of a plain optimizer built for it
     alone with that lr; the other Parameter keeps the optimizer's float rate."""
-    def train(params, opt):
-        for s in range(3):
-            grads = {p.name: Tensor(GRADS[s][i]) for i, p in enumerate(params)}
-            opt(tuple(grads[p.name] for p in opt.parameters))
-        return {p.name: p.asnumpy() for p in params}
-
     ps = _params()
-    got = train(ps, make_opt([{"params": [ps[0]], "lr": group_lr}, {"params": [ps[1]]}], 0.1))
+    got = _train(ps, make_opt([{"params": [ps[0]], "lr": group_lr}, {"params": [ps[1]]}], 0.1))
     for k, lr in enumerate((group_lr, 0.1)):
         ps = _params()
-        alone = train(ps, make_opt([ps[k]], lr))
+        alone = _train(ps, make_opt([ps[k]], lr))
         name = ps[k].name
         np.testing.assert_allclose(got[name], alone[name], rtol=1e-6, atol=1e-7, err_msg=name)
 

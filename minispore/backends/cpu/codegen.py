@@ -103,8 +103,8 @@ def elementwise_source(expr: E.Expr, arity: int, const_dtype: str, variant: str)
                 lines.append(f"        x{i} = a{i}[i]\n")
         lines.append(f"        out[i] = {body}\n")
     elif variant.startswith("bc"):
-        masks = variant.split("_")[1:]
-        r = int(variant.split("_")[0][2:])
+        head, *masks = variant.split("_")
+        r = int(head[2:])
         idx = ", ".join(f"i{k}" for k in range(r))
         lines.append(_DECO.format(extra=""))
         lines.append(f"def {variant}({args}, out):\n")

@@ -122,12 +122,7 @@ class CudaGraphProgram(Program):
 
     # -- running ----------------------------------------------------------------------------
     def run(self, args: list):
-        env = [None] * self.n_slots
-        for s, a in zip(self.in_slots, args):
-            env[s] = a
-        for s, p in self.param_slots:
-            env[s] = p._buf
-        assigns: list = []
+        env, assigns = self._env(args), []
         for item in self.plan:
             if isinstance(item, Segment):
                 self._run_segment(item, env, assigns)

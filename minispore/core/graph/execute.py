@@ -101,14 +101,18 @@ class Program:
 
     def run(self, args: list) -> tuple[list, list]:
         """Run with input buffers `args`; returns (output buffers, [(Parameter, new buffer)])."""
+        env, assigns = self._env(args), []
+        self._run(self.steps, env, assigns)
+        return [env[s] for s in self.out_slots], assigns
+
+    def _env(self, args: list) -> list:
+        """The slot table of one run: the input buffers and the Parameters' current buffers."""
         env = [None] * self.n_slots
         for s, a in zip(self.in_slots, args):
             env[s] = a
         for s, p in self.param_slots:
             env[s] = p._buf
-        assigns: list = []
-        self._run(self.steps, env, assigns)
-        return [env[s] for s in self.out_slots], assigns
+        return env
 
     def _run(self, steps, env, assigns):
         for st in steps:

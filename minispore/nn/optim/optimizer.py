@@ -255,26 +255,30 @@ class Optimizer(Cell):
             out.append(s)
         return ParameterTuple(out)
 
+    def _rate(self, kind, src, n, step):
+        """One learning rate at `step` (a 0-d float32 Tensor): src is a float's Parameter
+        ('const'), a per-step table Parameter of n values ('table') or a schedule."""
+        if kind == "const":
+            return src * 1.0
+        if kind == "table":
+            return X.gather(src, A.reshape(M.minimum(step, n - 1), ()), 0)
+        return A.reshape(M.cast(src(step), dt.float32), ())
+
     def _group_rate(self, source, step):
         kind, k, n = source
         if kind == "const":
-            return self.group_lrs[k] * 1.0
+            return self._rate(kind, self.group_lrs[k], n, step)
         if kind == "table":
-            return X.gather(self.group_lr_tables[k], A.reshape(M.minimum(step, n - 1), ()), 0)
-        return A.reshape(M.cast(self.group_lr_schedules[k](step), dt.float32), ())
+            return self._rate(kind, self.group_lr_tables[k], n, step)
+        return self._rate(kind, self.group_lr_schedules[k], n, step)
 
     def get_lr(self):
         """The learning rate of this step, then increments global_step: a 0-d float32 Tensor, or
         when a group sets its own lr (is_group_lr), a tuple with each Parameter's rate (as
         MindSpore's get_lr). Every rate is read at the same step, the one before the increment."""
         step = self.global_step * 1     # the value now: assign() below rebinds the Parameter
-        if self.lr_schedule is not None:
-            lr = A.reshape(M.cast(self.lr_schedule(step), dt.float32), ())
-        elif self._lr_kind == "table":
-            idx = A.reshape(M.minimum(step, self.lr_steps - 1), ())
-            lr = X.gather(self.learning_rate, idx, 0)
-        else:
-            lr = self.learning_rate * 1.0
+        own = self.lr_schedule if self._lr_kind == "schedule" else self.learning_rate
+        lr = self._rate(self._lr_kind, own, self.lr_steps, step)
         if self.is_group_lr:
             rates = tuple(self._group_rate(s, step) for s in self._group_sources)
             lr = tuple(lr if k is None else rates[k] for k in self._lr_slot)
