@@ -125,7 +125,7 @@ def test_fused_reduction_matches_pynative_at_every_level(fn, make):
             np.testing.assert_allclose(x, y, rtol=RTOL[y.dtype.type], atol=1e-6, err_msg=level)
 
 
-def test_o2_sink_accumulates_without_materialising_the_group():
+def test_o2_sink_accumulates_without_materialising_the_group(numba_sink):
     from minispore.backends.cpu.sink import SunkProgram
     _, entry = _compiled(sum_axis1, (a(4, 5),), "O2")
     assert isinstance(entry.program, SunkProgram)

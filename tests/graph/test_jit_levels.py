@@ -1,6 +1,7 @@
 """jit_level O0 / O1 (fusion) / O2 (the whole graph as one numba function) give the same numbers
 (O0 bit-identical to PyNative, O1/O2 within float tolerance), and O2 really sinks the graph or
 warns which node it could not lower."""
+import re
 import warnings
 
 import numpy as np
@@ -73,7 +74,18 @@ def test_levels_agree(program):
                                    err_msg=level)
 
 
-def test_o2_is_one_numba_function_per_graph():
+def test_o2_is_one_native_function_per_graph():
+    from minispore.backends.cpu.native_sink import NativeProgram
+    _run("O2", _mlp_losses)
+    (entry,) = graph_compile._cache.values()
+    assert isinstance(entry.program, NativeProgram)
+    assert entry.program.kernel_launches == 1
+    defined = re.findall(r'^define .*@"?(\w+)"?\(', entry.program.ir_text, re.M)
+    assert defined[:1] == ["graph"] and set(defined) - {"graph", "steps"} <= {
+        f for f in defined if f.startswith("minispore_")}       # inlined math helpers only
+
+
+def test_o2_is_one_numba_function_per_graph_in_the_numba_sink(numba_sink):
     from minispore.backends.cpu.sink import SunkProgram
     _run("O2", _mlp_losses)
     (entry,) = graph_compile._cache.values()
@@ -95,7 +107,7 @@ def test_o2_warns_and_runs_kernel_by_kernel_when_a_node_cannot_be_sunk():
 
 
 def test_jit_level_argument_applies_to_that_function():
-    from minispore.backends.cpu.sink import SunkProgram
+    from minispore.backends.cpu.native_sink import NativeProgram
 
     def double(x):
         return x * 2 + 1
@@ -104,7 +116,7 @@ def test_jit_level_argument_applies_to_that_function():
     out = ms.jit(double, jit_level="O2")(Tensor(np.ones(3, np.float32)))
     np.testing.assert_array_equal(out.asnumpy(), [3.0, 3.0, 3.0])
     (entry,) = graph_compile._cache.values()
-    assert isinstance(entry.program, SunkProgram)
+    assert isinstance(entry.program, NativeProgram)
     assert ms.get_context("jit_level") == "O0"
     with pytest.raises(ValueError, match="jit_level"):
         ms.jit(double, jit_level="O9")
@@ -133,7 +145,7 @@ def test_print_in_the_sink_prints_like_o0_at_every_call(capsys):
     assert texts["O0"] == texts["O2"] and texts["O0"].count("y is | Tensor(shape=[2]") == 2
 
 
-def test_o2_emits_one_flat_loop_for_an_elementwise_node_without_broadcasting():
+def test_o2_emits_one_flat_loop_for_an_elementwise_node_without_broadcasting(numba_sink):
     """A same-shape elementwise node becomes `for i0 in range(size)` over raveled views (a rank-r
     nest compiled slowly); a broadcasting one keeps its nest; both give PyNative's numbers."""
     def f(x, b):

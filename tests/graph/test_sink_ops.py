@@ -20,8 +20,12 @@ def _involves_half(sample) -> bool:
         sample.attrs.get("dtype") in HALF
 
 
+@pytest.mark.parametrize("sink", ["native", "numba"])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_op_sinks_at_o2(case):
+def test_op_sinks_at_o2(case, sink, monkeypatch):
+    """`native`: the LLVM sink where it lowers every node of the op's graph, else the numba
+    sink; `numba`: the numba sink only."""
+    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "1" if sink == "native" else "0")
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
     dtype = case.dtypes[0]
     for s in case.samples(rng_for("forward", case.name, dtype), dtype):

@@ -1,5 +1,8 @@
 """The CPU backend: buffers are C-contiguous numpy arrays; elementwise kernels are generated numba
-loops (elementwise.py, codegen.py); the rest is in kernels.py. Always available."""
+loops (elementwise.py, codegen.py); the rest is in kernels.py. At jit_level O2 a graph becomes one
+native function (native_sink.py, LLVM IR without numba) or, when it holds a node that sink cannot
+lower, one numba function (sink.py); MINISPORE_NATIVE_SINK=0 forces the numba sink. Always
+available."""
 from __future__ import annotations
 
 from ...core.device import Backend
@@ -21,7 +24,16 @@ class CPUBackend(Backend):
         return fused_kernel(expr, in_metas, out_meta, reduce)
 
     def sink(self, graph):
-        """jit_level O2: the whole graph as one numba function (sink.py)."""
+        """jit_level O2: the whole graph as one native function (native_sink.py, LLVM IR) when
+        it has a lowering for every node, else as one numba function (sink.py)."""
+        import os
+        if os.environ.get("MINISPORE_NATIVE_SINK", "1") != "0":
+            from .native_jit import NativeUnavailable
+            from .native_sink import NativeProgram, NativeUnsupported
+            try:
+                return NativeProgram(graph, self)
+            except (NativeUnsupported, NativeUnavailable):
+                pass
         from .sink import SunkProgram
         return SunkProgram(graph, self)
 

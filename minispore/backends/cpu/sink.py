@@ -1,4 +1,9 @@
-"""The CPU sink (jit_level O2): the whole optimized graph becomes ONE numba function.
+"""The numba sink (jit_level O2, for graphs the native sink cannot lower): the whole optimized
+graph becomes ONE numba function.
+
+The native sink (native_sink.py: LLVM IR, no numba) takes every graph whose nodes it has
+lowerings for; this sink takes the rest (control flow, convolutions and pooling, indexing, norms,
+random ops, integer division, ...), at the price of numba's compile time.
 
 Every node is lowered to numba source inside a single `@njit(cache=True)` function: elementwise
 and fused nodes become loops over their static output shape (inputs indexed with their broadcast
@@ -225,8 +230,7 @@ class _Emitter:
         self.graph_body(body, ind + 1)
         news = [self.name(v) for v in body.outputs]
         if news:
-            self.line(ind + 1, f"{', '.join(state)} = {', '.join(news)}" +
-                      ("," if len(news) == 1 else ""))
+            self.line(ind + 1, f"{', '.join(state)} = {', '.join(news)}")
         for s, v in zip(state, n.outputs):
             self.bind(v, s)
 

@@ -130,7 +130,7 @@ def _params_match(g) -> bool:
 def _options() -> tuple:
     s = context._state
     return (s["device_target"], s["jit_level"], tuple(sorted(s["ascend_config"].items())),
-            s["max_device_memory"])
+            s["max_device_memory"], os.environ.get("MINISPORE_NATIVE_SINK", "1"))
 
 
 def build(fn, args, kwargs, parse: bool, name: str):

@@ -56,3 +56,65 @@ def plan(g: ir.Graph) -> MemoryPlan:
             if v.id not in last and v.id not in keep:
                 live -= _nbytes(v)
     return MemoryPlan(free_after, peak, total)
+
+
+ALIGN = 64
+
+
+def assign_offsets(g: ir.Graph, fixed: set, alias: dict, scratch: dict) -> tuple[dict, int]:
+    """Buffer assignment for a program that owns one arena (the native sink): every value a node
+    produces, except those in `fixed` (bound to caller buffers) and those in `alias` (value id ->
+    the value whose storage it shares), gets an offset in the arena, live from its node to the
+    last read of it or of any alias of it; `scratch` maps nodes to bytes they need only while
+    they run. First fit over the free gaps, 64-byte aligned; an output never shares memory with
+    the inputs of its own node. Returns ({value id or node: offset}, arena bytes)."""
+    root = {vid: r.id for vid, r in alias.items()}
+    last: dict = {}
+    for i, n in enumerate(g.nodes):
+        for v in _reads(n):
+            last[root.get(v.id, v.id)] = i
+    for v in g.outputs:                   # an output aliasing an arena value is copied out,
+        last[root.get(v.id, v.id)] = len(g.nodes)      # so keep it to the end to be safe
+    free: list = []                       # sorted [start, end) gaps below `top`
+    top = 0
+    offsets: dict = {}
+    dying: dict = {}
+
+    def alloc(nbytes: int) -> int:
+        nonlocal top
+        nbytes = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
+        for j, (s, e) in enumerate(free):
+            if e - s >= nbytes:
+                free[j] = (s + nbytes, e)
+                if free[j][0] == e:
+                    free.pop(j)
+                return s
+        s, top = top, top + nbytes
+        return s
+
+    def release(off: int, nbytes: int):
+        nbytes = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
+        free.append((off, off + nbytes))
+        free.sort()
+        merged: list = []
+        for s, e in free:
+            if merged and merged[-1][1] == s:
+                merged[-1] = (merged[-1][0], e)
+            else:
+                merged.append((s, e))
+        free[:] = merged
+
+    for i, n in enumerate(g.nodes):
+        if n.op == ir.CONST:
+            continue
+        for v in n.outputs:
+            if v.id in fixed or v.id in alias:
+                continue
+            offsets[v.id] = alloc(_nbytes(v))
+            dying.setdefault(max(last.get(v.id, i), i), []).append((offsets[v.id], _nbytes(v)))
+        if n in scratch:
+            offsets[n] = alloc(scratch[n])
+            release(offsets[n], scratch[n])
+        for off, nb in dying.pop(i, ()):
+            release(off, nb)
+    return offsets, top

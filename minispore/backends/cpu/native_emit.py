@@ -1,0 +1,293 @@
+"""Emitting LLVM IR for the native sink: buffers, loops and scalar expressions.
+
+`Emitter` writes one function of a native program with llvmlite.ir: typed pointers to the
+program's buffers (a slot of the caller's table, or an offset in the arena), computed once in the
+entry block; counted loops and loop nests over static shapes; stack slots hoisted to the entry
+block; dtype conversions with numpy's/numba's semantics (float->int truncates, a float's truth
+is `!= 0`); and scalar_expr trees rendered to IR in a float or integer compute type, with the
+transcendentals of llvm_math.py (vecmath's algorithms, bit for bit). The per-node lowerings that
+use it are in native_lower.py.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from llvmlite import ir as L
+
+from ...core import dtype as dt
+from ...core import scalar_expr as E
+from ...core.graph import ir
+
+
+class NativeUnsupported(NotImplementedError):
+    """The native sink has no lowering for something in this graph (the numba sink takes it)."""
+
+
+I1, I8, I32, I64 = L.IntType(1), L.IntType(8), L.IntType(32), L.IntType(64)
+F32, F64 = L.FloatType(), L.DoubleType()
+STORAGE = {dt.float32: F32, dt.float64: F64, dt.int32: I32, dt.int64: I64, dt.bool_: I8,
+           dt.int8: I8, dt.uint8: I8, dt.int16: L.IntType(16)}
+FLOAT = {dt.float32: F32, dt.float64: F64}
+_MATH = ("exp", "log", "log1p", "tanh", "sigmoid", "softplus", "erf", "sin", "cos")
+_INTRINSIC = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "rint": "rint", "fabs": "fabs"}
+_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
+
+
+def is_float(ty) -> bool:
+    return ty in (F32, F64)
+
+
+def const(v, ty=I64):
+    return L.Constant(ty, v)
+
+
+def storage(d: dt.DType):
+    """The LLVM type an element of dtype d is stored as (bool: i8)."""
+    if d not in STORAGE:
+        raise NativeUnsupported(f"dtype {d}")
+    return STORAGE[d]
+
+
+class Emitter:
+    """Writes one function: `slots` maps value ids to the caller's table, `offsets` value ids
+    (and nodes, for their scratch) to arena offsets, `alias` value ids to the value whose
+    storage they share."""
+
+    def __init__(self, graph: ir.Graph, module: L.Module, fn: L.Function, slots: dict,
+                 offsets: dict, alias: dict):
+        self.g, self.m, self.fn = graph, module, fn
+        # pointers and allocas go in `entry` (dominating every use, allocas hoisted); the code
+        # starts in `start`; finish() joins them
+        self.entry = fn.append_basic_block("entry")
+        self.b = L.IRBuilder(fn.append_basic_block("start"))
+        self.slots, self.offsets, self.alias = slots, offsets, alias
+        self.ptrs: dict = {}
+        bufs = fn.args[0]
+        self._bufs = bufs
+        self._arena = None
+
+    def finish(self):
+        self.b.ret_void()
+        start = self.fn.blocks[1]
+        with self.b.goto_block(self.entry):
+            self.b.branch(start)
+
+    # -- buffers ----------------------------------------------------------------------------------
+    @contextmanager
+    def at_entry(self):
+        with self.b.goto_block(self.entry):
+            yield self.b
+
+    def _slot_ptr(self, k: int):
+        with self.at_entry() as b:
+            return b.load(b.gep(self._bufs, [const(k)]))
+
+    def ptr(self, v: ir.Value):
+        """Typed pointer to v's first element (computed once, in the entry block)."""
+        v = self.alias.get(v.id, v)
+        p = self.ptrs.get(v.id)
+        if p is None:
+            raw = self._slot_ptr(self.slots[v.id]) if v.id in self.slots else None
+            with self.at_entry() as b:
+                raw = raw or b.gep(self.arena(), [const(self.offsets[v.id])])
+                p = b.bitcast(raw, storage(v.dtype).as_pointer())
+            self.ptrs[v.id] = p
+        return p
+
+    def arena(self):
+        if self._arena is None:
+            self._arena = self._slot_ptr(self.slots["arena"])
+        return self._arena
+
+    def scratch(self, key, ty):
+        arena = self.arena()
+        with self.at_entry() as b:
+            return b.bitcast(b.gep(arena, [const(self.offsets[key])]), ty.as_pointer())
+
+    def alloca(self, ty):
+        with self.at_entry() as b:
+            return b.alloca(ty)
+
+    def load(self, v: ir.Value, idx):
+        return self.b.load(self.b.gep(self.ptr(v), [idx]))
+
+    def store(self, val, v: ir.Value, idx):
+        self.b.store(val, self.b.gep(self.ptr(v), [idx]))
+
+    # -- control ----------------------------------------------------------------------------------
+    @contextmanager
+    def loop(self, n, start=0, step=1):
+        b = self.b
+        pre = b.block
+        head, body, done = (b.append_basic_block(s) for s in ("head", "body", "done"))
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64)
+        i.add_incoming(start if isinstance(start, L.Value) else const(start), pre)
+        b.cbranch(b.icmp_signed("<", i, n if isinstance(n, L.Value) else const(n)), body, done)
+        b.position_at_end(body)
+        yield i
+        i.add_incoming(b.add(i, const(step)), b.block)
+        b.branch(head)
+        b.position_at_end(done)
+
+    @contextmanager
+    def nest(self, shape):
+        """Loops over `shape` (row-major); yields the index list."""
+        with _Nest(self, shape) as idx:
+            yield idx
+
+    def flat_index(self, idx, strides):
+        b, acc = self.b, const(0)
+        for i, s in zip(idx, strides):
+            if s:
+                acc = b.add(acc, b.mul(i, const(s)))
+        return acc
+
+    def intrinsic(self, name, args):
+        ty = args[0].type
+        fn = self.m.declare_intrinsic(f"llvm.{name}", [ty])
+        return self.b.call(fn, args)
+
+    # -- scalar values ----------------------------------------------------------------------------
+    def convert(self, x, src: dt.DType, dst: dt.DType):
+        """A loaded value of dtype `src` (i1 for a computed bool) as dtype `dst`'s storage."""
+        b = self.b
+        if x.type == I1:
+            src = dt.bool_
+        elif src is dt.bool_:
+            x = b.icmp_unsigned("!=", x, const(0, I8))
+        if src is dst and x.type != I1:
+            return x
+        to = STORAGE[dst]
+        if dst is dt.bool_:
+            t = b.fcmp_unordered("!=", x, L.Constant(x.type, 0.0)) if src.is_float else \
+                x if x.type == I1 else b.icmp_signed("!=", x, L.Constant(x.type, 0))
+            return b.zext(t, I8)
+        if src is dt.bool_:
+            return b.uitofp(x, to) if dst.is_float else b.zext(x, to)
+        if src.is_float and dst.is_float:
+            return b.fpext(x, to) if to == F64 else b.fptrunc(x, to)
+        if src.is_float:
+            return b.fptosi(x, to)
+        if dst.is_float:
+            return b.sitofp(x, to)
+        w_src, w_dst = x.type.width, to.width
+        return x if w_src == w_dst else (b.sext(x, to) if w_dst > w_src else b.trunc(x, to))
+
+    def as_num(self, x, T):
+        """x (T, or an i1 bool) as T."""
+        if x.type == T:
+            return x
+        if x.type == I1:
+            return self.b.uitofp(x, T) if is_float(T) else self.b.zext(x, T)
+        raise NativeUnsupported(f"mixed types in an expression ({x.type} and {T})")
+
+    def truth(self, x):
+        if x.type == I1:
+            return x
+        if is_float(x.type):
+            return self.b.fcmp_unordered("!=", x, L.Constant(x.type, 0.0))
+        return self.b.icmp_signed("!=", x, L.Constant(x.type, 0))
+
+    def scalar(self, e: E.Expr, xs: list, T, signed=True):
+        """Render scalar_expr `e` with argument values xs in type T, a float or an integer type
+        (bools are i1; `signed` says how integers compare)."""
+        b, op, a = self.b, e.op, e.args
+        fl = is_float(T)
+        if op == "arg":
+            return xs[a[0]]
+        if op == "const":
+            v = a[0]
+            if isinstance(v, bool):
+                return const(int(v), I1)
+            if not fl and float(v) != int(v):
+                raise NativeUnsupported(f"constant {v!r} in integer arithmetic")
+            return L.Constant(T, float(v) if fl else int(v))
+        if op in ("add", "sub", "mul", "div", "pow"):
+            x, y = (self.as_num(self.scalar(z, xs, T, signed), T) for z in a)
+            if not fl:
+                if op in ("div", "pow"):
+                    raise NativeUnsupported(f"integer '{op}'")
+                return {"add": b.add, "sub": b.sub, "mul": b.mul}[op](x, y)
+            if op == "pow":
+                fn = self.m.declare_intrinsic("llvm.pow", [T])
+                return b.call(fn, [x, y])
+            return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "div": b.fdiv}[op](x, y)
+        if op in ("band", "bor", "bxor") and not fl:
+            x, y = (self.scalar(z, xs, T, signed) for z in a)
+            if x.type != y.type:
+                x, y = self.as_num(x, T), self.as_num(y, T)
+            return {"band": b.and_, "bor": b.or_, "bxor": b.xor}[op](x, y)
+        if op in _CMP or op == "ne":
+            x, y = (self.scalar(z, xs, T, signed) for z in a)
+            if x.type == I1 and y.type == I1:
+                return b.icmp_unsigned(_CMP.get(op, "!="), x, y)
+            x, y = self.as_num(x, T), self.as_num(y, T)
+            if not fl:
+                cmp = b.icmp_signed if signed else b.icmp_unsigned
+                return cmp(_CMP.get(op, "!="), x, y)
+            return b.fcmp_unordered("!=", x, y) if op == "ne" else \
+                b.fcmp_ordered(_CMP[op], x, y)
+        if op in ("and", "or"):
+            x, y = (self.truth(self.scalar(z, xs, T)) for z in a)
+            return b.and_(x, y) if op == "and" else b.or_(x, y)
+        if op == "not":
+            return b.xor(self.truth(self.scalar(a[0], xs, T)), const(1, I1))
+        if op == "neg":
+            x = self.as_num(self.scalar(a[0], xs, T, signed), T)
+            return b.fneg(x) if fl else b.neg(x)
+        if op == "where":
+            c = self.truth(self.scalar(a[0], xs, T, signed))
+            x, y = self.scalar(a[1], xs, T, signed), self.scalar(a[2], xs, T, signed)
+            if not (x.type == I1 and y.type == I1):
+                x, y = self.as_num(x, T), self.as_num(y, T)
+            return b.select(c, x, y)
+        if not fl:
+            raise NativeUnsupported(f"integer scalar op '{op}'")
+        if op == "isnan":
+            x = self.as_num(self.scalar(a[0], xs, T), T)
+            return b.fcmp_unordered("uno", x, x)
+        if op in _INTRINSIC:
+            return self.intrinsic(_INTRINSIC[op], [self.as_num(self.scalar(a[0], xs, T), T)])
+        if op in _MATH:
+            from .llvm_math import math_fn
+            return b.call(math_fn(self.m, op, T), [self.as_num(self.scalar(a[0], xs, T), T)])
+        raise NativeUnsupported(f"scalar op '{op}'")
+
+
+class _Nest:
+    def __init__(self, e: Emitter, shape):
+        self.e, self.shape, self.cms = e, shape, []
+
+    def __enter__(self):
+        idx = []
+        for d in self.shape:
+            cm = self.e.loop(d)
+            idx.append(cm.__enter__())
+            self.cms.append(cm)
+        return idx
+
+    def __exit__(self, *exc):
+        for cm in reversed(self.cms):
+            cm.__exit__(*exc)
+        return False
+
+
+def broadcast_strides(in_shape: tuple, out_shape: tuple) -> list:
+    """Element strides of a C-contiguous input broadcast against out_shape's loop indices."""
+    lead = len(out_shape) - len(in_shape)
+    st, acc = [0] * len(out_shape), 1
+    for k in range(len(in_shape) - 1, -1, -1):
+        d = in_shape[k]
+        st[lead + k] = 0 if d == 1 else acc
+        acc *= d
+    return st
+
+
+def c_strides(shape: tuple) -> list:
+    st, acc = [0] * len(shape), 1
+    for k in range(len(shape) - 1, -1, -1):
+        st[k] = acc
+        acc *= shape[k]
+    return st

@@ -1,0 +1,144 @@
+"""Machine code from LLVM IR without numba: optimize, emit, cache on disk, load, call.
+
+The native sink (native_sink.py) writes its program as LLVM IR text with llvmlite.ir. This file
+turns that text into a callable: LLVM's O3 pipeline (loop and SLP vectorisation on) for the host
+CPU, an object file emitted by the target machine, and MCJIT to load it. Nothing here touches
+numba's target context, whose initialisation (typing registries, importing scipy.linalg for its
+BLAS) costs ~0.9 s in a fresh process: that was the floor of a warm start through numba's cache.
+
+Disk cache: object files under <MINISPORE_CACHE_DIR>/native/, named by a hash of the IR text, the
+host CPU name and features and the llvmlite version; each file ends with a SHA-1 of its content,
+so a truncated or corrupt entry is compiled again and rewritten (atomically), never loaded.
+
+External symbols the programs call: `minispore_sgemm` / `minispore_dgemm`, bound to the CBLAS
+gemm of numpy's own OpenBLAS (the library numpy.matmul calls: PyNative and the native sink
+multiply with the same code), and libm's functions (resolved in the process).
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import hashlib
+import os
+import threading
+
+import llvmlite
+import llvmlite.binding as llvm
+
+from .codegen import cache_dir
+
+_lock = threading.Lock()
+_state: dict = {}
+
+
+class NativeUnavailable(NotImplementedError):
+    """The native path cannot run here (no CBLAS found in numpy's libraries)."""
+
+
+def _blas_symbols() -> dict:
+    """{our name: address} of CBLAS sgemm/dgemm in numpy's bundled OpenBLAS (ILP64 wheels export
+    scipy_cblas_sgemm64_; older wheels cblas_sgemm64_ or cblas_sgemm). Returns the integer width
+    of the dimension arguments too."""
+    import numpy as np
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    libs = glob.glob(os.path.join(root, "numpy.libs", "*openblas*")) + \
+        glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*"))
+    for path in libs:
+        lib = ctypes.CDLL(path)
+        for pre, suf, bits in (("scipy_cblas_", "64_", 64), ("cblas_", "64_", 64),
+                               ("scipy_cblas_", "", 32), ("cblas_", "", 32)):
+            try:
+                s, d = getattr(lib, f"{pre}sgemm{suf}"), getattr(lib, f"{pre}dgemm{suf}")
+            except AttributeError:
+                continue
+            addr = {n: ctypes.cast(f, ctypes.c_void_p).value
+                    for n, f in (("minispore_sgemm", s), ("minispore_dgemm", d))}
+            return {"symbols": addr, "int_bits": bits, "lib": lib}
+    raise NativeUnavailable("no CBLAS sgemm/dgemm in numpy's bundled libraries")
+
+
+def state() -> dict:
+    """The target machine and the bound symbols, made once per process."""
+    if not _state:
+        with _lock:
+            if not _state:
+                llvm.initialize_native_target()
+                llvm.initialize_native_asmprinter()
+                cpu, feats = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+                def machine():
+                    return llvm.Target.from_default_triple().create_target_machine(
+                        cpu=cpu, features=feats, opt=3, jit=True)
+                tm = machine()
+                blas = _blas_symbols()
+                for name, addr in blas["symbols"].items():
+                    llvm.add_symbol(name, addr)
+                tag = f"{llvmlite.__version__}|{cpu}|{feats}|{llvm.get_default_triple()}"
+                _state.update(tm=tm, machine=machine, tag=tag, blas_int_bits=blas["int_bits"],
+                              blas=blas)
+    return _state
+
+
+def blas_int_bits() -> int:
+    return state()["blas_int_bits"]
+
+
+def triple() -> str:
+    return llvm.get_default_triple()
+
+
+def data_layout() -> str:
+    return str(state()["tm"].target_data)
+
+
+def _compile(ir_text: str) -> bytes:
+    st = state()
+    mod = llvm.parse_assembly(ir_text)
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pb = llvm.create_pass_builder(st["tm"], pto)
+    pb.getModulePassManager().run(mod, pb)
+    return st["tm"].emit_object(mod)
+
+
+def _cached_object(ir_text: str) -> tuple[bytes, bool]:
+    """(object code, whether it came from the disk cache)."""
+    st = state()
+    key = hashlib.sha1(f"{st['tag']}\n{ir_text}".encode()).hexdigest()[:24]
+    d = cache_dir().parent / "native"
+    path = d / f"{key}.o"
+    try:
+        blob = path.read_bytes()
+        body, check = blob[:-20], blob[-20:]
+        if len(blob) > 20 and hashlib.sha1(body).digest() == check:
+            return body, True
+    except OSError:
+        pass
+    obj = _compile(ir_text)
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_bytes(obj + hashlib.sha1(obj).digest())
+    os.replace(tmp, path)                 # atomic: a concurrent reader never sees half a file
+    return obj, False
+
+
+class NativeLibrary:
+    """Loaded machine code of one module; `address(name)` of its functions. Keeps the engine
+    (which owns the code) alive as long as the library is referenced."""
+
+    def __init__(self, ir_text: str):
+        st = state()
+        obj, self.from_cache = _cached_object(ir_text)
+        empty = llvm.parse_assembly("")
+        empty.triple = llvm.get_default_triple()
+        # the engine owns (and disposes) the target machine it is given: its own one
+        self.engine = llvm.create_mcjit_compiler(empty, st["machine"]())
+        self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        self.engine.finalize_object()
+
+    def address(self, name: str) -> int:
+        addr = self.engine.get_function_address(name)
+        if not addr:
+            raise KeyError(f"native library has no function {name!r}")
+        return addr

@@ -1,0 +1,443 @@
+"""Per-node lowerings of the native sink: one function per op family, emitting its loops.
+
+Every lowering follows the numba sink's (sink.py, sink_nn.py, fused_reduce.py) or the eager
+kernel's (kernels_row.py) algorithm operation by operation, so the three give the same numbers:
+elementwise and fused nodes, fused reductions (LANES register chains over an innermost reduced
+axis, else float64 accumulators in memory order), sum/mean/prod/max/min (float64 accumulators),
+softmax/log_softmax and the sparse cross-entropy pair (float64 rows), matmul through CBLAS gemm,
+broadcast_to/cast (converting copies), transpose, fill, and reshape/stop_gradient (aliases, or a
+copy when the result is handed out). `check` rejects a graph with any other node before anything
+is emitted (NativeUnsupported names it); `scratch_bytes` is what a node needs in the arena while
+it runs.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ...core import dtype as dt
+from ...core import scalar_expr as E
+from ...core.graph import ir
+from ...core.primitive import OpDef, attrs_dict
+from ...core.shape import normalize_axes, size_of
+from . import native_jit
+from .native_emit import (F32, F64, FLOAT, I1, I8, I32, I64, STORAGE, Emitter,
+                          NativeUnsupported, broadcast_strides, c_strides, const, storage)
+
+LANES = 4                   # independent accumulators, as fused_reduce.LANES
+ALIASES = ("reshape", "stop_gradient")
+
+_INTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
+
+
+def _compute_dtype(n: ir.Node, casts=None):
+    """The dtype a node's expression computes in (as sink.py picks it): the first float among
+    the cast targets, the inputs and the output; else the integer type every non-bool input
+    has (integer expressions: the Parameters' step counters)."""
+    floats = [c for c in (casts or []) if c is not None and c.is_float]
+    floats += [v.dtype for v in n.inputs if v.dtype.is_float] + [n.outputs[0].dtype]
+    cdt = next((d for d in floats if d.is_float), None)
+    if cdt is None:
+        ints = {(c or v.dtype) for c, v in zip(casts or [None] * len(n.inputs), n.inputs)
+                if (c or v.dtype) is not dt.bool_}
+        out = n.outputs[0].dtype
+        if len(ints) == 1 and next(iter(ints)) in _INTS and out in _INTS + (dt.bool_,):
+            return next(iter(ints))
+    if cdt not in FLOAT:
+        raise NativeUnsupported(f"'{n.name}' computes in {cdt or n.outputs[0].dtype}")
+    return cdt
+
+
+def _elementwise(e: Emitter, n: ir.Node, expr, casts=None):
+    out = n.outputs[0]
+    shape = out.shape
+    cdt = _compute_dtype(n, casts) if expr.op != "arg" else None
+    T = None if cdt is None else STORAGE[cdt]
+    flat = all(v.shape in (shape, ()) for v in n.inputs)
+    hoisted = {}
+
+    def value(v, idx):
+        off = idx[0] if flat else e.flat_index(idx, broadcast_strides(v.shape, shape))
+        return e.load(v, off)
+
+    def prep(i, v, x):
+        src = v.dtype
+        if expr.op == "arg":
+            return x
+        want = casts[i] if casts is not None and casts[i] is not None else src
+        if want is dt.bool_ or (src is dt.bool_ and want is dt.bool_):
+            return e.b.icmp_unsigned("!=", x, const(0, I8)) if src is dt.bool_ else \
+                e.truth(x)
+        if want is cdt or (want.is_float and cdt.is_float):
+            y = e.convert(x, src, want)
+            if y.type != T:
+                raise NativeUnsupported(f"'{n.name}' mixes {want} with {cdt}")
+            return y
+        raise NativeUnsupported(f"'{n.name}' reads {src} as {want}")
+    for i, v in enumerate(n.inputs):          # 0-d inputs: loaded once, before the loops
+        if not v.shape:
+            hoisted[i] = prep(i, v, e.load(v, const(0)))
+    loops = [size_of(shape)] if flat and shape else list(shape)
+    with e.nest(loops) as idx:
+        xs = [hoisted[i] if not v.shape else prep(i, v, value(v, idx))
+              for i, v in enumerate(n.inputs)]
+        if expr.op == "arg":
+            y = e.convert(xs[expr.args[0]], n.inputs[expr.args[0]].dtype, out.dtype)
+        else:
+            y = e.scalar(expr, xs, T, cdt is not dt.uint8)
+            y = e.convert(y, cdt if y.type != I1 else dt.bool_, out.dtype)
+        dst = idx[0] if flat and shape else e.flat_index(idx, c_strides(shape))
+        e.store(y, out, dst)
+
+
+def _op_elementwise(e: Emitter, n: ir.Node, a: dict):
+    cdts, _ = n.op.compute(tuple(v.dtype for v in n.inputs))
+    casts = [None if c is v.dtype else c for c, v in zip(cdts, n.inputs)]
+    expr = E.build(lambda *xs: n.op.scalar(*xs, **a), len(n.inputs))
+    _elementwise(e, n, expr, casts)
+
+
+def _copy(e: Emitter, n: ir.Node, a: dict):
+    """broadcast_to, cast, and a reshape whose result is handed out: a converting copy."""
+    _elementwise(e, n, E.arg(0))
+
+
+def _fill(e: Emitter, n: ir.Node, a: dict):
+    out = n.outputs[0]
+    v = a["value"]
+    to = storage(out.dtype)
+    c = L.Constant(to, float(v)) if out.dtype.is_float else L.Constant(to, int(v))
+    with e.loop(size_of(out.shape)) as i:
+        e.store(c, out, i)
+
+
+def _transpose(e: Emitter, n: ir.Node, a: dict):
+    x, out = n.inputs[0], n.outputs[0]
+    perm = tuple(a["perm"])
+    xs = c_strides(x.shape)
+    src = [xs[p] for p in perm]                   # out axis k walks input axis perm[k]
+    with e.nest(out.shape) as idx:
+        e.store(e.load(x, e.flat_index(idx, src)), out,
+                e.flat_index(idx, c_strides(out.shape)))
+
+
+def _matmul(e: Emitter, n: ir.Node, a: dict):
+    x, y = n.inputs
+    out = n.outputs[0]
+    if out.dtype not in FLOAT or x.dtype is not y.dtype or x.dtype is not out.dtype:
+        raise NativeUnsupported(f"matmul of {x.dtype} and {y.dtype}")
+    T = FLOAT[out.dtype]
+    ta, tb = a["transpose_a"], a["transpose_b"]
+    M, N = out.shape[-2:]
+    K = x.shape[-2] if ta else x.shape[-1]
+    b = e.b
+    if M == 0 or N == 0:
+        return
+    batch = out.shape[:-2]
+    if K == 0:
+        zero = L.Constant(T, 0.0)
+        with e.loop(size_of(out.shape)) as i:
+            e.store(zero, out, i)
+        return
+    bits = native_jit.blas_int_bits()
+    IT = L.IntType(bits)
+    P = T.as_pointer()
+    fty = L.FunctionType(L.VoidType(), [I32, I32, I32, IT, IT, IT, T, P, IT, P, IT, T, P, IT])
+    name = "minispore_sgemm" if T == F32 else "minispore_dgemm"
+    gemm = e.m.globals.get(name) or L.Function(e.m, fty, name)
+    with e.nest(batch) as bidx:
+        def at(v, mat):
+            st = broadcast_strides(v.shape[:-2], batch)
+            off = b.mul(e.flat_index(bidx, st), const(mat)) if batch else const(0)
+            return b.gep(e.ptr(v), [off])
+        args = [const(101, I32), const(112 if ta else 111, I32), const(112 if tb else 111, I32),
+                const(M, IT), const(N, IT), const(K, IT), L.Constant(T, 1.0),
+                at(x, x.shape[-1] * x.shape[-2]), const(x.shape[-1], IT),
+                at(y, y.shape[-1] * y.shape[-2]), const(y.shape[-1], IT), L.Constant(T, 0.0),
+                at(out, M * N), const(N, IT)]
+        b.call(gemm, args)
+
+
+def _acc_init(kind: str, ty):
+    return L.Constant(ty, {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": float("-inf"),
+                           "min": float("inf")}[kind])
+
+
+def _combine(e: Emitter, kind: str, acc, v):
+    """acc (op) v; max/min: NaN wins, as numpy (`if v > acc or v != v: acc = v`)."""
+    b = e.b
+    if kind in ("sum", "mean"):
+        return b.fadd(acc, v)
+    if kind == "prod":
+        return b.fmul(acc, v)
+    take = b.or_(b.fcmp_ordered(">" if kind == "max" else "<", v, acc),
+                 b.fcmp_unordered("uno", v, v))
+    return b.select(take, v, acc)
+
+
+def _reduction(kind):
+    def lower(e: Emitter, n: ir.Node, a: dict):
+        x, out = n.inputs[0], n.outputs[0]
+        if not x.shape:
+            return _elementwise(e, n, E.arg(0))
+        if not (x.dtype in FLOAT and out.dtype in FLOAT):
+            raise NativeUnsupported(f"{kind} over {x.dtype}")
+        b = e.b
+        axes = normalize_axes(kind, a["axis"], len(x.shape))
+        keep = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
+        nk = size_of(keep)
+        count = size_of(x.shape) // max(nk, 1)
+        accp = e.scratch(n, F64)
+        init = _acc_init(kind, F64)
+        with e.loop(nk) as q:
+            b.store(init, b.gep(accp, [q]))
+        kst = broadcast_strides(keep, x.shape)
+        with e.nest(x.shape) as idx:
+            v = e.convert(e.load(x, e.flat_index(idx, c_strides(x.shape))), x.dtype,
+                          dt.float64)
+            slot = b.gep(accp, [e.flat_index(idx, kst)])
+            b.store(_combine(e, kind, b.load(slot), v), slot)
+        with e.loop(nk) as q:
+            r = b.load(b.gep(accp, [q]))
+            if kind == "mean":
+                r = b.fdiv(r, L.Constant(F64, float(count)))
+            e.store(e.convert(r, dt.float64, out.dtype), out, q)
+    return lower
+
+
+def _fused_reduce(e: Emitter, n: ir.Node, red: ir.Reduction):
+    """fused_reduce.loop_lines in IR: each value rounded to the output dtype, accumulated in
+    float64 (sum/mean) or the value dtype (max/min); reduced axes innermost -> LANES register
+    chains over the last axis, else float64 accumulators in memory order (arena scratch)."""
+    out, b = n.outputs[0], e.b
+    kind = red.kind
+    if kind not in ("sum", "mean", "max", "min") or out.dtype not in FLOAT:
+        raise NativeUnsupported(f"fused {kind} into {out.dtype}")
+    T = FLOAT[out.dtype]
+    cdt = _compute_dtype(n)
+    if cdt not in FLOAT:
+        raise NativeUnsupported(f"fused {kind} computing in {cdt}")
+    CT = FLOAT[cdt]
+    shape = tuple(red.shape) or (1,)
+    r = len(shape)
+    axes = tuple(red.axes)
+    kept = [k for k in range(r) if k not in axes]
+    count = size_of([shape[k] for k in axes])
+    acc_ty, acc_dt = (T, out.dtype) if kind in ("max", "min") else (F64, dt.float64)
+    expr = n.attr("expr")
+    in_shapes = [(1,) * (r - len(v.shape)) + tuple(v.shape) for v in n.inputs]
+    sts = [broadcast_strides(s, shape) for s in in_shapes]
+
+    def value(idx):
+        xs = []
+        for v, st in zip(n.inputs, sts):
+            x = e.load(v, e.flat_index(idx, st))
+            xs.append(e.b.icmp_unsigned("!=", x, const(0, I8)) if v.dtype is dt.bool_ else
+                      e.convert(x, v.dtype, cdt))
+        y = e.scalar(expr, xs, CT)
+        y = e.convert(y, cdt if y.type != I1 else dt.bool_, out.dtype)   # rounded, as stored
+        return e.convert(y, out.dtype, acc_dt)
+
+    def result(acc):
+        if kind == "mean":
+            acc = b.fdiv(acc, L.Constant(acc_ty, float(count)))
+        return e.convert(acc, acc_dt, out.dtype)
+    if all(k < ax for k in kept for ax in axes):          # reduced axes innermost: registers
+        q = e.alloca(I64)
+        b.store(const(0), q)
+        with e.nest([shape[k] for k in kept]) as kidx:
+            idx = [None] * r
+            for k, i in zip(kept, kidx):
+                idx[k] = i
+            lanes = [e.alloca(acc_ty) for _ in range(LANES if axes else 1)]
+            for p in lanes:
+                b.store(_acc_init(kind, acc_ty), p)
+            if not axes:
+                b.store(_combine(e, kind, b.load(lanes[0]), value(idx)), lanes[0])
+            else:
+                with e.nest([shape[k] for k in axes[:-1]]) as ridx:
+                    for k, i in zip(axes[:-1], ridx):
+                        idx[k] = i
+                    last, dlast = axes[-1], shape[axes[-1]]
+                    with e.loop(dlast - dlast % LANES, step=LANES) as j:
+                        for u, p in enumerate(lanes):
+                            idx[last] = b.add(j, const(u))
+                            b.store(_combine(e, kind, b.load(p), value(idx)), p)
+                    with e.loop(dlast, start=dlast - dlast % LANES) as j:
+                        idx[last] = j
+                        b.store(_combine(e, kind, b.load(lanes[0]), value(idx)), lanes[0])
+                for p in lanes[1:]:
+                    b.store(_combine(e, kind, b.load(lanes[0]), b.load(p)), lanes[0])
+            qi = b.load(q)
+            e.store(result(b.load(lanes[0])), out, qi)
+            b.store(b.add(qi, const(1)), q)
+        return
+    n_out = size_of([shape[k] for k in kept])
+    accp = e.scratch(n, acc_ty)
+    with e.loop(n_out) as q:
+        b.store(_acc_init(kind, acc_ty), b.gep(accp, [q]))
+    kst = [0] * r
+    acc = 1
+    for k in reversed(kept):
+        kst[k] = acc
+        acc *= shape[k]
+    with e.nest(shape) as idx:
+        slot = b.gep(accp, [e.flat_index(idx, kst)])
+        b.store(_combine(e, kind, b.load(slot), value(idx)), slot)
+    with e.loop(n_out) as q:
+        e.store(result(b.load(b.gep(accp, [q]))), out, q)
+
+
+def _softmax(log: bool):
+    """sink.py's loops: max and sum of exp in float64 per row, then the row's outputs."""
+    def lower(e: Emitter, n: ir.Node, a: dict):
+        x, out = n.inputs[0], n.outputs[0]
+        if x.dtype not in FLOAT or out.dtype not in FLOAT:
+            raise NativeUnsupported(f"softmax of {x.dtype}")
+        if not x.shape:
+            c = L.Constant(FLOAT[out.dtype], 0.0 if log else 1.0)
+            e.store(c, out, const(0))
+            return
+        from .llvm_math import math_fn
+        b = e.b
+        axis = a["axis"] % len(x.shape)
+        outer, d, inner = size_of(x.shape[:axis]), x.shape[axis], size_of(x.shape[axis + 1:])
+        exp64 = math_fn(e.m, "exp", F64)
+        with e.loop(outer) as r, e.loop(inner) as c:
+            base = b.add(b.mul(r, const(d * inner)), c)
+
+            def at(k):
+                return b.add(base, b.mul(k, const(inner)))
+
+            def xv(k):
+                return e.convert(e.load(x, at(k)), x.dtype, dt.float64)
+            mp, sp = e.alloca(F64), e.alloca(F64)
+            b.store(L.Constant(F64, float("-inf")), mp)
+            with e.loop(d) as k:                   # numba's max(m, v): v > m ? v : m
+                m0, v = b.load(mp), xv(k)
+                b.store(b.select(b.fcmp_ordered(">", v, m0), v, m0), mp)
+            b.store(L.Constant(F64, 0.0), sp)
+            m = b.load(mp)
+            with e.loop(d) as k:
+                b.store(b.fadd(b.load(sp), b.call(exp64, [b.fsub(xv(k), m)])), sp)
+            s = b.load(sp)
+            if log:
+                ls = b.call(math_fn(e.m, "log", F64), [s])
+            with e.loop(d) as k:
+                y = b.fsub(b.fsub(xv(k), m), ls) if log else \
+                    b.fdiv(b.call(exp64, [b.fsub(xv(k), m)]), s)
+                e.store(e.convert(y, dt.float64, out.dtype), out, at(k))
+    return lower
+
+
+def _sce(e: Emitter, n: ir.Node, a: dict):
+    """The sparse softmax cross-entropy and its gradient: kernels_row.sce_rows / sce_grad_rows
+    (the eager kernels) in IR, same float64 operations in the same order, with the row's exps in
+    an arena row."""
+    from .llvm_math import math_fn
+    x, lab = n.inputs[:2]
+    out, b = n.outputs[0], e.b
+    if x.dtype not in FLOAT or out.dtype not in FLOAT or lab.dtype not in _INTS:
+        raise NativeUnsupported(f"{n.name} of {x.dtype} logits, {lab.dtype} labels")
+    R, C = size_of(x.shape[:-1]), x.shape[-1]
+    grad = n.op.name.endswith("_grad")
+    exp64, log64 = math_fn(e.m, "exp", F64), math_fn(e.m, "log", F64)
+    row = e.scratch(n, F64)
+    mp, sp = e.alloca(F64), e.alloca(F64)
+    zero = L.Constant(F64, 0.0)
+    with e.loop(R) as r:
+        base = b.mul(r, const(C))
+
+        def xv(k):
+            return e.convert(e.load(x, b.add(base, k)), x.dtype, dt.float64)
+        b.store(L.Constant(F64, float("-inf")), mp)
+        with e.loop(C) as k:                       # numba's max(m, v): v > m ? v : m
+            m0, v = b.load(mp), xv(k)
+            b.store(b.select(b.fcmp_ordered(">", v, m0), v, m0), mp)
+        m = b.load(mp)
+        with e.loop(C) as k:
+            b.store(b.call(exp64, [b.fsub(xv(k), m)]), b.gep(row, [k]))
+        b.store(zero, sp)
+        with e.loop(C) as k:
+            b.store(b.fadd(b.load(sp), b.load(b.gep(row, [k]))), sp)
+        ls = b.call(log64, [b.load(sp)])
+        lv = e.convert(e.load(lab, r), lab.dtype, dt.int64)
+        valid = b.and_(b.icmp_signed(">=", lv, const(0)), b.icmp_signed("<", lv, const(C)))
+        if not grad:
+            safe = b.select(valid, lv, const(0))          # never read outside the row
+            y = b.select(valid, b.fsub(b.fadd(ls, m), xv(safe)), zero)
+            e.store(e.convert(y, dt.float64, out.dtype), out, r)
+        else:
+            d = e.convert(e.load(n.inputs[2], r), n.inputs[2].dtype, dt.float64)
+            one = L.Constant(F64, 1.0)
+            with e.loop(C) as k:
+                p = b.select(valid, b.call(exp64, [b.fsub(b.fsub(xv(k), m), ls)]), zero)
+                hot = b.select(b.icmp_signed("==", k, lv), one, zero)
+                e.store(e.convert(b.fmul(b.fsub(p, hot), d), dt.float64, out.dtype), out,
+                        b.add(base, k))
+
+
+def _alias_copy(e: Emitter, n: ir.Node, a: dict):
+    """reshape / stop_gradient: nothing to do when aliased; a copy when handed out."""
+    out = n.outputs[0]
+    if out.id in e.alias:
+        return
+    x = n.inputs[0]
+    with e.loop(size_of(out.shape)) as i:
+        e.store(e.load(x, i), out, i)
+
+
+LOWER = {
+    "matmul": _matmul,
+    "sum": _reduction("sum"), "mean": _reduction("mean"), "prod": _reduction("prod"),
+    "max": _reduction("max"), "min": _reduction("min"),
+    "softmax": _softmax(False), "log_softmax": _softmax(True),
+    "broadcast_to": _copy, "cast": _copy, "transpose": _transpose,
+    "fill": _fill, "fill_like": _fill,
+    "reshape": _alias_copy, "stop_gradient": _alias_copy,
+    "sparse_softmax_cross_entropy": _sce, "sparse_softmax_cross_entropy_grad": _sce,
+}
+_SCRATCH = {"sum", "mean", "prod", "max", "min"}      # float64 accumulators in the arena
+
+
+def check(g: ir.Graph):
+    for n in g.nodes:
+        for v in n.inputs + n.outputs:
+            storage(v.dtype)
+        if n.op in (ir.CONST, ir.ASSIGN):
+            continue
+        if n.op == ir.FUSED:
+            continue
+        if isinstance(n.op, OpDef) and (n.op.name in LOWER or (
+                n.op.kind == "elementwise" and n.op.scalar is not None)):
+            continue
+        raise NativeUnsupported(f"node '{n.name}'")
+
+
+def scratch_bytes(n: ir.Node) -> int | None:
+    """Bytes of float64 accumulators a node needs while it runs (None: no scratch)."""
+    if n.op == ir.FUSED and n.attr("reduce") is not None:
+        red = n.attr("reduce")
+        shape = tuple(red.shape) or (1,)
+        kept = [d for k, d in enumerate(shape) if k not in red.axes]
+        return size_of(kept) * 8
+    if isinstance(n.op, OpDef) and n.op.name.startswith("sparse_softmax_cross_entropy"):
+        return n.inputs[0].shape[-1] * 8                   # one row of exps
+    if isinstance(n.op, OpDef) and n.op.name in _SCRATCH and n.inputs[0].shape:
+        x = n.inputs[0]
+        axes = normalize_axes(n.op.name, attrs_dict(n.attrs)["axis"], len(x.shape))
+        return size_of([1 if k in axes else d for k, d in enumerate(x.shape)]) * 8
+    return None
+
+
+def lower_node(e: Emitter, n: ir.Node):
+    if n.op in (ir.CONST, ir.ASSIGN):
+        return
+    if n.op == ir.FUSED:
+        red = n.attr("reduce")
+        if red is not None:
+            return _fused_reduce(e, n, red)
+        return _elementwise(e, n, n.attr("expr"))
+    lower = LOWER.get(n.op.name)
+    if lower is None:
+        return _op_elementwise(e, n, attrs_dict(n.attrs))
+    lower(e, n, attrs_dict(n.attrs))

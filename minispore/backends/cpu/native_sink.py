@@ -1,0 +1,227 @@
+"""The native CPU sink (jit_level O2): the whole optimized graph as ONE function in LLVM IR.
+
+Emitted with llvmlite.ir, compiled and cached by native_jit.py; numba is not involved, so a cold
+compile costs LLVM's optimisation of one module and a warm start loads an object file (numba's
+route, the generated-Python sink in sink.py, costs seconds of type inference and lowering cold
+and ~0.9 s of target-context start-up warm).
+
+The program is `void graph(i8** bufs)`. `bufs` holds, in order, the graph inputs, the Parameters
+read, the constants, the external buffers (graph outputs and assigned values, allocated per call
+by the caller because they are handed out), and one arena. Every other intermediate lives in the
+arena at an offset fixed by the memory plan (memplan.assign_offsets: liveness, first fit), so a
+step allocates nothing but what it returns. reshape and stop_gradient alias their input.
+
+Lowerings (all loops, over static shapes): elementwise and fused nodes (scalar_expr rendered to
+IR, transcendentals from llvm_math.py, the same algorithms as vecmath.py), fused reductions (the
+loop order of fused_reduce.py), sum/mean/max/min/prod, softmax/log_softmax (float64 row
+accumulation, as sink.py), matmul through CBLAS gemm (numpy's OpenBLAS), broadcast_to, cast,
+transpose, fill. A graph with any other node (control flow, convolutions, indexing, integer
+arithmetic, ...) raises NativeUnsupported naming it, and the numba sink takes it.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+from llvmlite import ir as L
+
+from ...core.graph import ir
+from ...core.graph.memplan import assign_offsets
+from ...core.primitive import OpDef
+from ...core.shape import size_of
+from . import native_jit
+from .native_emit import I1, I8, I32, I64, Emitter, NativeUnsupported, const
+from .native_lower import ALIASES, check, lower_node, scratch_bytes
+
+__all__ = ["NativeProgram", "NativeUnsupported"]
+
+
+class NativeProgram:
+    """The O2 program of a graph lowered natively: one call of machine code per run."""
+
+    def __init__(self, graph: ir.Graph, backend=None):
+        check(graph)
+        g = graph
+        produced = {v.id for n in g.nodes if n.op != ir.CONST for v in n.outputs}
+        self.graph = g
+        self.in_vals = list(g.inputs)
+        self.param_vals = [(v, p) for v, p in g.params]
+        self.consts = []
+        slots: dict = {}
+        k = 0
+        for v in self.in_vals:
+            slots[v.id] = k
+            k += 1
+        for v, _ in self.param_vals:
+            slots[v.id] = k
+            k += 1
+        for n in g.nodes:
+            if n.op == ir.CONST:
+                slots[n.outputs[0].id] = k
+                self.consts.append(np.array(n.attr("value"), dtype=n.outputs[0].dtype.np,
+                                           order="C"))      # 0-d stays 0-d
+                k += 1
+        self.assigns = [(n.attr("param"), n.inputs[0]) for n in g.nodes if n.op == ir.ASSIGN]
+        external = []                                 # node results handed to the caller
+        for v in list(g.outputs) + [v for _, v in self.assigns]:
+            if v.id in produced and v.id not in slots:
+                slots[v.id] = k
+                external.append(v)
+                k += 1
+        self.external = external
+        self.n_fixed = len(self.in_vals) + len(self.param_vals)
+        # reshape/stop_gradient alias their input unless the result is handed out
+        alias: dict = {}
+        for n in g.nodes:
+            if isinstance(n.op, OpDef) and n.op.name in ALIASES and \
+                    n.outputs[0].id not in slots:
+                src = n.inputs[0]
+                alias[n.outputs[0].id] = alias.get(src.id, src)
+        offsets, self.arena_bytes = assign_offsets(
+            g, fixed=set(slots), alias=alias,
+            scratch={n: scratch_bytes(n) for n in g.nodes if scratch_bytes(n) is not None})
+        self.offsets, self.alias_of = offsets, {k: r.id for k, r in alias.items()}
+        slots["arena"] = k
+        self.n_slots = k + 1
+        self.slots = slots
+        module = L.Module(name=f"minispore_{g.name}")
+        module.triple = native_jit.triple()
+        fn = L.Function(module, L.FunctionType(L.VoidType(), [I8.as_pointer().as_pointer()]),
+                        "graph")
+        fn.args[0].add_attribute("noalias")
+        e = Emitter(g, module, fn, slots, offsets, alias)
+        for n in g.nodes:
+            lower_node(e, n)
+        e.finish()
+        self._carry = self._emit_steps(module, fn)
+        self.ir_text = str(module)
+        self.lib = native_jit.NativeLibrary(self.ir_text)
+        self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(self.lib.address("graph"))
+        self._steps_fn = None if self._carry is None else ctypes.CFUNCTYPE(
+            None, ctypes.c_void_p, ctypes.c_int64)(self.lib.address("steps"))
+        self._table = (ctypes.c_void_p * self.n_slots)()
+        self._arena = np.empty(max(self.arena_bytes, 64) + 64, np.uint8)
+        base = self._arena.ctypes.data
+        self._table[k] = base + (-base) % 64            # 64-byte aligned
+        for j, c in enumerate(self.consts):
+            self._table[self.n_fixed + j] = c.ctypes.data
+        self._out_meta = [(v.shape, v.dtype.np) for v in external]
+        self._call_lock = threading.Lock()
+        self.kernel_launches = 1
+        self.assign_params = [p for p, _ in self.assigns]
+
+    def _emit_steps(self, module: L.Module, graph_fn: L.Function):
+        """`void steps(i8** t, i64 n)`: n runs of graph over stacked inputs in one call (the
+        data sink). t is graph's table with each input pointing at its first batch, followed by
+        a second set of external buffers: run i writes its externals into set i % 2 and reads
+        each assigned Parameter from the set run i - 1 wrote (the caller's buffer at i = 0), so
+        no run overwrites what it reads. None when a Parameter is assigned a value that is not a
+        node result (then run_steps loops over run)."""
+        ext_index = {v.id: j for j, v in enumerate(self.external)}
+        carry = {}
+        for k, (v, p) in enumerate(self.param_vals):
+            news = [w for q, w in self.assigns if q is p]
+            if news:
+                if news[-1].id not in ext_index:
+                    return None
+                carry[len(self.in_vals) + k] = ext_index[news[-1].id]
+        n_slots, n_ext = self.n_slots, len(self.external)
+        ext0 = self.n_fixed + len(self.consts)
+        PP = I8.as_pointer()
+        fn = L.Function(module, L.FunctionType(L.VoidType(), [PP.as_pointer(), I64]), "steps")
+        t, n = fn.args
+        e = Emitter(self.graph, module, fn, {}, {}, {})
+        b = e.b
+        tab = e.alloca(L.ArrayType(PP, n_slots))
+        tab0 = b.gep(tab, [const(0), const(0)])
+
+        def src(k):
+            return b.load(b.gep(t, [const(k)]))
+
+        def put(k, val):
+            b.store(val, b.gep(tab, [const(0), const(k, I32)]))
+        for k in range(n_slots):
+            put(k, src(k))
+        with e.loop(n) as i:
+            odd = b.trunc(b.and_(i, const(1)), I1)
+            for k, v in enumerate(self.in_vals):
+                step = size_of(v.shape) * v.dtype.itemsize
+                put(k, b.gep(src(k), [b.mul(i, const(step))]))
+            for j in range(n_ext):
+                a, c = src(ext0 + j), src(n_slots + j)
+                put(ext0 + j, b.select(odd, c, a))
+            first = b.icmp_signed("==", i, const(0))
+            for k, j in carry.items():        # read what run i - 1 wrote (set (i - 1) % 2)
+                prev = b.select(odd, src(ext0 + j), src(n_slots + j))
+                put(k, b.select(first, src(k), prev))
+            b.call(graph_fn, [tab0])
+        e.finish()
+        return carry
+
+    def run_steps(self, stacked: list):
+        """Runs over stacked inputs (each input's batches along a new leading axis) in ONE call
+        of `steps`, carrying the assigned Parameters; the last run's outputs and assignments."""
+        n = stacked[0].shape[0]
+        stacked = [np.ascontiguousarray(a) for a in stacked]
+        if self._steps_fn is None or n == 0:
+            return self._loop_steps(stacked)
+        params = [p._buf for _, p in self.param_vals]
+        sets = [[np.empty(s, d) for s, d in self._out_meta] for _ in range(2)]
+        t = (ctypes.c_void_p * (self.n_slots + len(self.external)))()
+        for k, a in enumerate(stacked):
+            t[k] = a.ctypes.data
+        for k, a in enumerate(params):
+            t[len(stacked) + k] = a.ctypes.data
+        for j, c in enumerate(self.consts):
+            t[self.n_fixed + j] = c.ctypes.data
+        ext0 = self.n_fixed + len(self.consts)
+        for j in range(len(self.external)):
+            t[ext0 + j] = sets[0][j].ctypes.data
+            t[self.n_slots + j] = sets[1][j].ctypes.data
+        t[self.n_slots - 1] = self._table[self.n_slots - 1]       # the arena
+        with self._call_lock:
+            self._steps_fn(ctypes.addressof(t), n)
+        outs = sets[(n - 1) % 2]
+        last = [a[n - 1] for a in stacked]
+        res = [self._value_of(v, last, params, outs) for v in self.graph.outputs]
+        news = [(p, self._value_of(v, last, params, outs)) for p, v in self.assigns]
+        return res, news
+
+    def _loop_steps(self, stacked: list):
+        """run_steps without `steps`: one run per batch, the assigned values carried in Python."""
+        override: dict = {}
+        res, news = [], []
+        for i in range(stacked[0].shape[0]):
+            res, news = self.run([a[i] for a in stacked], override)
+            override.update((id(p), a) for p, a in news)
+        return res, news
+
+    def _value_of(self, v: ir.Value, args, params, outs):
+        k = self.slots[v.id]
+        if k < len(args):
+            return args[k]
+        if k < self.n_fixed:
+            return params[k - len(args)]
+        j = k - self.n_fixed
+        return self.consts[j] if j < len(self.consts) else outs[j - len(self.consts)]
+
+    def run(self, args: list, override: dict | None = None):
+        args = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in args]
+        params = [p._buf for _, p in self.param_vals] if not override else \
+            [override.get(id(p), p._buf) for _, p in self.param_vals]
+        outs = [np.empty(s, d) for s, d in self._out_meta]
+        t = self._table
+        for k, a in enumerate(args):
+            t[k] = a.ctypes.data
+        k0 = len(args)
+        for k, a in enumerate(params):
+            t[k0 + k] = a.ctypes.data
+        k0 = self.n_fixed + len(self.consts)
+        for k, a in enumerate(outs):
+            t[k0 + k] = a.ctypes.data
+        with self._call_lock:
+            self._fn(ctypes.addressof(t))
+        res = [self._value_of(v, args, params, outs) for v in self.graph.outputs]
+        news = [(p, self._value_of(v, args, params, outs)) for p, v in self.assigns]
+        return res, news

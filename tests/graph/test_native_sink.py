@@ -1,0 +1,167 @@
+"""The native CPU sink (backends/cpu/native_sink.py): a graph as one LLVM function with an arena
+laid out by the memory plan, compiled without numba, cached on disk as an object file; graphs it
+cannot lower go to the numba sink without a warning."""
+import warnings
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import Tensor, nn, ops
+from minispore.backends.cpu import native_jit
+from minispore.backends.cpu.native_sink import NativeProgram
+from minispore.backends.cpu.sink import SunkProgram
+from minispore.core.graph import compile as graph_compile
+from minispore.core.graph import ir
+from minispore.core.graph.memplan import ALIGN
+
+from golden_models import MLP, TrainStep  # noqa: E402
+
+_alive: list = []
+
+
+def _compile(fn, *args):
+    graph_compile.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        out = fn(*args)
+    (entry,) = graph_compile._cache.values()
+    return out, entry
+
+
+def _steps(n=4):
+    step = TrainStep(MLP())
+    _alive[:] = [step]
+    r = np.random.default_rng(1)
+    x = Tensor(r.standard_normal((5, 6)).astype(np.float32))
+    y = Tensor(np.eye(3, dtype=np.float32)[[0, 2, 1, 1, 0]])
+    return step, [step(x, y).asnumpy() for _ in range(n)], [p.asnumpy() for p in step.params]
+
+
+def test_training_step_is_native_and_equals_the_numba_sink_bit_for_bit(monkeypatch):
+    graph_compile.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    _, native_losses, native_params = _steps()
+    (entry,) = graph_compile._cache.values()
+    assert isinstance(entry.program, NativeProgram)
+    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0")
+    _, numba_losses, numba_params = _steps()
+    assert isinstance(list(graph_compile._cache.values())[-1].program, SunkProgram)
+    np.testing.assert_array_equal(native_losses, numba_losses)
+    for a, b in zip(native_params, numba_params):
+        np.testing.assert_array_equal(a, b)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    _, eager_losses, _ = _steps()
+    np.testing.assert_allclose(native_losses, eager_losses, rtol=2e-5, atol=1e-6)
+
+
+def test_arena_offsets_never_overlap_for_values_alive_together():
+    """Every pair of arena values whose live ranges intersect occupy disjoint bytes, and the
+    arena is smaller than all intermediates laid end to end (buffers are reused)."""
+    graph_compile.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    _steps(1)
+    (entry,) = graph_compile._cache.values()
+    prog, g = entry.program, entry.graph
+    assert isinstance(prog, NativeProgram)
+    alias = {}
+    for n in g.nodes:
+        if n.outputs and n.outputs[0].id in prog.alias_of:
+            alias[n.outputs[0].id] = prog.alias_of[n.outputs[0].id]
+    span = {}
+    for i, n in enumerate(g.nodes):
+        for v in n.outputs:
+            if v.id in prog.offsets:
+                span[v.id] = [i, i]
+        for v in n.inputs:
+            r = alias.get(v.id, v.id)
+            if r in span:
+                span[r][1] = max(span[r][1], i)
+    sizes = {v.id: int(np.prod(v.shape)) * v.dtype.itemsize for n in g.nodes for v in n.outputs}
+    vals = sorted(span)
+    assert len(vals) >= 5
+    for i, a in enumerate(vals):
+        assert prog.offsets[a] % ALIGN == 0
+        for b in vals[i + 1:]:
+            (s1, e1), (s2, e2) = span[a], span[b]
+            if s1 <= e2 and s2 <= e1:                   # alive at the same time
+                lo1, lo2 = prog.offsets[a], prog.offsets[b]
+                assert lo1 + sizes[a] <= lo2 or lo2 + sizes[b] <= lo1, (a, b)
+    assert 0 < prog.arena_bytes < sum(sizes[v] for v in vals)
+
+
+def test_a_second_program_loads_the_object_file_and_a_corrupt_one_is_rebuilt(tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.setenv("MINISPORE_CACHE_DIR", str(tmp_path))
+
+    def f(x):
+        return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x * x / 3
+    x = Tensor(np.linspace(-3, 3, 50, dtype=np.float32))
+    want = f(x).asnumpy()                                      # PyNative
+    first, e1 = _compile(ms.jit(f), x)
+    assert isinstance(e1.program, NativeProgram) and not e1.program.lib.from_cache
+    (obj,) = (tmp_path / "native").glob("*.o")
+    again, e2 = _compile(ms.jit(f), x)
+    assert e2.program.lib.from_cache
+    obj.write_bytes(obj.read_bytes()[:-7] + b"garbage")      # corrupt: compiled again
+    third, e3 = _compile(ms.jit(f), x)
+    assert not e3.program.lib.from_cache
+    for got in (first, again, third):
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=2e-6, atol=1e-6)
+
+
+def test_graphs_it_cannot_lower_go_to_the_numba_sink_silently():
+    def looped(x):
+        while x.sum() < 10:
+            x = x * 2
+        return x
+    out, entry = _compile(ms.jit(looped), Tensor(np.ones(3, np.float32)))
+    assert isinstance(entry.program, SunkProgram)
+    np.testing.assert_array_equal(out.asnumpy(), [4.0, 4.0, 4.0])
+
+    conv = nn.Conv2d(1, 2, 3)
+    _alive[:] = [conv]
+    out, entry = _compile(conv, Tensor(np.ones((1, 1, 5, 5), np.float32)))
+    assert isinstance(entry.program, SunkProgram)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_broadcast_reductions_and_softmax_against_numpy(dtype):
+    def f(a, b, c):
+        h = ops.matmul(a, b) + c
+        return (ops.log_softmax(h, -1), ops.softmax(h, 0), h.sum(axis=0), h.mean(),
+                ops.amax(h, axis=1, keep_dims=True), ops.transpose(h, (1, 0)),
+                ops.matmul(ops.transpose(a, (1, 0)), a))
+    r = np.random.default_rng(3)
+    a = r.standard_normal((4, 5)).astype(dtype)
+    b = r.standard_normal((5, 3)).astype(dtype)
+    c = r.standard_normal(3).astype(dtype)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    eager = [t.asnumpy() for t in f(Tensor(a), Tensor(b), Tensor(c))]
+    got, entry = _compile(ms.jit(f), Tensor(a), Tensor(b), Tensor(c))
+    assert isinstance(entry.program, NativeProgram)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    for g, e in zip(got, eager):
+        g = g.asnumpy()
+        assert g.shape == e.shape and g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=tol, atol=tol)
+
+
+def test_step_counter_in_integers_and_data_sink_is_one_call():
+    acc = ms.Parameter(Tensor(np.zeros(3, np.float32)), name="acc")
+    count = ms.Parameter(Tensor(np.zeros((), np.int32)), name="count")
+
+    def step(x):
+        ops.assign(acc, acc + x * 2)
+        ops.assign(count, count + 1)
+        return acc.sum()
+    graph_compile.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    out = ms.data_sink(step, [(x,) for x in xs], sink_size=4)()
+    (entry,) = graph_compile._cache.values()
+    assert isinstance(entry.program, NativeProgram)
+    np.testing.assert_array_equal(acc.asnumpy(), xs.sum(0) * 2)
+    assert int(count.asnumpy()) == 4
+    assert float(out.asnumpy()) == float(xs.sum() * 2)
