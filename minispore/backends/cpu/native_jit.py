@@ -78,6 +78,13 @@ def state() -> dict:
     return _state
 
 
+def threads() -> int:
+    """Threads a native program may split a large loop over: numba's NUMBA_NUM_THREADS (the
+    O1 kernels' prange uses as many)."""
+    import numba
+    return max(1, min(int(numba.config.NUMBA_NUM_THREADS), 64))
+
+
 def blas_int_bits() -> int:
     return state()["blas_int_bits"]
 

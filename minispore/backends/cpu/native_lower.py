@@ -48,6 +48,26 @@ def _compute_dtype(n: ir.Node, casts=None):
 
 
 def _elementwise(e: Emitter, n: ir.Node, expr, casts=None):
+    """An elementwise or fused node: one flat loop when no input broadcasts, else a loop nest
+    over the output's shape. A flat loop as large as the O1 kernels' prange thresholds
+    (elementwise.py) is split over threads (Emitter.parallel: pthreads, one chunk per thread)."""
+    shape = n.outputs[0].shape
+    flat = all(v.shape in (shape, ()) for v in n.inputs)
+    size = size_of(shape)
+    threads = native_jit.threads()
+    if flat and shape and expr.op != "arg" and threads > 1:
+        from .elementwise import (PARALLEL_MIN_CHEAP, PARALLEL_MIN_TRANSCENDENTAL,
+                                  _has_transcendental)
+        par_min = PARALLEL_MIN_TRANSCENDENTAL if _has_transcendental(expr) else \
+            PARALLEL_MIN_CHEAP
+        if size >= par_min:
+            return e.parallel(f"chunk_{n.outputs[0].id}", size, threads,
+                              lambda ce, lo, hi: _elementwise_loop(ce, n, expr, casts, (lo, hi)))
+    _elementwise_loop(e, n, expr, casts, None)
+
+
+def _elementwise_loop(e: Emitter, n: ir.Node, expr, casts, span):
+    """The loops of _elementwise; `span` = (lo, hi): only flat elements lo..hi-1."""
     out = n.outputs[0]
     shape = out.shape
     cdt = _compute_dtype(n, casts) if expr.op != "arg" else None
@@ -76,8 +96,12 @@ def _elementwise(e: Emitter, n: ir.Node, expr, casts=None):
     for i, v in enumerate(n.inputs):          # 0-d inputs: loaded once, before the loops
         if not v.shape:
             hoisted[i] = prep(i, v, e.load(v, const(0)))
-    loops = [size_of(shape)] if flat and shape else list(shape)
-    with e.nest(loops) as idx:
+    if span is not None:
+        loops = e.loop(span[1], start=span[0])
+    else:
+        loops = e.nest([size_of(shape)] if flat and shape else list(shape))
+    with loops as idx:
+        idx = [idx] if span is not None else idx
         xs = [hoisted[i] if not v.shape else prep(i, v, value(v, idx))
               for i, v in enumerate(n.inputs)]
         if expr.op == "arg":
