@@ -37,6 +37,15 @@ from .native_lower import ALIASES, check, lower_node, scratch_bytes
 __all__ = ["NativeProgram", "NativeUnsupported"]
 
 
+def _address(a: np.ndarray) -> int:
+    """The address of a's first byte: through the buffer protocol (0.3 us; ndarray.ctypes.data
+    takes 1.9 us, and a step passes ~20 buffers), or ctypes for a read-only or empty array."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError, BufferError):
+        return a.ctypes.data
+
+
 class NativeProgram:
     """The O2 program of a graph lowered natively: one call of machine code per run."""
 
@@ -108,6 +117,9 @@ class NativeProgram:
             self._table[self.n_fixed + j] = c.ctypes.data
         self._out_meta = [(v.shape, v.dtype.np) for v in external]
         self._call_lock = threading.Lock()
+        self._table_address = ctypes.addressof(self._table)
+        self._out_slots = [slots[v.id] for v in g.outputs]
+        self._assign_slots = [slots[v.id] for _, v in self.assigns]
         self.kernel_launches = 1
         self.assign_params = [p for p, _ in self.assigns]
 
@@ -198,30 +210,21 @@ class NativeProgram:
         return res, news
 
     def _value_of(self, v: ir.Value, args, params, outs):
-        k = self.slots[v.id]
-        if k < len(args):
-            return args[k]
-        if k < self.n_fixed:
-            return params[k - len(args)]
-        j = k - self.n_fixed
-        return self.consts[j] if j < len(self.consts) else outs[j - len(self.consts)]
+        return (list(args) + list(params) + self.consts + list(outs))[self.slots[v.id]]
 
     def run(self, args: list, override: dict | None = None):
-        args = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in args]
-        params = [p._buf for _, p in self.param_vals] if not override else \
+        bufs = list(args)
+        bufs += [p._buf for _, p in self.param_vals] if not override else \
             [override.get(id(p), p._buf) for _, p in self.param_vals]
-        outs = [np.empty(s, d) for s, d in self._out_meta]
+        n_in = len(bufs)
+        bufs = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in bufs]
+        bufs += self.consts
+        bufs += [np.empty(s, d) for s, d in self._out_meta]
         t = self._table
-        for k, a in enumerate(args):
-            t[k] = a.ctypes.data
-        k0 = len(args)
-        for k, a in enumerate(params):
-            t[k0 + k] = a.ctypes.data
-        k0 = self.n_fixed + len(self.consts)
-        for k, a in enumerate(outs):
-            t[k0 + k] = a.ctypes.data
+        t[:n_in] = [_address(a) for a in bufs[:n_in]]
+        k0 = n_in + len(self.consts)
+        t[k0:len(bufs)] = [_address(a) for a in bufs[k0:]]
         with self._call_lock:
-            self._fn(ctypes.addressof(t))
-        res = [self._value_of(v, args, params, outs) for v in self.graph.outputs]
-        news = [(p, self._value_of(v, args, params, outs)) for p, v in self.assigns]
-        return res, news
+            self._fn(self._table_address)
+        return [bufs[k] for k in self._out_slots], \
+            [(p, bufs[k]) for p, k in zip(self.assign_params, self._assign_slots)]
