@@ -178,6 +178,23 @@ class Emitter:
             with b.if_then(ok):
                 b.call(join, [b.load(tid), L.Constant(I8.as_pointer().as_pointer(), None)])
 
+    def gemm(self, T, ta: bool, tb: bool, M: int, N: int, K: int, A, lda: int, B, ldb: int,
+             C, ldc: int):
+        """C (M x N, row-major, leading dimension ldc) = op(A) @ op(B) through CBLAS ?gemm of
+        numpy's OpenBLAS (native_jit binds minispore_sgemm/dgemm); A, B, C are typed pointers,
+        op transposes when ta/tb. The caller skips empty products (M, N or K = 0)."""
+        from . import native_jit
+        IT = L.IntType(native_jit.blas_int_bits())
+        P = T.as_pointer()
+        fty = L.FunctionType(L.VoidType(), [I32, I32, I32, IT, IT, IT, T, P, IT, P, IT, T, P,
+                                            IT])
+        name = "minispore_sgemm" if T == F32 else "minispore_dgemm"
+        fn = self.m.globals.get(name) or L.Function(self.m, fty, name)
+        self.b.call(fn, [const(101, I32), const(112 if ta else 111, I32),
+                         const(112 if tb else 111, I32), const(M, IT), const(N, IT),
+                         const(K, IT), L.Constant(T, 1.0), A, const(lda, IT), B, const(ldb, IT),
+                         L.Constant(T, 0.0), C, const(ldc, IT)])
+
     def flat_index(self, idx, strides):
         b, acc = self.b, const(0)
         for i, s in zip(idx, strides):

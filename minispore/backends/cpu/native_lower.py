@@ -20,8 +20,8 @@ from ...core.graph import ir
 from ...core.primitive import OpDef, attrs_dict
 from ...core.shape import normalize_axes, size_of
 from . import native_jit
-from .native_emit import (F32, F64, FLOAT, I1, I8, I32, I64, STORAGE, Emitter,
-                          NativeUnsupported, broadcast_strides, c_strides, const, storage)
+from .native_emit import (F64, FLOAT, I1, I8, I64, STORAGE, Emitter, NativeUnsupported,
+                          broadcast_strides, c_strides, const, storage)
 
 LANES = 4                   # independent accumulators, as fused_reduce.LANES
 ALIASES = ("reshape", "stop_gradient")
@@ -162,23 +162,13 @@ def _matmul(e: Emitter, n: ir.Node, a: dict):
         with e.loop(size_of(out.shape)) as i:
             e.store(zero, out, i)
         return
-    bits = native_jit.blas_int_bits()
-    IT = L.IntType(bits)
-    P = T.as_pointer()
-    fty = L.FunctionType(L.VoidType(), [I32, I32, I32, IT, IT, IT, T, P, IT, P, IT, T, P, IT])
-    name = "minispore_sgemm" if T == F32 else "minispore_dgemm"
-    gemm = e.m.globals.get(name) or L.Function(e.m, fty, name)
     with e.nest(batch) as bidx:
         def at(v, mat):
             st = broadcast_strides(v.shape[:-2], batch)
             off = b.mul(e.flat_index(bidx, st), const(mat)) if batch else const(0)
             return b.gep(e.ptr(v), [off])
-        args = [const(101, I32), const(112 if ta else 111, I32), const(112 if tb else 111, I32),
-                const(M, IT), const(N, IT), const(K, IT), L.Constant(T, 1.0),
-                at(x, x.shape[-1] * x.shape[-2]), const(x.shape[-1], IT),
-                at(y, y.shape[-1] * y.shape[-2]), const(y.shape[-1], IT), L.Constant(T, 0.0),
-                at(out, M * N), const(N, IT)]
-        b.call(gemm, args)
+        e.gemm(T, ta, tb, M, N, K, at(x, x.shape[-1] * x.shape[-2]), x.shape[-1],
+               at(y, y.shape[-1] * y.shape[-2]), y.shape[-1], at(out, M * N), N)
 
 
 def _acc_init(kind: str, ty):
@@ -420,6 +410,7 @@ LOWER = {
     "reshape": _alias_copy, "stop_gradient": _alias_copy,
     "sparse_softmax_cross_entropy": _sce, "sparse_softmax_cross_entropy_grad": _sce,
 }
+SCRATCH: dict = {}          # op name -> node -> arena bytes, for lowerings added from elsewhere
 _SCRATCH = {"sum", "mean", "prod", "max", "min"}      # float64 accumulators in the arena
 
 
@@ -438,7 +429,10 @@ def check(g: ir.Graph):
 
 
 def scratch_bytes(n: ir.Node) -> int | None:
-    """Bytes of float64 accumulators a node needs while it runs (None: no scratch)."""
+    """Bytes of arena a node needs while it runs (None: no scratch): float64 accumulators, or
+    what SCRATCH[op name](node) says (the window ops' column matrices)."""
+    if isinstance(n.op, OpDef) and n.op.name in SCRATCH:
+        return SCRATCH[n.op.name](n)
     if n.op == ir.FUSED and n.attr("reduce") is not None:
         red = n.attr("reduce")
         shape = tuple(red.shape) or (1,)
@@ -465,3 +459,9 @@ def lower_node(e: Emitter, n: ir.Node):
     if lower is None:
         return _op_elementwise(e, n, attrs_dict(n.attrs))
     lower(e, n, attrs_dict(n.attrs))
+
+
+from . import native_windows  # noqa: E402  (its lowerings join the tables above)
+
+LOWER.update(native_windows.LOWER)
+SCRATCH.update(native_windows.SCRATCH)
