@@ -112,18 +112,64 @@ def test_a_second_program_loads_the_object_file_and_a_corrupt_one_is_rebuilt(tmp
 
 
 def test_graphs_it_cannot_lower_go_to_the_numba_sink_silently():
-    def looped(x):
-        while x.sum() < 10:
-            x = x * 2
-        return x
-    out, entry = _compile(ms.jit(looped), Tensor(np.ones(3, np.float32)))
+    def printing(x):
+        print("x is", x)
+        return x * 2
+    out, entry = _compile(ms.jit(printing), Tensor(np.ones(3, np.float32)))
     assert isinstance(entry.program, SunkProgram)
-    np.testing.assert_array_equal(out.asnumpy(), [4.0, 4.0, 4.0])
+    np.testing.assert_array_equal(out.asnumpy(), [2.0, 2.0, 2.0])
 
-    conv = nn.Conv2d(1, 2, 3)
-    _alive[:] = [conv]
-    out, entry = _compile(conv, Tensor(np.ones((1, 1, 5, 5), np.float32)))
-    assert isinstance(entry.program, SunkProgram)
+
+def _control(x, n):
+    i = ops.zeros((), ms.int32)
+    while i < n:
+        if x.sum() > 0:
+            x = x * 0.5 - 1
+        else:
+            x = ops.exp(x) + x
+        i = i + 1
+    return x, x.mean(axis=0)
+
+
+def _rotate(a, b):
+    """Carried values that trade places: the next state must not overwrite what it reads."""
+    i = ops.zeros((), ms.int32)
+    while i < 3:
+        a, b = b, a + b
+        i = i + 1
+    return a, b
+
+
+def _doubling(x):
+    while x.sum() < 10:
+        x = x * 2
+    return x
+
+
+@pytest.mark.parametrize("fn,args", [
+    (_control, (Tensor(np.linspace(-1, 2, 12).reshape(4, 3)), Tensor(np.int32(3)))),
+    (_rotate, (Tensor(np.ones(2, np.float32)), Tensor(np.full(2, 2.0, np.float32)))),
+    (_doubling, (Tensor(np.ones(3, np.float32)),)),
+], ids=["while-if", "rotating-state", "one-carried-value"])
+def test_tensor_control_flow_is_native_and_equals_pynative(fn, args):
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = fn(*args)
+    got, entry = _compile(ms.jit(fn), *args)
+    assert isinstance(entry.program, NativeProgram)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        np.testing.assert_array_equal(g.asnumpy(), w.asnumpy())
+
+
+def test_gradients_through_if_and_while_are_native():
+    def f(x):
+        return _control(x, Tensor(np.int32(2)))[1].sum()
+    x = Tensor(np.linspace(-1, 2, 12).reshape(4, 3))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = ms.grad(f)(x).asnumpy()
+    got, entry = _compile(ms.jit(ms.grad(f)), x)
+    assert isinstance(entry.program, NativeProgram)
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

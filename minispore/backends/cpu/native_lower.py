@@ -414,23 +414,31 @@ SCRATCH: dict = {}          # op name -> node -> arena bytes, for lowerings adde
 _SCRATCH = {"sum", "mean", "prod", "max", "min"}      # float64 accumulators in the arena
 
 
-def check(g: ir.Graph):
+def check(g: ir.Graph, nested: bool = False):
+    """NativeUnsupported naming the first node (or dtype) without a lowering."""
     for n in g.nodes:
         for v in n.inputs + n.outputs:
             storage(v.dtype)
-        if n.op in (ir.CONST, ir.ASSIGN):
+        if n.op == ir.CONST or (n.op == ir.ASSIGN and not nested):
+            continue
+        if n.op in (ir.IF, ir.WHILE):
+            for sg in n.subgraphs:
+                check(sg, nested=True)
             continue
         if n.op == ir.FUSED:
             continue
         if isinstance(n.op, OpDef) and (n.op.name in LOWER or (
                 n.op.kind == "elementwise" and n.op.scalar is not None)):
             continue
-        raise NativeUnsupported(f"node '{n.name}'")
+        raise NativeUnsupported(f"node '{n.name}'" + (" inside control flow" if nested else ""))
 
 
 def scratch_bytes(n: ir.Node) -> int | None:
-    """Bytes of arena a node needs while it runs (None: no scratch): float64 accumulators, or
-    what SCRATCH[op name](node) says (the window ops' column matrices)."""
+    """Bytes of arena a node needs while it runs (None: no scratch): float64 accumulators, a
+    While's copies of its next state, or what SCRATCH[op name](node) says (the window ops'
+    column matrices)."""
+    if n.op == ir.WHILE:
+        return sum(_padded(v) for v in n.outputs)
     if isinstance(n.op, OpDef) and n.op.name in SCRATCH:
         return SCRATCH[n.op.name](n)
     if n.op == ir.FUSED and n.attr("reduce") is not None:
@@ -447,9 +455,77 @@ def scratch_bytes(n: ir.Node) -> int | None:
     return None
 
 
+def _padded(v: ir.Value) -> int:
+    return -(-max(size_of(v.shape) * v.dtype.itemsize, 1) // 64) * 64
+
+
+def _copy_value(e: Emitter, src: ir.Value, dst: ir.Value, dst_ptr=None):
+    """dst = src element by element (same shape and dtype); dst_ptr overrides dst's buffer."""
+    b = e.b
+    p = dst_ptr if dst_ptr is not None else e.ptr(dst)
+    with e.loop(size_of(src.shape)) as i:
+        b.store(e.load(src, i), b.gep(p, [i]))
+
+
+def _graph_body(e: Emitter, g: ir.Graph):
+    for m in g.nodes:
+        lower_node(e, m)
+
+
+def _truth_of(e: Emitter, v: ir.Value):
+    x = e.load(v, const(0))
+    return e.b.icmp_unsigned("!=", x, const(0, I8)) if v.dtype is dt.bool_ else e.truth(x)
+
+
+def _if(e: Emitter, n: ir.Node):
+    """Both branches in place; each copies its results into the If's outputs."""
+    then, other = n.subgraphs
+    with e.b.if_else(_truth_of(e, n.inputs[0])) as (on_then, on_else):
+        for sg, arm in ((then, on_then), (other, on_else)):
+            with arm:
+                _graph_body(e, sg)
+                for src, dst in zip(sg.outputs, n.outputs):
+                    _copy_value(e, src, dst)
+
+
+def _while(e: Emitter, n: ir.Node):
+    """The While's outputs hold the carried state (cond and body read them, see NativeProgram's
+    aliases): initial values copied in; each iteration runs cond, then body, copies body's
+    results to scratch and from there into the state (a result may be another slot's state)."""
+    cond, body = n.subgraphs
+    b = e.b
+    for src, dst in zip(n.inputs, n.outputs):
+        _copy_value(e, src, dst)
+    temps, off = [], 0
+    for v in n.outputs:
+        temps.append((v, off))
+        off += _padded(v)
+    base = e.scratch(n, I8) if n.outputs else None
+    head, loop_body, done = (b.append_basic_block(s) for s in ("while", "wbody", "wdone"))
+    b.branch(head)
+    b.position_at_end(head)
+    _graph_body(e, cond)
+    b.cbranch(_truth_of(e, cond.outputs[0]), loop_body, done)
+    b.position_at_end(loop_body)
+    _graph_body(e, body)
+    tmp_ptrs = [b.bitcast(b.gep(base, [const(o)]), storage(v.dtype).as_pointer())
+                for v, o in temps]
+    for src, (v, _), p in zip(body.outputs, temps, tmp_ptrs):
+        _copy_value(e, src, v, p)
+    for (v, _), p in zip(temps, tmp_ptrs):
+        with e.loop(size_of(v.shape)) as i:
+            e.store(b.load(b.gep(p, [i])), v, i)
+    b.branch(head)
+    b.position_at_end(done)
+
+
 def lower_node(e: Emitter, n: ir.Node):
     if n.op in (ir.CONST, ir.ASSIGN):
         return
+    if n.op == ir.IF:
+        return _if(e, n)
+    if n.op == ir.WHILE:
+        return _while(e, n)
     if n.op == ir.FUSED:
         red = n.attr("reduce")
         if red is not None:

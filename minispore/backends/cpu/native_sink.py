@@ -65,7 +65,7 @@ class NativeProgram:
         for v, _ in self.param_vals:
             slots[v.id] = k
             k += 1
-        for n in g.nodes:
+        for n in g.all_nodes():
             if n.op == ir.CONST:
                 slots[n.outputs[0].id] = k
                 self.consts.append(np.array(n.attr("value"), dtype=n.outputs[0].dtype.np,
@@ -80,16 +80,22 @@ class NativeProgram:
                 k += 1
         self.external = external
         self.n_fixed = len(self.in_vals) + len(self.param_vals)
-        # reshape/stop_gradient alias their input unless the result is handed out
+        # reshape/stop_gradient alias their input unless the result is handed out; a While's
+        # cond and body read their carried values from the While's outputs (its state)
         alias: dict = {}
-        for n in g.nodes:
-            if isinstance(n.op, OpDef) and n.op.name in ALIASES and \
+        for n in g.all_nodes():
+            if n.op == ir.WHILE:
+                for sg in n.subgraphs:
+                    for v, state in zip(sg.inputs, n.outputs):
+                        alias[v.id] = state
+            elif isinstance(n.op, OpDef) and n.op.name in ALIASES and \
                     n.outputs[0].id not in slots:
                 src = n.inputs[0]
                 alias[n.outputs[0].id] = alias.get(src.id, src)
         offsets, self.arena_bytes = assign_offsets(
             g, fixed=set(slots), alias=alias,
-            scratch={n: scratch_bytes(n) for n in g.nodes if scratch_bytes(n) is not None})
+            scratch={n: scratch_bytes(n) for n in g.all_nodes()
+                     if scratch_bytes(n) is not None})
         self.offsets, self.alias_of = offsets, {k: r.id for k, r in alias.items()}
         slots["arena"] = k
         self.n_slots = k + 1

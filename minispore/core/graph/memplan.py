@@ -66,8 +66,9 @@ def assign_offsets(g: ir.Graph, fixed: set, alias: dict, scratch: dict) -> tuple
     produces, except those in `fixed` (bound to caller buffers) and those in `alias` (value id ->
     the value whose storage it shares), gets an offset in the arena, live from its node to the
     last read of it or of any alias of it; `scratch` maps nodes to bytes they need only while
-    they run. First fit over the free gaps, 64-byte aligned; an output never shares memory with
-    the inputs of its own node. Returns ({value id or node: offset}, arena bytes)."""
+    they run, and the values of a control-flow node's subgraphs live while that node runs.
+    First fit over the free gaps, 64-byte aligned; an output never shares memory with the inputs
+    of its own node. Returns ({value id or node: offset}, arena bytes)."""
     root = {vid: r.id for vid, r in alias.items()}
     last: dict = {}
     for i, n in enumerate(g.nodes):
@@ -112,9 +113,26 @@ def assign_offsets(g: ir.Graph, fixed: set, alias: dict, scratch: dict) -> tuple
                 continue
             offsets[v.id] = alloc(_nbytes(v))
             dying.setdefault(max(last.get(v.id, i), i), []).append((offsets[v.id], _nbytes(v)))
-        if n in scratch:
-            offsets[n] = alloc(scratch[n])
-            release(offsets[n], scratch[n])
+        inner = [(key, nb) for key, nb in _inner_buffers(n, fixed, alias, scratch)]
+        for key, nb in inner:              # a control-flow node's subgraph values (and their
+            offsets[key] = alloc(nb)       # nodes' scratch) live while the node runs
+        for key, nb in inner:
+            release(offsets[key], nb)
         for off, nb in dying.pop(i, ()):
             release(off, nb)
     return offsets, top
+
+
+def _inner_buffers(n: ir.Node, fixed: set, alias: dict, scratch: dict) -> list:
+    """(key, bytes) a node needs only while it runs: its scratch, and every value produced in
+    its subgraphs (recursively) with their nodes' scratch."""
+    out = [(n, scratch[n])] if n in scratch else []
+    for sg in n.subgraphs:
+        for m in sg.all_nodes():
+            if m.op == ir.CONST:
+                continue
+            out.extend((v.id, _nbytes(v)) for v in m.outputs
+                       if v.id not in fixed and v.id not in alias)
+            if m in scratch:
+                out.append((m, scratch[m]))
+    return out
