@@ -228,3 +228,13 @@ def test_a_large_elementwise_loop_is_split_over_threads_with_the_same_result(mon
     split, e2 = _compile(ms.jit(f), x)
     assert e2.program.ir_text.count("call i32 @\"pthread_create\"") == 2
     np.testing.assert_array_equal(split.asnumpy(), serial.asnumpy())
+
+
+def test_save_graphs_writes_the_native_program_llvm_ir(tmp_path):
+    ms.set_context(save_graphs=True, save_graphs_path=str(tmp_path))
+
+    def f(x):
+        return ops.relu(x) * 2
+    _compile(ms.jit(f), Tensor(np.ones(3, np.float32)))
+    (ll,) = tmp_path.glob("*_native.ll")
+    assert 'define void @"graph"(i8** noalias' in ll.read_text()

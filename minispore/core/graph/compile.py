@@ -302,7 +302,14 @@ def _program(g, backend):
     kernel by kernel (O1) and a warning names what could not be lowered."""
     if context._state["jit_level"] == "O2" and hasattr(backend, "sink"):
         try:
-            return backend.sink(g)
+            prog = backend.sink(g)
+            text = getattr(prog, "ir_text", None)       # the native sink's LLVM IR
+            if text is not None and context._state["save_graphs"]:
+                safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in g.name)
+                base = Path(context._state["save_graphs_path"])
+                base.mkdir(parents=True, exist_ok=True)
+                (base / f"{safe}_native.ll").write_text(text)
+            return prog
         except NotImplementedError as e:
             import warnings
             warnings.warn(f"jit_level O2: graph '{g.name}' runs kernel by kernel (as O1) because "
