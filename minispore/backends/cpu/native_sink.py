@@ -11,12 +11,12 @@ by the caller because they are handed out), and one arena. Every other intermedi
 arena at an offset fixed by the memory plan (memplan.assign_offsets: liveness, first fit), so a
 step allocates nothing but what it returns. reshape and stop_gradient alias their input.
 
-Lowerings (all loops, over static shapes): elementwise and fused nodes (scalar_expr rendered to
-IR, transcendentals from llvm_math.py, the same algorithms as vecmath.py), fused reductions (the
-loop order of fused_reduce.py), sum/mean/max/min/prod, softmax/log_softmax (float64 row
-accumulation, as sink.py), matmul through CBLAS gemm (numpy's OpenBLAS), broadcast_to, cast,
-transpose, fill. A graph with any other node (control flow, convolutions, indexing, integer
-arithmetic, ...) raises NativeUnsupported naming it, and the numba sink takes it.
+Lowerings (native_lower.py, native_windows.py; all loops over static shapes): elementwise and
+fused nodes, reductions, softmax, the sparse cross-entropy, matmul through CBLAS gemm (numpy's
+OpenBLAS), data movement, tensor If/While (branches and loops; a While's outputs hold its
+state). A graph with any other node (indexing, norms, random ops, print, integer division, ...)
+raises NativeUnsupported naming it, and the numba sink takes it. `run_steps` runs N steps over
+stacked inputs in one call (the data sink), carrying the assigned Parameters.
 """
 from __future__ import annotations
 
@@ -47,7 +47,9 @@ def _address(a: np.ndarray) -> int:
 
 
 class NativeProgram:
-    """The O2 program of a graph lowered natively: one call of machine code per run."""
+    """The O2 program of a graph lowered natively: one call of machine code per run. The arena
+    belongs to the program, so concurrent calls (from several Python threads: ctypes releases
+    the GIL) are serialised by a lock."""
 
     def __init__(self, graph: ir.Graph, backend=None):
         check(graph)
