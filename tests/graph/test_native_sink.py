@@ -238,3 +238,37 @@ def test_save_graphs_writes_the_native_program_llvm_ir(tmp_path):
     _compile(ms.jit(f), Tensor(np.ones(3, np.float32)))
     (ll,) = tmp_path.glob("*_native.ll")
     assert 'define void @"graph"(i8** noalias' in ll.read_text()
+
+
+@pytest.mark.parametrize("mkn", [(1, 300, 70), (70, 300, 1), (1, 300, 1), (70, 1, 50), (5, 30, 7)],
+                         ids=["vector-matrix", "matrix-vector", "dot", "outer", "matrix"])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matmul_picks_numpys_blas_routine_so_it_equals_pynative_bit_for_bit(mkn, ta, tb):
+    """gemv for a vector side, dot for 1x1, numpy's own loop for K = 1, gemm otherwise (gemm for
+    a vector side differs from np.matmul in the last bits)."""
+    M, K, N = mkn
+    r = np.random.default_rng(5)
+    a = Tensor(r.standard_normal((K, M) if ta else (M, K)).astype(np.float32))
+    b = Tensor(r.standard_normal((N, K) if tb else (K, N)).astype(np.float32))
+
+    def f(a, b):
+        return ops.matmul(a, b, transpose_a=ta, transpose_b=tb)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = f(a, b).asnumpy()
+    got, entry = _compile(ms.jit(f), a, b)
+    assert isinstance(entry.program, NativeProgram)
+    np.testing.assert_array_equal(got.asnumpy(), want)
+
+
+@pytest.mark.parametrize("shape,ta,tb", [((50, 30), False, True), ((50, 30), True, False),
+                                         ((3, 20, 10), False, True)])
+def test_a_matrix_times_its_own_transpose_uses_syrk_like_numpy(shape, ta, tb):
+    x = Tensor(np.random.default_rng(6).standard_normal(shape).astype(np.float32))
+
+    def f(x):
+        return ops.matmul(x, x, transpose_a=ta, transpose_b=tb)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = f(x).asnumpy()
+    got, entry = _compile(ms.jit(f), x)
+    assert "minispore_ssyrk" in entry.program.ir_text
+    np.testing.assert_array_equal(got.asnumpy(), want)

@@ -178,18 +178,29 @@ class Emitter:
             with b.if_then(ok):
                 b.call(join, [b.load(tid), L.Constant(I8.as_pointer().as_pointer(), None)])
 
-    def gemm(self, T, ta: bool, tb: bool, M: int, N: int, K: int, A, lda: int, B, ldb: int,
-             C, ldc: int):
-        """C (M x N, row-major, leading dimension ldc) = op(A) @ op(B) through CBLAS ?gemm of
-        numpy's OpenBLAS (native_jit binds minispore_sgemm/dgemm); A, B, C are typed pointers,
-        op transposes when ta/tb. The caller skips empty products (M, N or K = 0)."""
+    def blas(self, T, routine: str):
+        """(declared function, integer type of its dimensions) of CBLAS ?<routine> (gemm, gemv,
+        dot, syrk) of numpy's OpenBLAS, bound by native_jit as minispore_s<routine> etc."""
         from . import native_jit
         IT = L.IntType(native_jit.blas_int_bits())
-        P = T.as_pointer()
-        fty = L.FunctionType(L.VoidType(), [I32, I32, I32, IT, IT, IT, T, P, IT, P, IT, T, P,
-                                            IT])
-        name = "minispore_sgemm" if T == F32 else "minispore_dgemm"
-        fn = self.m.globals.get(name) or L.Function(self.m, fty, name)
+        name = f"minispore_{'s' if T == F32 else 'd'}{routine}"
+        fn = self.m.globals.get(name)
+        if fn is None:
+            P = T.as_pointer()
+            args = {"gemm": [I32, I32, I32, IT, IT, IT, T, P, IT, P, IT, T, P, IT],
+                    "gemv": [I32, I32, IT, IT, T, P, IT, P, IT, T, P, IT],
+                    "dot": [IT, P, IT, P, IT],
+                    "syrk": [I32, I32, I32, IT, IT, T, P, IT, T, P, IT]}[routine]
+            fn = L.Function(self.m, L.FunctionType(T if routine == "dot" else L.VoidType(),
+                                                   args), name)
+        return fn, IT
+
+    def gemm(self, T, ta: bool, tb: bool, M: int, N: int, K: int, A, lda: int, B, ldb: int,
+             C, ldc: int):
+        """C (M x N, row-major, leading dimension ldc) = op(A) @ op(B) through CBLAS ?gemm;
+        A, B, C are typed pointers, op transposes when ta/tb. The caller skips empty products
+        (M, N or K = 0)."""
+        fn, IT = self.blas(T, "gemm")
         self.b.call(fn, [const(101, I32), const(112 if ta else 111, I32),
                          const(112 if tb else 111, I32), const(M, IT), const(N, IT),
                          const(K, IT), L.Constant(T, 1.0), A, const(lda, IT), B, const(ldb, IT),

@@ -10,9 +10,10 @@ Disk cache: object files under <MINISPORE_CACHE_DIR>/native/, named by a hash of
 host CPU name and features and the llvmlite version; each file ends with a SHA-1 of its content,
 so a truncated or corrupt entry is compiled again and rewritten (atomically), never loaded.
 
-External symbols the programs call: `minispore_sgemm` / `minispore_dgemm`, bound to the CBLAS
-gemm of numpy's own OpenBLAS (the library numpy.matmul calls: PyNative and the native sink
-multiply with the same code), and libm's functions (resolved in the process).
+External symbols the programs call: `minispore_sgemm`, `_dgemm`, `_sgemv`, ... (gemm, gemv, dot,
+syrk), bound to the CBLAS routines of numpy's own OpenBLAS (the library numpy.matmul calls:
+PyNative and the native sink multiply with the same code), libm's functions and pthreads
+(resolved in the process).
 """
 from __future__ import annotations
 
@@ -35,10 +36,14 @@ class NativeUnavailable(NotImplementedError):
     """The native path cannot run here (no CBLAS found in numpy's libraries)."""
 
 
+BLAS_ROUTINES = ("gemm", "gemv", "dot", "syrk")
+
+
 def _blas_symbols() -> dict:
-    """{our name: address} of CBLAS sgemm/dgemm in numpy's bundled OpenBLAS (ILP64 wheels export
-    scipy_cblas_sgemm64_; older wheels cblas_sgemm64_ or cblas_sgemm). Returns the integer width
-    of the dimension arguments too."""
+    """{our name: address} of the CBLAS routines (s/d gemm, gemv, dot, syrk) of numpy's bundled
+    OpenBLAS (ILP64 wheels export scipy_cblas_sgemm64_; older wheels cblas_sgemm64_ or
+    cblas_sgemm), bound as minispore_sgemm etc.; and the integer width of their dimension
+    arguments."""
     import numpy as np
     root = os.path.dirname(os.path.dirname(np.__file__))
     libs = glob.glob(os.path.join(root, "numpy.libs", "*openblas*")) + \
@@ -48,13 +53,13 @@ def _blas_symbols() -> dict:
         for pre, suf, bits in (("scipy_cblas_", "64_", 64), ("cblas_", "64_", 64),
                                ("scipy_cblas_", "", 32), ("cblas_", "", 32)):
             try:
-                s, d = getattr(lib, f"{pre}sgemm{suf}"), getattr(lib, f"{pre}dgemm{suf}")
+                fns = {f"minispore_{t}{r}": getattr(lib, f"{pre}{t}{r}{suf}")
+                       for t in "sd" for r in BLAS_ROUTINES}
             except AttributeError:
                 continue
-            addr = {n: ctypes.cast(f, ctypes.c_void_p).value
-                    for n, f in (("minispore_sgemm", s), ("minispore_dgemm", d))}
+            addr = {n: ctypes.cast(f, ctypes.c_void_p).value for n, f in fns.items()}
             return {"symbols": addr, "int_bits": bits, "lib": lib}
-    raise NativeUnavailable("no CBLAS sgemm/dgemm in numpy's bundled libraries")
+    raise NativeUnavailable("no CBLAS gemm/gemv/dot/syrk in numpy's bundled libraries")
 
 
 def state() -> dict:

@@ -23,7 +23,6 @@ lowered; anything else raises NativeUnsupported (the numba sink takes the graph)
 """
 from __future__ import annotations
 
-import ctypes
 from types import SimpleNamespace
 
 from llvmlite import ir as L
@@ -31,7 +30,6 @@ from llvmlite import ir as L
 from ...core.ops import conv as C
 from ...core.primitive import attrs_dict
 from ...core.shape import size_of
-from . import native_jit
 from .native_emit import F32, F64, FLOAT, I32, I64, NativeUnsupported, const
 
 MAX_TAPS = 256              # larger pooling windows are not unrolled: left to the numba sink
@@ -90,48 +88,13 @@ def _region_bytes(itemsize, sizes):
 
 
 # ---------------------------------------------------------------- BLAS, as numba's np.dot -------
-_BLAS: dict = {}
-
-
-def _blas_fn(e, T, kind):
-    """Declares minispore_{s,d}{gemv,dot}, bound (once) to numpy's OpenBLAS CBLAS symbols of the
-    same family as native_jit's gemm."""
-    bits = native_jit.blas_int_bits()
-    IT = L.IntType(bits)
-    p = "s" if T == F32 else "d"
-    name = f"minispore_{p}{kind}"
-    if not _BLAS:
-        import llvmlite.binding as llvm
-        lib = native_jit.state()["blas"]["lib"]
-        suf = "64_" if bits == 64 else ""
-        for pre in ("scipy_cblas_", "cblas_"):
-            try:
-                fns = {f"minispore_{q}{k}": getattr(lib, f"{pre}{q}{k}{suf}")
-                       for q in "sd" for k in ("gemv", "dot")}
-            except AttributeError:
-                continue
-            for nm, f in fns.items():
-                llvm.add_symbol(nm, ctypes.cast(f, ctypes.c_void_p).value)
-            _BLAS.update(fns)
-            break
-        else:
-            raise NativeUnsupported("no CBLAS gemv/dot in numpy's OpenBLAS")
-    fn = e.m.globals.get(name)
-    if fn is None:
-        P = T.as_pointer()
-        fty = L.FunctionType(L.VoidType(), [I32, I32, IT, IT, T, P, IT, P, IT, T, P, IT]) \
-            if kind == "gemv" else L.FunctionType(T, [IT, P, IT, P, IT])
-        fn = L.Function(e.m, fty, name)
-    return fn, IT
-
-
 def _dot(e, T, M, N, K, A, B, Cp):
     """Cp (M x N) = A (M x K) @ B (K x N), all C-contiguous, through the BLAS routine numba's
     np.dot picks: dot when M = N = 1, gemv when M or N is 1, else gemm."""
     b = e.b
     if M > 1 and N > 1:
         return e.gemm(T, False, False, M, N, K, A, K, B, N, Cp, N)
-    fn, IT = _blas_fn(e, T, "gemv" if M > 1 or N > 1 else "dot")
+    fn, IT = e.blas(T, "gemv" if M > 1 or N > 1 else "dot")
     one, zero, i1 = L.Constant(T, 1.0), L.Constant(T, 0.0), const(1, IT)
     if M == 1 and N == 1:
         b.store(b.call(fn, [const(K, IT), A, i1, B, i1]), Cp)
