@@ -1,6 +1,6 @@
-"""Small models shared by tests that need "the MLP training step" or "the fused chain": the
-graph-level tests (tests/graph/test_jit_levels.py) and the CUDA generator's golden graphs
-(tests/gpu/test_cuda_codegen.py)."""
+"""Small models shared by tests that need "the MLP training step", "the fused chain" or "the
+while-if program": the graph-level tests (tests/graph/test_jit_levels.py, test_native_sink.py)
+and the CUDA generator's golden graphs (tests/gpu/test_cuda_codegen.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -41,3 +41,15 @@ class TrainStep(nn.Cell):
 
 def chain(x):
     return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x * x / 3
+
+
+def control(x, n):
+    """A tensor while whose body holds a tensor if."""
+    i = ops.zeros((), ms.int32)
+    while i < n:
+        if x.sum() > 0:
+            x = x * 0.5 - 1
+        else:
+            x = ops.exp(x) + x
+        i = i + 1
+    return x, x.mean(axis=0)

@@ -7,15 +7,14 @@ import numpy as np
 import pytest
 
 import minispore as ms
-from minispore import Tensor, nn, ops
+from minispore import Tensor, ops
 from minispore.backends.cpu import native_jit
 from minispore.backends.cpu.native_sink import NativeProgram
 from minispore.backends.cpu.sink import SunkProgram
 from minispore.core.graph import compile as graph_compile
-from minispore.core.graph import ir
 from minispore.core.graph.memplan import ALIGN
 
-from golden_models import MLP, TrainStep  # noqa: E402
+from golden_models import MLP, TrainStep, control  # noqa: E402
 
 _alive: list = []
 
@@ -120,17 +119,6 @@ def test_graphs_it_cannot_lower_go_to_the_numba_sink_silently():
     np.testing.assert_array_equal(out.asnumpy(), [2.0, 2.0, 2.0])
 
 
-def _control(x, n):
-    i = ops.zeros((), ms.int32)
-    while i < n:
-        if x.sum() > 0:
-            x = x * 0.5 - 1
-        else:
-            x = ops.exp(x) + x
-        i = i + 1
-    return x, x.mean(axis=0)
-
-
 def _rotate(a, b):
     """Carried values that trade places: the next state must not overwrite what it reads."""
     i = ops.zeros((), ms.int32)
@@ -147,7 +135,7 @@ def _doubling(x):
 
 
 @pytest.mark.parametrize("fn,args", [
-    (_control, (Tensor(np.linspace(-1, 2, 12).reshape(4, 3)), Tensor(np.int32(3)))),
+    (control, (Tensor(np.linspace(-1, 2, 12).reshape(4, 3)), Tensor(np.int32(3)))),
     (_rotate, (Tensor(np.ones(2, np.float32)), Tensor(np.full(2, 2.0, np.float32)))),
     (_doubling, (Tensor(np.ones(3, np.float32)),)),
 ], ids=["while-if", "rotating-state", "one-carried-value"])
@@ -163,7 +151,7 @@ def test_tensor_control_flow_is_native_and_equals_pynative(fn, args):
 
 def test_gradients_through_if_and_while_are_native():
     def f(x):
-        return _control(x, Tensor(np.int32(2)))[1].sum()
+        return control(x, Tensor(np.int32(2)))[1].sum()
     x = Tensor(np.linspace(-1, 2, 12).reshape(4, 3))
     ms.set_context(mode=ms.PYNATIVE_MODE)
     want = ms.grad(f)(x).asnumpy()
