@@ -260,3 +260,26 @@ def test_a_matrix_times_its_own_transpose_uses_syrk_like_numpy(shape, ta, tb):
     got, entry = _compile(ms.jit(f), x)
     assert "minispore_ssyrk" in entry.program.ir_text
     np.testing.assert_array_equal(got.asnumpy(), want)
+
+
+def test_batch_norm_and_layer_norm_are_native_and_equal_the_numba_sink(monkeypatch):
+    from minispore import nn
+    r = np.random.default_rng(8)
+    x4 = Tensor(r.standard_normal((4, 3, 5, 5)).astype(np.float32))
+    x3 = Tensor(r.standard_normal((4, 6, 8)).astype(np.float32))
+    got = {}
+    for sink in ("1", "0"):
+        monkeypatch.setenv("MINISPORE_NATIVE_SINK", sink)
+        graph_compile.clear_cache()
+        ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+        bn, ln = nn.BatchNorm2d(3), nn.LayerNorm((8,), begin_norm_axis=-1,
+                                                  begin_params_axis=-1)
+        _alive[:] = [bn, ln]
+        bn.set_train(True)
+        train = bn(x4).asnumpy()
+        bn.set_train(False)
+        got[sink] = (train, bn(x4).asnumpy(), ln(x3).asnumpy(),
+                     {type(e.program).__name__ for e in graph_compile._cache.values()})
+    assert got["1"][3] == {"NativeProgram"} and got["0"][3] == {"SunkProgram"}
+    for a, b in zip(got["1"][:3], got["0"][:3]):
+        np.testing.assert_array_equal(a, b)

@@ -576,7 +576,8 @@ def lower_node(e: Emitter, n: ir.Node):
     lower(e, n, attrs_dict(n.attrs))
 
 
-from . import native_windows  # noqa: E402  (its lowerings join the tables above)
+from . import native_norms, native_windows  # noqa: E402  (their lowerings join the tables)
 
 LOWER.update(native_windows.LOWER)
+LOWER.update(native_norms.LOWER)
 SCRATCH.update(native_windows.SCRATCH)

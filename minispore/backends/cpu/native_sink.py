@@ -13,8 +13,8 @@ step allocates nothing but what it returns. reshape and stop_gradient alias thei
 
 Lowerings (native_lower.py, native_windows.py; all loops over static shapes): elementwise and
 fused nodes, reductions, softmax, the sparse cross-entropy, matmul through CBLAS gemm (numpy's
-OpenBLAS), data movement, tensor If/While (branches and loops; a While's outputs hold its
-state). A graph with any other node (indexing, norms, random ops, print, integer division, ...)
+OpenBLAS), conv/pool, batch/layer norm, data movement, tensor If/While (branches and loops; a While's outputs hold its
+state). A graph with any other node (indexing, random ops, print, integer division, ...)
 raises NativeUnsupported naming it, and the numba sink takes it. `run_steps` runs N steps over
 stacked inputs in one call (the data sink), carrying the assigned Parameters.
 """
