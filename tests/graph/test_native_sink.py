@@ -283,3 +283,20 @@ def test_batch_norm_and_layer_norm_are_native_and_equal_the_numba_sink(monkeypat
     assert got["1"][3] == {"NativeProgram"} and got["0"][3] == {"SunkProgram"}
     for a, b in zip(got["1"][:3], got["0"][:3]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_random_ops_and_dropout_are_native_and_equal_the_numba_sink(monkeypatch):
+    x = Tensor(np.random.default_rng(9).standard_normal((64, 33)).astype(np.float32))
+
+    def f(x):
+        return (ops.rand(5, 7, seed=3), ops.randn(4, 9, seed=5), ops.randint(2, 9, (6,), seed=7),
+                ops.dropout(x, p=0.3, seed=11))
+    got = {}
+    for sink in ("1", "0"):
+        monkeypatch.setenv("MINISPORE_NATIVE_SINK", sink)
+        ms.set_seed(1)
+        out, entry = _compile(ms.jit(f), x)
+        got[sink] = ([o.asnumpy() for o in out], type(entry.program).__name__)
+    assert (got["1"][1], got["0"][1]) == ("NativeProgram", "SunkProgram")
+    for a, b in zip(got["1"][0], got["0"][0]):
+        np.testing.assert_array_equal(a, b)

@@ -576,8 +576,9 @@ def lower_node(e: Emitter, n: ir.Node):
     lower(e, n, attrs_dict(n.attrs))
 
 
-from . import native_norms, native_windows  # noqa: E402  (their lowerings join the tables)
-
+from . import native_norms, native_random, native_windows  # noqa: E402  (lowerings joining
+                                                               # the tables above)
 LOWER.update(native_windows.LOWER)
 LOWER.update(native_norms.LOWER)
+LOWER.update(native_random.LOWER)
 SCRATCH.update(native_windows.SCRATCH)

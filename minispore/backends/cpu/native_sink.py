@@ -11,10 +11,11 @@ by the caller because they are handed out), and one arena. Every other intermedi
 arena at an offset fixed by the memory plan (memplan.assign_offsets: liveness, first fit), so a
 step allocates nothing but what it returns. reshape and stop_gradient alias their input.
 
-Lowerings (native_lower.py, native_windows.py; all loops over static shapes): elementwise and
-fused nodes, reductions, softmax, the sparse cross-entropy, matmul through CBLAS gemm (numpy's
-OpenBLAS), conv/pool, batch/layer norm, data movement, tensor If/While (branches and loops; a While's outputs hold its
-state). A graph with any other node (indexing, random ops, print, integer division, ...)
+Lowerings (native_lower.py, native_windows.py, native_norms.py, native_random.py; all loops
+over static shapes): elementwise and fused nodes, reductions, softmax, the sparse cross-entropy,
+matmul through the CBLAS routine numpy.matmul picks, conv/pool, batch/layer norm, the random
+ops and dropout, data movement, tensor If/While (branches and loops; a While's outputs hold its
+state). A graph with any other node (indexing, print, integer division, half precision, ...)
 raises NativeUnsupported naming it, and the numba sink takes it. `run_steps` runs N steps over
 stacked inputs in one call (the data sink), carrying the assigned Parameters.
 """
