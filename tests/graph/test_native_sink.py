@@ -225,7 +225,7 @@ def test_save_graphs_writes_the_native_program_llvm_ir(tmp_path):
         return ops.relu(x) * 2
     _compile(ms.jit(f), Tensor(np.ones(3, np.float32)))
     (ll,) = tmp_path.glob("*_native.ll")
-    assert 'define void @"graph"(i8** noalias' in ll.read_text()
+    assert 'define i32 @"graph"(i8** noalias' in ll.read_text()
 
 
 @pytest.mark.parametrize("mkn", [(1, 300, 70), (70, 300, 1), (1, 300, 1), (70, 1, 50), (5, 30, 7)],
@@ -300,3 +300,40 @@ def test_random_ops_and_dropout_are_native_and_equal_the_numba_sink(monkeypatch)
     assert (got["1"][1], got["0"][1]) == ("NativeProgram", "SunkProgram")
     for a, b in zip(got["1"][0], got["0"][0]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_indexing_is_native_and_an_index_out_of_range_raises_like_pynative():
+    """gather with an index out of range: the native program returns an error code and the
+    same IndexError as PyNative is raised; the Parameter assigned in that graph is unchanged."""
+    table = Tensor(np.arange(12, dtype=np.float32).reshape(4, 3))
+    acc = ms.Parameter(Tensor(np.zeros(3, np.float32)), name="acc")
+
+    def f(t, i):
+        ops.assign(acc, acc + 1)
+        return ops.gather(t, i, 0), ops.concat((t, t * 2), 1)[1:3, ::2], ops.argmax(t, 1)
+    ok = Tensor(np.array([3, -1, 0], np.int32))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = [o.asnumpy() for o in f(table, ok)]
+    acc.set_data(Tensor(np.zeros(3, np.float32)))
+    got, entry = _compile(ms.jit(f), table, ok)
+    assert isinstance(entry.program, NativeProgram)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.asnumpy(), w)
+    before = acc.asnumpy().copy()
+    with pytest.raises(IndexError, match="gather: index out of range for an axis of size 4"):
+        ms.jit(f)(table, Tensor(np.array([0, 4, 1], np.int32)))
+    np.testing.assert_array_equal(acc.asnumpy(), before)
+
+
+def test_logic_on_bools_and_logsumexp_are_native():
+    def f(a, b, x):
+        return ops.logical_and(a, ops.logical_not(b)), ops.logsumexp(x, 1)
+    r = np.random.default_rng(10)
+    a, b = (Tensor(r.random(6) > 0.5) for _ in range(2))
+    x = Tensor(r.standard_normal((3, 5)))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = [o.asnumpy() for o in f(a, b, x)]
+    got, entry = _compile(ms.jit(f), a, b, x)
+    assert isinstance(entry.program, NativeProgram)
+    np.testing.assert_array_equal(got[0].asnumpy(), want[0])
+    np.testing.assert_allclose(got[1].asnumpy(), want[1], rtol=1e-14)

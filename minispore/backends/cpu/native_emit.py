@@ -65,12 +65,30 @@ class Emitter:
         bufs = fn.args[0]
         self._bufs = bufs
         self._arena = None
+        self.errors: list = []            # (exception type, message) of error code k + 1
 
     def finish(self):
-        self.b.ret_void()
+        """Return (0: success, for a function returning i32) and join entry to the code."""
+        if self.fn.function_type.return_type == I32:
+            self.b.ret(const(0, I32))
+        else:
+            self.b.ret_void()
         start = self.fn.blocks[1]
         with self.b.goto_block(self.entry):
             self.b.branch(start)
+
+    def fail_if(self, cond, exc_type, message: str):
+        """When `cond` (i1) holds, return error code k + 1 from this i32 function; the caller
+        raises exc_type(message) (NativeProgram.errors). Nothing is assigned then."""
+        if self.fn.function_type.return_type != I32:
+            raise NativeUnsupported("a run-time check inside a loop split over threads")
+        self.errors.append((exc_type, message))
+        b = self.b
+        bad, ok = b.append_basic_block("fail"), b.append_basic_block("ok")
+        b.cbranch(cond, bad, ok)
+        b.position_at_end(bad)
+        b.ret(const(len(self.errors), I32))
+        b.position_at_end(ok)
 
     # -- buffers ----------------------------------------------------------------------------------
     @contextmanager
@@ -283,6 +301,9 @@ class Emitter:
                 fn = self.m.declare_intrinsic("llvm.pow", [T])
                 return b.call(fn, [x, y])
             return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "div": b.fdiv}[op](x, y)
+        if op == "bnot" and not fl:
+            x = self.scalar(a[0], xs, T, signed)
+            return b.xor(x, L.Constant(x.type, 1 if x.type == I1 else -1))
         if op in ("band", "bor", "bxor") and not fl:
             x, y = (self.scalar(z, xs, T, signed) for z in a)
             if x.type != y.type:

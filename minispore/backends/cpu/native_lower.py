@@ -42,6 +42,8 @@ def _compute_dtype(n: ir.Node, casts=None):
         out = n.outputs[0].dtype
         if len(ints) == 1 and next(iter(ints)) in _INTS and out in _INTS + (dt.bool_,):
             return next(iter(ints))
+        if not ints and out is dt.bool_:          # logic on bools (computed as i1)
+            return dt.bool_
     if cdt not in FLOAT:
         raise NativeUnsupported(f"'{n.name}' computes in {cdt or n.outputs[0].dtype}")
     return cdt
@@ -71,7 +73,7 @@ def _elementwise_loop(e: Emitter, n: ir.Node, expr, casts, span):
     out = n.outputs[0]
     shape = out.shape
     cdt = _compute_dtype(n, casts) if expr.op != "arg" else None
-    T = None if cdt is None else STORAGE[cdt]
+    T = None if cdt is None else I1 if cdt is dt.bool_ else STORAGE[cdt]
     flat = all(v.shape in (shape, ()) for v in n.inputs)
     hoisted = {}
 
@@ -429,6 +431,47 @@ def _sce(e: Emitter, n: ir.Node, a: dict):
                         b.add(base, k))
 
 
+def _logsumexp(e: Emitter, n: ir.Node, a: dict):
+    """sink.py's loops: the max over the axes (NaN wins) in float64, then the sum of
+    exp(x - max) where the max is finite, then log(sum) + max (a -inf max stays -inf)."""
+    from .llvm_math import math_fn
+    x, out = n.inputs[0], n.outputs[0]
+    if x.dtype not in FLOAT or out.dtype not in FLOAT:
+        raise NativeUnsupported(f"logsumexp of {x.dtype}")
+    if not x.shape:
+        return _elementwise(e, n, E.arg(0))
+    b = e.b
+    axes = normalize_axes("logsumexp", a["axis"], len(x.shape))
+    keep = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
+    nk = size_of(keep)
+    mp = e.scratch(n, F64)
+    sp = b.gep(mp, [const(nk)])
+    ninf = L.Constant(F64, float("-inf"))
+    with e.loop(nk) as q:
+        b.store(ninf, b.gep(mp, [q]))
+        b.store(L.Constant(F64, 0.0), b.gep(sp, [q]))
+    kst = broadcast_strides(keep, x.shape)
+    with e.nest(x.shape) as idx:
+        v = e.convert(e.load(x, e.flat_index(idx, c_strides(x.shape))), x.dtype, dt.float64)
+        slot = b.gep(mp, [e.flat_index(idx, kst)])
+        m = b.load(slot)
+        take = b.or_(b.fcmp_ordered(">", v, m), b.fcmp_unordered("uno", v, v))
+        b.store(b.select(take, v, m), slot)
+    exp64, log64 = math_fn(e.m, "exp", F64), math_fn(e.m, "log", F64)
+    with e.nest(x.shape) as idx:
+        v = e.convert(e.load(x, e.flat_index(idx, c_strides(x.shape))), x.dtype, dt.float64)
+        k = e.flat_index(idx, kst)
+        m = b.load(b.gep(mp, [k]))
+        with b.if_then(b.fcmp_ordered(">", m, ninf)):
+            slot = b.gep(sp, [k])
+            b.store(b.fadd(b.load(slot), b.call(exp64, [b.fsub(v, m)])), slot)
+    with e.loop(nk) as q:
+        m = b.load(b.gep(mp, [q]))
+        r = b.fadd(b.call(log64, [b.load(b.gep(sp, [q]))]), m)
+        y = b.select(b.fcmp_ordered(">", m, ninf), r, m)
+        e.store(e.convert(y, dt.float64, out.dtype), out, q)
+
+
 def _alias_copy(e: Emitter, n: ir.Node, a: dict):
     """reshape / stop_gradient: nothing to do when aliased; a copy when handed out."""
     out = n.outputs[0]
@@ -443,7 +486,7 @@ LOWER = {
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"), "prod": _reduction("prod"),
     "max": _reduction("max"), "min": _reduction("min"),
-    "softmax": _softmax(False), "log_softmax": _softmax(True),
+    "softmax": _softmax(False), "log_softmax": _softmax(True), "logsumexp": _logsumexp,
     "broadcast_to": _copy, "cast": _copy, "transpose": _transpose,
     "fill": _fill, "fill_like": _fill,
     "reshape": _alias_copy, "stop_gradient": _alias_copy,
@@ -487,6 +530,10 @@ def scratch_bytes(n: ir.Node) -> int | None:
         return size_of(kept) * 8
     if isinstance(n.op, OpDef) and n.op.name.startswith("sparse_softmax_cross_entropy"):
         return n.inputs[0].shape[-1] * 8                   # one row of exps
+    if isinstance(n.op, OpDef) and n.op.name == "logsumexp" and n.inputs[0].shape:
+        x = n.inputs[0]
+        axes = normalize_axes("logsumexp", attrs_dict(n.attrs)["axis"], len(x.shape))
+        return 2 * size_of([1 if k in axes else d for k, d in enumerate(x.shape)]) * 8
     if isinstance(n.op, OpDef) and n.op.name in _SCRATCH and n.inputs[0].shape:
         x = n.inputs[0]
         axes = normalize_axes(n.op.name, attrs_dict(n.attrs)["axis"], len(x.shape))
@@ -576,8 +623,9 @@ def lower_node(e: Emitter, n: ir.Node):
     lower(e, n, attrs_dict(n.attrs))
 
 
-from . import native_norms, native_random, native_windows  # noqa: E402  (lowerings joining
-                                                               # the tables above)
+from . import native_index, native_norms, native_random, native_windows  # noqa: E402
+
+LOWER.update(native_index.LOWER)           # the other files' lowerings join the tables above
 LOWER.update(native_windows.LOWER)
 LOWER.update(native_norms.LOWER)
 LOWER.update(native_random.LOWER)

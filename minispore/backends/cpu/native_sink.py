@@ -5,19 +5,21 @@ compile costs LLVM's optimisation of one module and a warm start loads an object
 route, the generated-Python sink in sink.py, costs seconds of type inference and lowering cold
 and ~0.9 s of target-context start-up warm).
 
-The program is `void graph(i8** bufs)`. `bufs` holds, in order, the graph inputs, the Parameters
+The program is `i32 graph(i8** bufs)`. `bufs` holds, in order, the graph inputs, the Parameters
 read, the constants, the external buffers (graph outputs and assigned values, allocated per call
 by the caller because they are handed out), and one arena. Every other intermediate lives in the
 arena at an offset fixed by the memory plan (memplan.assign_offsets: liveness, first fit), so a
 step allocates nothing but what it returns. reshape and stop_gradient alias their input.
 
-Lowerings (native_lower.py, native_windows.py, native_norms.py, native_random.py; all loops
-over static shapes): elementwise and fused nodes, reductions, softmax, the sparse cross-entropy,
-matmul through the CBLAS routine numpy.matmul picks, conv/pool, batch/layer norm, the random
-ops and dropout, data movement, tensor If/While (branches and loops; a While's outputs hold its
-state). A graph with any other node (indexing, print, integer division, half precision, ...)
-raises NativeUnsupported naming it, and the numba sink takes it. `run_steps` runs N steps over
-stacked inputs in one call (the data sink), carrying the assigned Parameters.
+Lowerings (native_lower.py, native_windows.py, native_norms.py, native_random.py,
+native_index.py; all loops over static shapes): elementwise and fused nodes, reductions,
+softmax, the sparse cross-entropy, matmul through the CBLAS routine numpy.matmul picks,
+conv/pool, batch/layer norm, the random ops and dropout, data movement and indexing, tensor
+If/While (branches and loops; a While's outputs hold its state). `graph` returns 0, or the code
+of a failed run-time check (an index out of range), which `run` raises as PyNative's error
+(self.errors). A graph with any other node (print, integer division and modulo, shifts, half
+precision) raises NativeUnsupported naming it, and the numba sink takes it. `run_steps` runs
+N steps over stacked inputs in one call (the data sink), carrying the assigned Parameters.
 """
 from __future__ import annotations
 
@@ -105,19 +107,19 @@ class NativeProgram:
         self.slots = slots
         module = L.Module(name=f"minispore_{g.name}")
         module.triple = native_jit.triple()
-        fn = L.Function(module, L.FunctionType(L.VoidType(), [I8.as_pointer().as_pointer()]),
-                        "graph")
+        fn = L.Function(module, L.FunctionType(I32, [I8.as_pointer().as_pointer()]), "graph")
         fn.args[0].add_attribute("noalias")
         e = Emitter(g, module, fn, slots, offsets, alias)
         for n in g.nodes:
             lower_node(e, n)
         e.finish()
+        self.errors = e.errors            # error code k + 1 -> (exception type, message)
         self._carry = self._emit_steps(module, fn)
         self.ir_text = str(module)
         self.lib = native_jit.NativeLibrary(self.ir_text)
-        self._fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(self.lib.address("graph"))
+        self._fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(self.lib.address("graph"))
         self._steps_fn = None if self._carry is None else ctypes.CFUNCTYPE(
-            None, ctypes.c_void_p, ctypes.c_int64)(self.lib.address("steps"))
+            ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)(self.lib.address("steps"))
         self._table = (ctypes.c_void_p * self.n_slots)()
         self._arena = np.empty(max(self.arena_bytes, 64) + 64, np.uint8)
         base = self._arena.ctypes.data
@@ -150,7 +152,7 @@ class NativeProgram:
         n_slots, n_ext = self.n_slots, len(self.external)
         ext0 = self.n_fixed + len(self.consts)
         PP = I8.as_pointer()
-        fn = L.Function(module, L.FunctionType(L.VoidType(), [PP.as_pointer(), I64]), "steps")
+        fn = L.Function(module, L.FunctionType(I32, [PP.as_pointer(), I64]), "steps")
         t, n = fn.args
         e = Emitter(self.graph, module, fn, {}, {}, {})
         b = e.b
@@ -176,7 +178,12 @@ class NativeProgram:
             for k, j in carry.items():        # read what run i - 1 wrote (set (i - 1) % 2)
                 prev = b.select(odd, src(ext0 + j), src(n_slots + j))
                 put(k, b.select(first, src(k), prev))
-            b.call(graph_fn, [tab0])
+            rc = b.call(graph_fn, [tab0])
+            fail, ok = b.append_basic_block("fail"), b.append_basic_block("ok")
+            b.cbranch(b.icmp_signed("!=", rc, const(0, I32)), fail, ok)
+            b.position_at_end(fail)
+            b.ret(rc)                              # a failed run stops the steps
+            b.position_at_end(ok)
         e.finish()
         return carry
 
@@ -202,7 +209,7 @@ class NativeProgram:
             t[self.n_slots + j] = sets[1][j].ctypes.data
         t[self.n_slots - 1] = self._table[self.n_slots - 1]       # the arena
         with self._call_lock:
-            self._steps_fn(ctypes.addressof(t), n)
+            self._check(self._steps_fn(ctypes.addressof(t), n))
         outs = sets[(n - 1) % 2]
         last = [a[n - 1] for a in stacked]
         res = [self._value_of(v, last, params, outs) for v in self.graph.outputs]
@@ -217,6 +224,12 @@ class NativeProgram:
             res, news = self.run([a[i] for a in stacked], override)
             override.update((id(p), a) for p, a in news)
         return res, news
+
+    def _check(self, rc: int):
+        """Raise what a failed run's error code stands for (an index out of range)."""
+        if rc:
+            exc_type, message = self.errors[rc - 1]
+            raise exc_type(message)
 
     def _value_of(self, v: ir.Value, args, params, outs):
         return (list(args) + list(params) + self.consts + list(outs))[self.slots[v.id]]
@@ -234,6 +247,6 @@ class NativeProgram:
         k0 = n_in + len(self.consts)
         t[k0:len(bufs)] = [_address(a) for a in bufs[k0:]]
         with self._call_lock:
-            self._fn(self._table_address)
+            self._check(self._fn(self._table_address))
         return [bufs[k] for k in self._out_slots], \
             [(p, bufs[k]) for p, k in zip(self.assign_params, self._assign_slots)]

@@ -1,0 +1,218 @@
+"""Data movement and indexing in the native sink (sink_index.py's loops in LLVM IR).
+
+concat, split, strided_slice (+ its gradient), slice_update, gather, scatter_add/update,
+one_hot, argmax/argmin, arange and tile, as loops over static shapes. Index values read at run
+time are wrapped (negative counts from the end) and checked: an out-of-range index makes the
+program return an error code (Emitter.fail_if), and NativeProgram raises the same IndexError,
+naming the op, as the eager kernels and the numba sink; nothing is assigned then. Merged into
+native_lower.LOWER like native_windows.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ...core import dtype as dt
+from ...core.shape import normalize_axis, size_of
+from .native_emit import (F64, I64, Emitter, NativeUnsupported, broadcast_strides, c_strides,
+                          const)
+
+
+def _at(e: Emitter, idx, shape, offsets=None):
+    """Flat index of idx (+ per-axis constant offsets) in a C-contiguous array of `shape`."""
+    b, st = e.b, c_strides(shape)
+    flat = e.flat_index(idx, st)
+    extra = sum(o * s for o, s in zip(offsets or (), st))
+    return b.add(flat, const(extra)) if extra else flat
+
+
+def _copy_all(e: Emitter, src, dst):
+    with e.loop(size_of(dst.shape)) as i:
+        e.store(e.load(src, i), dst, i)
+
+
+def _concat(e: Emitter, n, a):
+    out = n.outputs[0]
+    axis = normalize_axis("concat", a["axis"], len(out.shape))
+    offset = 0
+    for x in n.inputs:
+        if x.dtype is not out.dtype:
+            raise NativeUnsupported("concat of mixed dtypes")
+        with e.nest(x.shape) as idx:
+            off = [0] * len(out.shape)
+            off[axis] = offset
+            e.store(e.load(x, _at(e, idx, x.shape)), out, _at(e, idx, out.shape, off))
+        offset += x.shape[axis]
+
+
+def _split(e: Emitter, n, a):
+    x = n.inputs[0]
+    axis = normalize_axis("split", a["axis"], len(x.shape))
+    offset = 0
+    for out in n.outputs:
+        with e.nest(out.shape) as idx:
+            off = [0] * len(x.shape)
+            off[axis] = offset
+            e.store(e.load(x, _at(e, idx, x.shape, off)), out, _at(e, idx, out.shape))
+        offset += out.shape[axis]
+
+
+def _strided_at(e: Emitter, idx, shape, begin, strides):
+    """Flat index of begin + strides * idx in a C-contiguous array of `shape`."""
+    st = c_strides(shape)
+    flat = e.flat_index(idx, [s * k for s, k in zip(strides, st)])
+    extra = sum(b0 * k for b0, k in zip(begin, st))
+    return e.b.add(flat, const(extra)) if extra else flat
+
+
+def _strided_slice(e: Emitter, n, a):
+    x, out = n.inputs[0], n.outputs[0]
+    with e.nest(out.shape) as idx:
+        e.store(e.load(x, _strided_at(e, idx, x.shape, a["begin"], a["strides"])), out,
+                _at(e, idx, out.shape))
+
+
+def _zero_of(v):
+    from .native_emit import storage
+    ty = storage(v.dtype)
+    return L.Constant(ty, 0.0 if v.dtype.is_float else 0)
+
+
+def _strided_slice_grad(e: Emitter, n, a):
+    g, out = n.inputs[0], n.outputs[0]
+    zero = _zero_of(out)
+    with e.loop(size_of(out.shape)) as i:
+        e.store(zero, out, i)
+    with e.nest(g.shape) as idx:
+        e.store(e.load(g, _at(e, idx, g.shape)), out,
+                _strided_at(e, idx, out.shape, a["begin"], a["strides"]))
+
+
+def _slice_update(e: Emitter, n, a):
+    x, v = n.inputs
+    out = n.outputs[0]
+    _copy_all(e, x, out)
+    region = tuple(len(range(b0, en, s)) for b0, en, s in zip(a["begin"], a["end"], a["strides"]))
+    with e.nest(region) as idx:
+        src = e.flat_index(idx, broadcast_strides(v.shape, region))
+        e.store(e.load(v, src), out, _strided_at(e, idx, out.shape, a["begin"], a["strides"]))
+
+
+def _checked(e: Emitter, ind, at, size: int, op: str):
+    """The index ind[at], wrapped and bounds-checked (an error code when out of range)."""
+    b = e.b
+    j = e.convert(e.load(ind, at), ind.dtype, dt.int64)
+    j = b.select(b.icmp_signed("<", j, const(0)), b.add(j, const(size)), j)
+    bad = b.or_(b.icmp_signed("<", j, const(0)), b.icmp_signed(">=", j, const(size)))
+    e.fail_if(bad, IndexError, f"{op}: index out of range for an axis of size {size}")
+    return j
+
+
+def _gather(e: Emitter, n, a):
+    x, ind = n.inputs
+    out = n.outputs[0]
+    axis = normalize_axis("gather", a["axis"], len(x.shape))
+    k = len(ind.shape)
+    with e.nest(out.shape) as idx:
+        j = _checked(e, ind, _at(e, idx[axis:axis + k], ind.shape), x.shape[axis], "gather")
+        src = _at(e, idx[:axis] + [j] + idx[axis + k:], x.shape)
+        e.store(e.load(x, src), out, _at(e, idx, out.shape))
+
+
+def _scatter(accumulate: bool):
+    op = "scatter_add" if accumulate else "scatter_update"
+
+    def lower(e: Emitter, n, a):
+        x, ind, u = n.inputs
+        out = n.outputs[0]
+        b = e.b
+        axis = normalize_axis("scatter", a["axis"], len(x.shape))
+        _copy_all(e, x, out)
+        region = x.shape[:axis] + ind.shape + x.shape[axis + 1:]
+        k = len(ind.shape)
+        with e.nest(region) as idx:
+            j = _checked(e, ind, _at(e, idx[axis:axis + k], ind.shape), x.shape[axis], op)
+            dst = _at(e, idx[:axis] + [j] + idx[axis + k:], out.shape)
+            v = e.load(u, e.flat_index(idx, broadcast_strides(u.shape, region)))
+            if accumulate:
+                old = e.load(out, dst)
+                v = b.fadd(old, v) if out.dtype.is_float else b.add(old, v)
+            e.store(v, out, dst)
+    return lower
+
+
+def _one_hot(e: Emitter, n, a):
+    ind, out = n.inputs[0], n.outputs[0]
+    b = e.b
+    axis = normalize_axis("one_hot", a["axis"], len(out.shape))
+    ty = _zero_of(out).type
+    on, off = (L.Constant(ty, float(a[k]) if out.dtype.is_float else int(a[k]))
+               for k in ("on_value", "off_value"))
+    with e.nest(out.shape) as idx:
+        j = e.convert(e.load(ind, _at(e, idx[:axis] + idx[axis + 1:], ind.shape)), ind.dtype,
+                      dt.int64)
+        e.store(b.select(b.icmp_signed("==", j, idx[axis]), on, off), out,
+                _at(e, idx, out.shape))
+
+
+def _arg(kind: str):
+    def lower(e: Emitter, n, a):
+        x, out = n.inputs[0], n.outputs[0]
+        b = e.b
+        if not x.dtype.is_float:
+            raise NativeUnsupported(f"{kind} of {x.dtype}")
+        if not x.shape:
+            e.store(const(0), out, const(0))
+            return
+        shape = x.shape if a["axis"] is not None else (size_of(x.shape),)
+        axis = normalize_axis(kind, a["axis"], len(shape)) if a["axis"] is not None else 0
+        outer = shape[:axis] + shape[axis + 1:]
+        bp, ip = e.alloca(_zero_of(x).type), e.alloca(I64)
+        with e.nest(outer) as idx:
+            def at(t):
+                return _at(e, idx[:axis] + [t] + idx[axis:], shape)
+            b.store(e.load(x, at(const(0))), bp)
+            b.store(const(0), ip)
+            with e.loop(shape[axis], start=1) as t:
+                xv, best = e.load(x, at(t)), b.load(bp)
+                better = b.fcmp_ordered(">" if kind == "argmax" else "<", xv, best)
+                nan_first = b.and_(b.fcmp_unordered("uno", xv, xv),
+                                   b.fcmp_ordered("ord", best, best))
+                take = b.or_(better, nan_first)
+                b.store(b.select(take, xv, best), bp)
+                b.store(b.select(take, t, b.load(ip)), ip)
+            e.store(e.convert(b.load(ip), dt.int64, out.dtype), out, _at(e, idx, outer))
+    return lower
+
+
+def _arange(e: Emitter, n, a):
+    out = n.outputs[0]
+    b = e.b
+    start, step = a["start"], a["step"]
+    floats = isinstance(start, float) or isinstance(step, float)
+    with e.loop(out.shape[0]) as q:
+        if floats:
+            v = b.fadd(L.Constant(F64, float(start)), b.fmul(b.sitofp(q, F64),
+                                                             L.Constant(F64, float(step))))
+            y = e.convert(v, dt.float64, out.dtype)
+        else:
+            y = e.convert(b.add(const(int(start)), b.mul(q, const(int(step)))), dt.int64,
+                          out.dtype)
+        e.store(y, out, q)
+
+
+def _tile(e: Emitter, n, a):
+    x, out = n.inputs[0], n.outputs[0]
+    b = e.b
+    lead = len(out.shape) - len(x.shape)
+    with e.nest(out.shape) as idx:
+        src = [b.urem(idx[lead + k], const(d)) for k, d in enumerate(x.shape)]
+        e.store(e.load(x, _at(e, src, x.shape)), out, _at(e, idx, out.shape))
+
+
+LOWER = {
+    "concat": _concat, "split": _split, "strided_slice": _strided_slice,
+    "strided_slice_grad": _strided_slice_grad, "slice_update": _slice_update,
+    "gather": _gather, "scatter_add": _scatter(True), "scatter_update": _scatter(False),
+    "one_hot": _one_hot, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
+    "arange": _arange, "tile": _tile,
+}
