@@ -156,11 +156,12 @@ class Emitter:
             yield idx
 
     def parallel(self, name: str, n: int, threads: int, emit_chunk):
-        """Run a loop over [0, n) split over `threads` chunks: `emit_chunk(emitter, lo, hi)`
-        writes the loop into a new function `void name(i8** bufs, i64 lo, i64 hi)`; chunks 1..
-        run on pthreads (created and joined here: ~20-50 us, paid only by loops of millions of
-        elements), chunk 0 on the calling thread. A thread that cannot be created runs its
-        chunk inline."""
+        """Run a loop over [0, n) on `threads` threads: `emit_chunk(emitter, lo, hi)` writes the
+        loop into a new function `void name(i8** bufs, i64 lo, i64 hi)`; the calling thread and
+        threads - 1 pthreads (created and joined here: tens of us, paid only by loops of
+        millions of elements) take chunks of ~n / (8 * threads) elements from a shared atomic
+        counter until none is left, so a thread slowed by another process leaves its share to
+        the others. A thread that cannot be created just takes no chunk."""
         m, b = self.m, self.b
         PP = I8.as_pointer().as_pointer()
         cty = L.FunctionType(L.VoidType(), [PP, I64, I64])
@@ -169,29 +170,26 @@ class Emitter:
         ce = Emitter(self.g, m, chunk, self.slots, self.offsets, self.alias)
         emit_chunk(ce, chunk.args[1], chunk.args[2])
         ce.finish()
-        step = -(-n // threads // 64) * 64                  # chunk sizes: multiples of 64
-        spans = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+        size = max(4096, -(-n // (8 * threads) // 64) * 64)   # multiples of 64 elements
         worker = _worker(m)
         create = m.globals.get("pthread_create") or L.Function(m, L.FunctionType(
             I32, [I8.as_pointer(), I8.as_pointer(), worker.type, I8.as_pointer()]),
             "pthread_create")
         join = m.globals.get("pthread_join") or L.Function(m, L.FunctionType(
             I32, [I64, I8.as_pointer().as_pointer()]), "pthread_join")
+        task, counter = self.alloca(_TASK), self.alloca(I64)
+        b.store(const(0), counter)
+        for k, v in enumerate((b.bitcast(chunk, I8.as_pointer()), self._bufs, counter,
+                               const(n), const(size))):
+            b.store(v, b.gep(task, [const(0, I32), const(k, I32)]))
+        arg = b.bitcast(task, I8.as_pointer())
         started = []
-        for lo, hi in spans[1:]:
-            task = self.alloca(_TASK)
+        for _ in range(threads - 1):
             tid = self.alloca(I64)
-            for k, v in enumerate((b.bitcast(chunk, I8.as_pointer()), self._bufs,
-                                   const(lo), const(hi))):
-                b.store(v, b.gep(task, [const(0, I32), const(k, I32)]))
             rc = b.call(create, [b.bitcast(tid, I8.as_pointer()),
-                                 L.Constant(I8.as_pointer(), None), worker,
-                                 b.bitcast(task, I8.as_pointer())])
-            ok = b.icmp_signed("==", rc, const(0, I32))
-            with b.if_then(b.not_(ok)):
-                b.call(chunk, [self._bufs, const(lo), const(hi)])
-            started.append((ok, tid))
-        b.call(chunk, [self._bufs, const(spans[0][0]), const(spans[0][1])])
+                                 L.Constant(I8.as_pointer(), None), worker, arg])
+            started.append((b.icmp_signed("==", rc, const(0, I32)), tid))
+        b.call(worker, [arg])
         for ok, tid in started:
             with b.if_then(ok):
                 b.call(join, [b.load(tid), L.Constant(I8.as_pointer().as_pointer(), None)])
@@ -346,12 +344,14 @@ class Emitter:
         raise NativeUnsupported(f"scalar op '{op}'")
 
 
-_TASK = L.LiteralStructType([I8.as_pointer(), I8.as_pointer().as_pointer(), I64, I64])
+_TASK = L.LiteralStructType([I8.as_pointer(), I8.as_pointer().as_pointer(), I64.as_pointer(),
+                             I64, I64])
 
 
 def _worker(m: L.Module) -> L.Function:
-    """`i8* minispore_worker(i8* task)`: a pthread's start routine; task = {chunk function,
-    bufs, lo, hi}."""
+    """`i8* minispore_worker(i8* task)`: a pthread's start routine (the calling thread runs it
+    too); task = {chunk function, bufs, counter, n, chunk size}: it takes chunk c = counter++
+    (atomically) and runs [c * size, min(n, (c + 1) * size)) until c * size >= n."""
     fn = m.globals.get("minispore_worker")
     if fn is not None:
         return fn
@@ -364,7 +364,18 @@ def _worker(m: L.Module) -> L.Function:
 
     def field(k):
         return b.load(b.gep(task, [const(0, I32), const(k, I32)]))
-    b.call(b.bitcast(field(0), cty.as_pointer()), [field(1), field(2), field(3)])
+    body, loop, done = (fn.append_basic_block(s) for s in ("take", "run", "done"))
+    b.branch(body)
+    b.position_at_end(body)
+    n, size = field(3), field(4)
+    lo = b.mul(b.atomic_rmw("add", field(2), const(1), "monotonic"), size)
+    b.cbranch(b.icmp_signed("<", lo, n), loop, done)
+    b.position_at_end(loop)
+    hi = b.add(lo, size)
+    hi = b.select(b.icmp_signed("<", hi, n), hi, n)
+    b.call(b.bitcast(field(0), cty.as_pointer()), [field(1), lo, hi])
+    b.branch(body)
+    b.position_at_end(done)
     b.ret(L.Constant(I8.as_pointer(), None))
     return fn
 
