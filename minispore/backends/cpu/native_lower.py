@@ -4,11 +4,13 @@ Every lowering follows the numba sink's (sink.py, sink_nn.py, fused_reduce.py) o
 kernel's (kernels_row.py) algorithm operation by operation, so the three give the same numbers:
 elementwise and fused nodes, fused reductions (LANES register chains over an innermost reduced
 axis, else float64 accumulators in memory order), sum/mean/prod/max/min (float64 accumulators),
-softmax/log_softmax and the sparse cross-entropy pair (float64 rows), matmul through CBLAS gemm,
-broadcast_to/cast (converting copies), transpose, fill, and reshape/stop_gradient (aliases, or a
-copy when the result is handed out). `check` rejects a graph with any other node before anything
-is emitted (NativeUnsupported names it); `scratch_bytes` is what a node needs in the arena while
-it runs.
+matmul through the CBLAS routine numpy.matmul picks, broadcast_to/cast (converting copies),
+transpose, fill, reshape/stop_gradient (aliases, or a copy when the result is handed out) and
+tensor If/While. The other op families live in native_rows.py (softmax, cross-entropy,
+logsumexp), native_windows.py, native_norms.py, native_random.py and native_index.py, whose
+LOWER/SCRATCH tables join these. `check` rejects a graph with any other node before anything is
+emitted (NativeUnsupported names it); `scratch_bytes` is what a node needs in the arena while it
+runs.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from .native_emit import (F64, FLOAT, I1, I8, I32, I64, STORAGE, Emitter, Native
 LANES = 4                   # independent accumulators, as fused_reduce.LANES
 ALIASES = ("reshape", "stop_gradient")
 
-_INTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
+INTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
 
 
 def _compute_dtype(n: ir.Node, casts=None):
@@ -40,7 +42,7 @@ def _compute_dtype(n: ir.Node, casts=None):
         ints = {(c or v.dtype) for c, v in zip(casts or [None] * len(n.inputs), n.inputs)
                 if (c or v.dtype) is not dt.bool_}
         out = n.outputs[0].dtype
-        if len(ints) == 1 and next(iter(ints)) in _INTS and out in _INTS + (dt.bool_,):
+        if len(ints) == 1 and next(iter(ints)) in INTS and out in INTS + (dt.bool_,):
             return next(iter(ints))
         if not ints and out is dt.bool_:          # logic on bools (computed as i1)
             return dt.bool_
@@ -49,7 +51,7 @@ def _compute_dtype(n: ir.Node, casts=None):
     return cdt
 
 
-def _elementwise(e: Emitter, n: ir.Node, expr, casts=None):
+def elementwise(e: Emitter, n: ir.Node, expr, casts=None):
     """An elementwise or fused node: one flat loop when no input broadcasts, else a loop nest
     over the output's shape. A flat loop as large as the O1 kernels' prange thresholds
     (elementwise.py) is split over threads (Emitter.parallel: pthreads, one chunk per thread)."""
@@ -69,7 +71,7 @@ def _elementwise(e: Emitter, n: ir.Node, expr, casts=None):
 
 
 def _elementwise_loop(e: Emitter, n: ir.Node, expr, casts, span):
-    """The loops of _elementwise; `span` = (lo, hi): only flat elements lo..hi-1."""
+    """The loops of elementwise; `span` = (lo, hi): only flat elements lo..hi-1."""
     out = n.outputs[0]
     shape = out.shape
     cdt = _compute_dtype(n, casts) if expr.op != "arg" else None
@@ -119,12 +121,12 @@ def _op_elementwise(e: Emitter, n: ir.Node, a: dict):
     cdts, _ = n.op.compute(tuple(v.dtype for v in n.inputs))
     casts = [None if c is v.dtype else c for c, v in zip(cdts, n.inputs)]
     expr = E.build(lambda *xs: n.op.scalar(*xs, **a), len(n.inputs))
-    _elementwise(e, n, expr, casts)
+    elementwise(e, n, expr, casts)
 
 
 def _copy(e: Emitter, n: ir.Node, a: dict):
     """broadcast_to, cast, and a reshape whose result is handed out: a converting copy."""
-    _elementwise(e, n, E.arg(0))
+    elementwise(e, n, E.arg(0))
 
 
 def _fill(e: Emitter, n: ir.Node, a: dict):
@@ -233,7 +235,7 @@ def _reduction(kind):
     def lower(e: Emitter, n: ir.Node, a: dict):
         x, out = n.inputs[0], n.outputs[0]
         if not x.shape:
-            return _elementwise(e, n, E.arg(0))
+            return elementwise(e, n, E.arg(0))
         if not (x.dtype in FLOAT and out.dtype in FLOAT):
             raise NativeUnsupported(f"{kind} over {x.dtype}")
         b = e.b
@@ -342,136 +344,6 @@ def _fused_reduce(e: Emitter, n: ir.Node, red: ir.Reduction):
         e.store(result(b.load(b.gep(accp, [q]))), out, q)
 
 
-def _softmax(log: bool):
-    """sink.py's loops: max and sum of exp in float64 per row, then the row's outputs."""
-    def lower(e: Emitter, n: ir.Node, a: dict):
-        x, out = n.inputs[0], n.outputs[0]
-        if x.dtype not in FLOAT or out.dtype not in FLOAT:
-            raise NativeUnsupported(f"softmax of {x.dtype}")
-        if not x.shape:
-            c = L.Constant(FLOAT[out.dtype], 0.0 if log else 1.0)
-            e.store(c, out, const(0))
-            return
-        from .llvm_math import math_fn
-        b = e.b
-        axis = a["axis"] % len(x.shape)
-        outer, d, inner = size_of(x.shape[:axis]), x.shape[axis], size_of(x.shape[axis + 1:])
-        exp64 = math_fn(e.m, "exp", F64)
-        with e.loop(outer) as r, e.loop(inner) as c:
-            base = b.add(b.mul(r, const(d * inner)), c)
-
-            def at(k):
-                return b.add(base, b.mul(k, const(inner)))
-
-            def xv(k):
-                return e.convert(e.load(x, at(k)), x.dtype, dt.float64)
-            mp, sp = e.alloca(F64), e.alloca(F64)
-            b.store(L.Constant(F64, float("-inf")), mp)
-            with e.loop(d) as k:                   # numba's max(m, v): v > m ? v : m
-                m0, v = b.load(mp), xv(k)
-                b.store(b.select(b.fcmp_ordered(">", v, m0), v, m0), mp)
-            b.store(L.Constant(F64, 0.0), sp)
-            m = b.load(mp)
-            with e.loop(d) as k:
-                b.store(b.fadd(b.load(sp), b.call(exp64, [b.fsub(xv(k), m)])), sp)
-            s = b.load(sp)
-            if log:
-                ls = b.call(math_fn(e.m, "log", F64), [s])
-            with e.loop(d) as k:
-                y = b.fsub(b.fsub(xv(k), m), ls) if log else \
-                    b.fdiv(b.call(exp64, [b.fsub(xv(k), m)]), s)
-                e.store(e.convert(y, dt.float64, out.dtype), out, at(k))
-    return lower
-
-
-def _sce(e: Emitter, n: ir.Node, a: dict):
-    """The sparse softmax cross-entropy and its gradient: kernels_row.sce_rows / sce_grad_rows
-    (the eager kernels) in IR, same float64 operations in the same order, with the row's exps in
-    an arena row."""
-    from .llvm_math import math_fn
-    x, lab = n.inputs[:2]
-    out, b = n.outputs[0], e.b
-    if x.dtype not in FLOAT or out.dtype not in FLOAT or lab.dtype not in _INTS:
-        raise NativeUnsupported(f"{n.name} of {x.dtype} logits, {lab.dtype} labels")
-    R, C = size_of(x.shape[:-1]), x.shape[-1]
-    grad = n.op.name.endswith("_grad")
-    exp64, log64 = math_fn(e.m, "exp", F64), math_fn(e.m, "log", F64)
-    row = e.scratch(n, F64)
-    mp, sp = e.alloca(F64), e.alloca(F64)
-    zero = L.Constant(F64, 0.0)
-    with e.loop(R) as r:
-        base = b.mul(r, const(C))
-
-        def xv(k):
-            return e.convert(e.load(x, b.add(base, k)), x.dtype, dt.float64)
-        b.store(L.Constant(F64, float("-inf")), mp)
-        with e.loop(C) as k:                       # numba's max(m, v): v > m ? v : m
-            m0, v = b.load(mp), xv(k)
-            b.store(b.select(b.fcmp_ordered(">", v, m0), v, m0), mp)
-        m = b.load(mp)
-        with e.loop(C) as k:
-            b.store(b.call(exp64, [b.fsub(xv(k), m)]), b.gep(row, [k]))
-        b.store(zero, sp)
-        with e.loop(C) as k:
-            b.store(b.fadd(b.load(sp), b.load(b.gep(row, [k]))), sp)
-        ls = b.call(log64, [b.load(sp)])
-        lv = e.convert(e.load(lab, r), lab.dtype, dt.int64)
-        valid = b.and_(b.icmp_signed(">=", lv, const(0)), b.icmp_signed("<", lv, const(C)))
-        if not grad:
-            safe = b.select(valid, lv, const(0))          # never read outside the row
-            y = b.select(valid, b.fsub(b.fadd(ls, m), xv(safe)), zero)
-            e.store(e.convert(y, dt.float64, out.dtype), out, r)
-        else:
-            d = e.convert(e.load(n.inputs[2], r), n.inputs[2].dtype, dt.float64)
-            one = L.Constant(F64, 1.0)
-            with e.loop(C) as k:
-                p = b.select(valid, b.call(exp64, [b.fsub(b.fsub(xv(k), m), ls)]), zero)
-                hot = b.select(b.icmp_signed("==", k, lv), one, zero)
-                e.store(e.convert(b.fmul(b.fsub(p, hot), d), dt.float64, out.dtype), out,
-                        b.add(base, k))
-
-
-def _logsumexp(e: Emitter, n: ir.Node, a: dict):
-    """sink.py's loops: the max over the axes (NaN wins) in float64, then the sum of
-    exp(x - max) where the max is finite, then log(sum) + max (a -inf max stays -inf)."""
-    from .llvm_math import math_fn
-    x, out = n.inputs[0], n.outputs[0]
-    if x.dtype not in FLOAT or out.dtype not in FLOAT:
-        raise NativeUnsupported(f"logsumexp of {x.dtype}")
-    if not x.shape:
-        return _elementwise(e, n, E.arg(0))
-    b = e.b
-    axes = normalize_axes("logsumexp", a["axis"], len(x.shape))
-    keep = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
-    nk = size_of(keep)
-    mp = e.scratch(n, F64)
-    sp = b.gep(mp, [const(nk)])
-    ninf = L.Constant(F64, float("-inf"))
-    with e.loop(nk) as q:
-        b.store(ninf, b.gep(mp, [q]))
-        b.store(L.Constant(F64, 0.0), b.gep(sp, [q]))
-    kst = broadcast_strides(keep, x.shape)
-    with e.nest(x.shape) as idx:
-        v = e.convert(e.load(x, e.flat_index(idx, c_strides(x.shape))), x.dtype, dt.float64)
-        slot = b.gep(mp, [e.flat_index(idx, kst)])
-        m = b.load(slot)
-        take = b.or_(b.fcmp_ordered(">", v, m), b.fcmp_unordered("uno", v, v))
-        b.store(b.select(take, v, m), slot)
-    exp64, log64 = math_fn(e.m, "exp", F64), math_fn(e.m, "log", F64)
-    with e.nest(x.shape) as idx:
-        v = e.convert(e.load(x, e.flat_index(idx, c_strides(x.shape))), x.dtype, dt.float64)
-        k = e.flat_index(idx, kst)
-        m = b.load(b.gep(mp, [k]))
-        with b.if_then(b.fcmp_ordered(">", m, ninf)):
-            slot = b.gep(sp, [k])
-            b.store(b.fadd(b.load(slot), b.call(exp64, [b.fsub(v, m)])), slot)
-    with e.loop(nk) as q:
-        m = b.load(b.gep(mp, [q]))
-        r = b.fadd(b.call(log64, [b.load(b.gep(sp, [q]))]), m)
-        y = b.select(b.fcmp_ordered(">", m, ninf), r, m)
-        e.store(e.convert(y, dt.float64, out.dtype), out, q)
-
-
 def _alias_copy(e: Emitter, n: ir.Node, a: dict):
     """reshape / stop_gradient: nothing to do when aliased; a copy when handed out."""
     out = n.outputs[0]
@@ -486,11 +358,9 @@ LOWER = {
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"), "prod": _reduction("prod"),
     "max": _reduction("max"), "min": _reduction("min"),
-    "softmax": _softmax(False), "log_softmax": _softmax(True), "logsumexp": _logsumexp,
     "broadcast_to": _copy, "cast": _copy, "transpose": _transpose,
     "fill": _fill, "fill_like": _fill,
     "reshape": _alias_copy, "stop_gradient": _alias_copy,
-    "sparse_softmax_cross_entropy": _sce, "sparse_softmax_cross_entropy_grad": _sce,
 }
 SCRATCH: dict = {}          # op name -> node -> arena bytes, for lowerings added from elsewhere
 _SCRATCH = {"sum", "mean", "prod", "max", "min"}      # float64 accumulators in the arena
@@ -528,12 +398,6 @@ def scratch_bytes(n: ir.Node) -> int | None:
         shape = tuple(red.shape) or (1,)
         kept = [d for k, d in enumerate(shape) if k not in red.axes]
         return size_of(kept) * 8
-    if isinstance(n.op, OpDef) and n.op.name.startswith("sparse_softmax_cross_entropy"):
-        return n.inputs[0].shape[-1] * 8                   # one row of exps
-    if isinstance(n.op, OpDef) and n.op.name == "logsumexp" and n.inputs[0].shape:
-        x = n.inputs[0]
-        axes = normalize_axes("logsumexp", attrs_dict(n.attrs)["axis"], len(x.shape))
-        return 2 * size_of([1 if k in axes else d for k, d in enumerate(x.shape)]) * 8
     if isinstance(n.op, OpDef) and n.op.name in _SCRATCH and n.inputs[0].shape:
         x = n.inputs[0]
         axes = normalize_axes(n.op.name, attrs_dict(n.attrs)["axis"], len(x.shape))
@@ -616,17 +480,16 @@ def lower_node(e: Emitter, n: ir.Node):
         red = n.attr("reduce")
         if red is not None:
             return _fused_reduce(e, n, red)
-        return _elementwise(e, n, n.attr("expr"))
+        return elementwise(e, n, n.attr("expr"))
     lower = LOWER.get(n.op.name)
     if lower is None:
         return _op_elementwise(e, n, attrs_dict(n.attrs))
     lower(e, n, attrs_dict(n.attrs))
 
 
-from . import native_index, native_norms, native_random, native_windows  # noqa: E402
+from . import (native_index, native_norms, native_random, native_rows,  # noqa: E402
+               native_windows)
 
-LOWER.update(native_index.LOWER)           # the other files' lowerings join the tables above
-LOWER.update(native_windows.LOWER)
-LOWER.update(native_norms.LOWER)
-LOWER.update(native_random.LOWER)
-SCRATCH.update(native_windows.SCRATCH)
+for _m in (native_rows, native_index, native_windows, native_norms, native_random):
+    LOWER.update(_m.LOWER)                 # the other files' lowerings join the tables above
+    SCRATCH.update(getattr(_m, "SCRATCH", {}))

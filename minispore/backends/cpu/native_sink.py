@@ -11,8 +11,8 @@ by the caller because they are handed out), and one arena. Every other intermedi
 arena at an offset fixed by the memory plan (memplan.assign_offsets: liveness, first fit), so a
 step allocates nothing but what it returns. reshape and stop_gradient alias their input.
 
-Lowerings (native_lower.py, native_windows.py, native_norms.py, native_random.py,
-native_index.py; all loops over static shapes): elementwise and fused nodes, reductions,
+Lowerings (native_lower.py, native_rows.py, native_windows.py, native_norms.py,
+native_random.py, native_index.py; all loops over static shapes): elementwise and fused nodes, reductions,
 softmax, the sparse cross-entropy, matmul through the CBLAS routine numpy.matmul picks,
 conv/pool, batch/layer norm, the random ops and dropout, data movement and indexing, tensor
 If/While (branches and loops; a While's outputs hold its state). `graph` returns 0, or the code
