@@ -12,8 +12,8 @@ arena at an offset fixed by the memory plan (memplan.assign_offsets: liveness, f
 step allocates nothing but what it returns. reshape and stop_gradient alias their input.
 
 Lowerings (native_lower.py, native_rows.py, native_windows.py, native_norms.py,
-native_random.py, native_index.py; all loops over static shapes): elementwise and fused nodes, reductions,
-softmax, the sparse cross-entropy, matmul through the CBLAS routine numpy.matmul picks,
+native_random.py, native_index.py; all loops over static shapes): elementwise and fused nodes,
+reductions, softmax, the sparse cross-entropy, matmul through the CBLAS routine numpy.matmul picks,
 conv/pool, batch/layer norm, the random ops and dropout, data movement and indexing, tensor
 If/While (branches and loops; a While's outputs hold its state). `graph` returns 0, or the code
 of a failed run-time check (an index out of range), which `run` raises as PyNative's error
