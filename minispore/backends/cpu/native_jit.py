@@ -70,6 +70,7 @@ def state() -> dict:
                 llvm.initialize_native_target()
                 llvm.initialize_native_asmprinter()
                 cpu, feats = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
                 def machine():
                     return llvm.Target.from_default_triple().create_target_machine(
                         cpu=cpu, features=feats, opt=3, jit=True)
@@ -96,10 +97,6 @@ def blas_int_bits() -> int:
 
 def triple() -> str:
     return llvm.get_default_triple()
-
-
-def data_layout() -> str:
-    return str(state()["tm"].target_data)
 
 
 def _compile(ir_text: str) -> bytes:
