@@ -17,6 +17,7 @@ from llvmlite import ir as L
 from ...core import dtype as dt
 from ...core import scalar_expr as E
 from ...core.graph import ir
+from ...core.shape import size_of
 
 
 class NativeUnsupported(NotImplementedError):
@@ -125,6 +126,15 @@ class Emitter:
     def alloca(self, ty):
         with self.at_entry() as b:
             return b.alloca(ty)
+
+    def copy(self, src: ir.Value, dst: ir.Value, src_ptr=None, dst_ptr=None):
+        """dst = src element by element (same size and dtype); a typed pointer given as src_ptr
+        or dst_ptr stands for that side's buffer."""
+        b = self.b
+        sp = src_ptr if src_ptr is not None else self.ptr(src)
+        dp = dst_ptr if dst_ptr is not None else self.ptr(dst)
+        with self.loop(size_of(dst.shape)) as i:
+            b.store(b.load(b.gep(sp, [i])), b.gep(dp, [i]))
 
     def load(self, v: ir.Value, idx):
         return self.b.load(self.b.gep(self.ptr(v), [idx]))

@@ -25,11 +25,6 @@ def _at(e: Emitter, idx, shape, offsets=None):
     return b.add(flat, const(extra)) if extra else flat
 
 
-def _copy_all(e: Emitter, src, dst):
-    with e.loop(size_of(dst.shape)) as i:
-        e.store(e.load(src, i), dst, i)
-
-
 def _concat(e: Emitter, n, a):
     out = n.outputs[0]
     axis = normalize_axis("concat", a["axis"], len(out.shape))
@@ -90,7 +85,7 @@ def _strided_slice_grad(e: Emitter, n, a):
 def _slice_update(e: Emitter, n, a):
     x, v = n.inputs
     out = n.outputs[0]
-    _copy_all(e, x, out)
+    e.copy(x, out)
     region = tuple(len(range(b0, en, s)) for b0, en, s in zip(a["begin"], a["end"], a["strides"]))
     with e.nest(region) as idx:
         src = e.flat_index(idx, broadcast_strides(v.shape, region))
@@ -126,7 +121,7 @@ def _scatter(accumulate: bool):
         out = n.outputs[0]
         b = e.b
         axis = normalize_axis("scatter", a["axis"], len(x.shape))
-        _copy_all(e, x, out)
+        e.copy(x, out)
         region = x.shape[:axis] + ind.shape + x.shape[axis + 1:]
         k = len(ind.shape)
         with e.nest(region) as idx:

@@ -346,12 +346,8 @@ def _fused_reduce(e: Emitter, n: ir.Node, red: ir.Reduction):
 
 def _alias_copy(e: Emitter, n: ir.Node, a: dict):
     """reshape / stop_gradient: nothing to do when aliased; a copy when handed out."""
-    out = n.outputs[0]
-    if out.id in e.alias:
-        return
-    x = n.inputs[0]
-    with e.loop(size_of(out.shape)) as i:
-        e.store(e.load(x, i), out, i)
+    if n.outputs[0].id not in e.alias:
+        e.copy(n.inputs[0], n.outputs[0])
 
 
 LOWER = {
@@ -409,14 +405,6 @@ def _padded(v: ir.Value) -> int:
     return -(-max(size_of(v.shape) * v.dtype.itemsize, 1) // 64) * 64
 
 
-def _copy_value(e: Emitter, src: ir.Value, dst: ir.Value, dst_ptr=None):
-    """dst = src element by element (same shape and dtype); dst_ptr overrides dst's buffer."""
-    b = e.b
-    p = dst_ptr if dst_ptr is not None else e.ptr(dst)
-    with e.loop(size_of(src.shape)) as i:
-        b.store(e.load(src, i), b.gep(p, [i]))
-
-
 def _graph_body(e: Emitter, g: ir.Graph):
     for m in g.nodes:
         lower_node(e, m)
@@ -435,7 +423,7 @@ def _if(e: Emitter, n: ir.Node):
             with arm:
                 _graph_body(e, sg)
                 for src, dst in zip(sg.outputs, n.outputs):
-                    _copy_value(e, src, dst)
+                    e.copy(src, dst)
 
 
 def _while(e: Emitter, n: ir.Node):
@@ -445,7 +433,7 @@ def _while(e: Emitter, n: ir.Node):
     cond, body = n.subgraphs
     b = e.b
     for src, dst in zip(n.inputs, n.outputs):
-        _copy_value(e, src, dst)
+        e.copy(src, dst)
     temps, off = [], 0
     for v in n.outputs:
         temps.append((v, off))
@@ -461,10 +449,9 @@ def _while(e: Emitter, n: ir.Node):
     tmp_ptrs = [b.bitcast(b.gep(base, [const(o)]), storage(v.dtype).as_pointer())
                 for v, o in temps]
     for src, (v, _), p in zip(body.outputs, temps, tmp_ptrs):
-        _copy_value(e, src, v, p)
+        e.copy(src, v, dst_ptr=p)
     for (v, _), p in zip(temps, tmp_ptrs):
-        with e.loop(size_of(v.shape)) as i:
-            e.store(b.load(b.gep(p, [i])), v, i)
+        e.copy(v, v, src_ptr=p)
     b.branch(head)
     b.position_at_end(done)
 

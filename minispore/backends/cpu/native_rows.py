@@ -9,6 +9,7 @@ from llvmlite import ir as L
 
 from ...core import dtype as dt
 from ...core import scalar_expr as E
+from ...core.primitive import attrs_dict
 from ...core.shape import normalize_axes, size_of
 from .native_emit import (F64, FLOAT, Emitter, NativeUnsupported, broadcast_strides, c_strides,
                           const)
@@ -153,7 +154,7 @@ def _logsumexp_scratch(n) -> int:
     x = n.inputs[0]
     if not x.shape:
         return 0
-    axes = normalize_axes("logsumexp", dict((k, v) for k, v, _ in n.attrs)["axis"], len(x.shape))
+    axes = normalize_axes("logsumexp", attrs_dict(n.attrs)["axis"], len(x.shape))
     return 2 * size_of([1 if k in axes else d for k, d in enumerate(x.shape)]) * 8
 
 

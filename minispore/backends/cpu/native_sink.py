@@ -198,15 +198,15 @@ class NativeProgram:
         sets = [[np.empty(s, d) for s, d in self._out_meta] for _ in range(2)]
         t = (ctypes.c_void_p * (self.n_slots + len(self.external)))()
         for k, a in enumerate(stacked):
-            t[k] = a.ctypes.data
+            t[k] = _address(a)
         for k, a in enumerate(params):
-            t[len(stacked) + k] = a.ctypes.data
+            t[len(stacked) + k] = _address(a)
         for j, c in enumerate(self.consts):
-            t[self.n_fixed + j] = c.ctypes.data
+            t[self.n_fixed + j] = _address(c)
         ext0 = self.n_fixed + len(self.consts)
         for j in range(len(self.external)):
-            t[ext0 + j] = sets[0][j].ctypes.data
-            t[self.n_slots + j] = sets[1][j].ctypes.data
+            t[ext0 + j] = _address(sets[0][j])
+            t[self.n_slots + j] = _address(sets[1][j])
         t[self.n_slots - 1] = self._table[self.n_slots - 1]       # the arena
         with self._call_lock:
             self._check(self._steps_fn(ctypes.addressof(t), n))

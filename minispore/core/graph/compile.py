@@ -305,9 +305,7 @@ def _program(g, backend):
             prog = backend.sink(g)
             text = getattr(prog, "ir_text", None)       # the native sink's LLVM IR
             if text is not None and context._state["save_graphs"]:
-                safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in g.name)
-                base = Path(context._state["save_graphs_path"])
-                base.mkdir(parents=True, exist_ok=True)
+                base, safe = _save_path(g.name)
                 (base / f"{safe}_native.ll").write_text(text)
             return prog
         except NotImplementedError as e:
@@ -318,10 +316,15 @@ def _program(g, backend):
     return backend.program(g)
 
 
-def _dumper(name):
+def _save_path(name) -> tuple:
+    """(save_graphs_path, created if needed; `name` made safe for a file name)."""
     base = Path(context._state["save_graphs_path"])
     base.mkdir(parents=True, exist_ok=True)
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+    return base, "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+def _dumper(name):
+    base, safe = _save_path(name)
 
     stages = itertools.count()
 

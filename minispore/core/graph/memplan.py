@@ -113,7 +113,7 @@ def assign_offsets(g: ir.Graph, fixed: set, alias: dict, scratch: dict) -> tuple
                 continue
             offsets[v.id] = alloc(_nbytes(v))
             dying.setdefault(max(last.get(v.id, i), i), []).append((offsets[v.id], _nbytes(v)))
-        inner = [(key, nb) for key, nb in _inner_buffers(n, fixed, alias, scratch)]
+        inner = _inner_buffers(n, fixed, alias, scratch)
         for key, nb in inner:              # a control-flow node's subgraph values (and their
             offsets[key] = alloc(nb)       # nodes' scratch) live while the node runs
         for key, nb in inner:
