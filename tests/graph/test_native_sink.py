@@ -337,3 +337,40 @@ def test_logic_on_bools_and_logsumexp_are_native():
     assert isinstance(entry.program, NativeProgram)
     np.testing.assert_array_equal(got[0].asnumpy(), want[0])
     np.testing.assert_allclose(got[1].asnumpy(), want[1], rtol=1e-14)
+
+
+@pytest.mark.parametrize("c", [3.0, 0.1, -7.0, 1e-38, 3e38, 1e-45, 0.0, -0.0, np.inf, np.nan])
+def test_float32_division_by_a_constant_is_the_division_bit_for_bit(c):
+    """x / c with c known at compile time is a float64 multiply by 1/c rounded once to float32
+    (no divider): the same bits as IEEE division on random bit patterns, subnormals, zeros,
+    infinities and NaNs."""
+    r = np.random.default_rng(7)
+    bits = r.integers(0, 2**32, 1 << 16, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([bits.view(np.float32), np.float32(
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4028235e38, 1.1754944e-38])])
+    cf = np.float32(c)
+
+    def f(v):
+        return v / cf
+    out, entry = _compile(ms.jit(f), Tensor(x))
+    assert isinstance(entry.program, NativeProgram)
+    assert "fdiv" not in entry.program.ir_text
+    with np.errstate(all="ignore"):
+        want = x / cf
+    got = out.asnumpy()
+    nan = np.isnan(want)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.uint32), want[~nan].view(np.uint32))
+
+
+def test_a_transcendental_loop_asks_llvm_to_interleave_vector_iterations():
+    def f(x):
+        return ops.tanh(x) * 2
+
+    def g(x):
+        return x * 2 + 1
+    x = Tensor(np.ones(64, np.float32))
+    _, e1 = _compile(ms.jit(f), x)
+    _, e2 = _compile(ms.jit(g), x)
+    assert '"llvm.loop.interleave.count", i32 4' in e1.program.ir_text
+    assert "interleave.count" not in e2.program.ir_text

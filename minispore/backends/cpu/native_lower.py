@@ -22,10 +22,12 @@ from ...core.graph import ir
 from ...core.primitive import OpDef, attrs_dict
 from ...core.shape import normalize_axes, size_of
 from . import native_jit
+from . import elementwise as _ew     # its prange thresholds (read at lowering: tests patch them)
 from .native_emit import (F64, FLOAT, I1, I8, I32, I64, STORAGE, Emitter, NativeUnsupported,
                           broadcast_strides, c_strides, const, storage)
 
 LANES = 4                   # independent accumulators, as fused_reduce.LANES
+INTERLEAVE = 4              # vector iterations side by side in a transcendental's loop
 ALIASES = ("reshape", "stop_gradient")
 
 INTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
@@ -60,10 +62,8 @@ def elementwise(e: Emitter, n: ir.Node, expr, casts=None):
     size = size_of(shape)
     threads = native_jit.threads()
     if flat and shape and expr.op != "arg" and threads > 1:
-        from .elementwise import (PARALLEL_MIN_CHEAP, PARALLEL_MIN_TRANSCENDENTAL,
-                                  _has_transcendental)
-        par_min = PARALLEL_MIN_TRANSCENDENTAL if _has_transcendental(expr) else \
-            PARALLEL_MIN_CHEAP
+        par_min = _ew.PARALLEL_MIN_TRANSCENDENTAL if _ew._has_transcendental(expr) else \
+            _ew.PARALLEL_MIN_CHEAP
         if size >= par_min:
             return e.parallel(f"chunk_{n.outputs[0].id}", size, threads,
                               lambda ce, lo, hi: _elementwise_loop(ce, n, expr, casts, (lo, hi)))
@@ -100,10 +100,13 @@ def _elementwise_loop(e: Emitter, n: ir.Node, expr, casts, span):
     for i, v in enumerate(n.inputs):          # 0-d inputs: loaded once, before the loops
         if not v.shape:
             hoisted[i] = prep(i, v, e.load(v, const(0)))
+    # a transcendental's loop runs INTERLEAVE vector iterations side by side (Emitter.loop):
+    # 1.41 -> 1.15-1.2 ns per element for tanh(x*1.5+0.3)*sigmoid(x) - x*x/3 on one thread
+    ilv = INTERLEAVE if expr.op != "arg" and _ew._has_transcendental(expr) else 0
     if span is not None:
-        loops = e.loop(span[1], start=span[0])
+        loops = e.loop(span[1], start=span[0], interleave=ilv)
     else:
-        loops = e.nest([size_of(shape)] if flat and shape else list(shape))
+        loops = e.nest([size_of(shape)] if flat and shape else list(shape), interleave=ilv)
     with loops as idx:
         idx = [idx] if span is not None else idx
         xs = [hoisted[i] if not v.shape else prep(i, v, value(v, idx))
