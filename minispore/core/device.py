@@ -161,6 +161,11 @@ class Backend:
     def validate_graph(self, graph) -> None:
         """Raise if the parsed graph breaks a rule of this device (before any pass runs)."""
 
+    def bprop_program(self, graph):
+        """PyNative's compiled backward (core/bprop_graph.py): a program for `graph`, or None
+        when this backend has none worth its compile time (the eager bprops then run)."""
+        return None
+
     def program(self, graph):
         """jit_level O0/O1: the optimized graph run kernel by kernel with this backend's kernels
         (a backend with its own launch model or formats returns its own Program)."""

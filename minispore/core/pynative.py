@@ -267,12 +267,18 @@ def backward(roots: list, sens: list, targets: list) -> list:
     (None where a target is unreachable)."""
     from .ops.math import add, cast
     tset = set(targets)
+    order = _reachable([r._node for r in roots], tset)
+    if not TAPE.depth:                       # nothing records the backward: it may be compiled
+        from . import bprop_graph
+        got = bprop_graph.run(order, roots, sens, targets)
+        if got is not None:
+            return got
     grads: dict = {}
     for r, s in zip(roots, sens):
         ref = r._node
         if ref is not None:
             grads[ref] = add(grads[ref], s) if ref in grads else s
-    for node in reversed(_reachable([r._node for r in roots], tset)):
+    for node in reversed(order):
         n_out = len(node.outputs)
         douts = [grads.get((node, i)) if (node, i) in tset else grads.pop((node, i), None)
                  for i in range(n_out)]

@@ -37,6 +37,19 @@ class CPUBackend(Backend):
         from .sink import SunkProgram
         return SunkProgram(graph, self)
 
+    def bprop_program(self, graph):
+        """PyNative's compiled backward: the native sink only (compiled in ~0.1 s, cached on
+        disk); a tape it cannot lower keeps the eager bprops rather than pay numba's seconds."""
+        import os
+        if os.environ.get("MINISPORE_NATIVE_SINK", "1") == "0":
+            return None
+        from .native_jit import NativeUnavailable
+        from .native_sink import NativeProgram, NativeUnsupported
+        try:
+            return NativeProgram(graph, self)
+        except (NativeUnsupported, NativeUnavailable):
+            return None
+
 
 _backend: CPUBackend | None = None
 

@@ -1,0 +1,217 @@
+"""PyNative's backward pass as one compiled program: the tape, replayed as a cached graph.
+
+MindSpore's PyNative mode runs the forward op by op and the backward as a graph built from the
+recorded ops. Here: after the forward ran eagerly, `pynative.backward` hands the tape it is
+about to walk (the nodes leading from the outputs to the differentiated inputs, inputs first) to
+`run`. The tape's *signature* — each node's op, attributes, input and output shapes/dtypes, and
+which node's output feeds which input — is the same step after step in a training loop. The
+HOT-th time a signature is seen at jit_level O2 (the default; O0/O1 keep the
+kernel-by-kernel walk), the backward is compiled: `_replay` rebuilds the tape on
+symbolic stand-ins for its buffers and runs the same `pynative.backward` through the
+GraphBuilder (the bprop declarations replayed, exactly as `ms.grad` inside a graph), the passes
+optimize it and the backend's `bprop_program` lowers it (on the CPU: the native sink, one LLVM
+function). Later steps pass the tape's buffers and the sensitivities to it in one call, instead
+of ~10-20 eager bprop ops with their Python dispatch each.
+
+Not compiled (the eager walk runs, as before): a one-off gradient (a signature seen fewer than
+HOT times: tests and interactive use never pay a compile), a gradient taken while an outer
+gradient records (grad of grad needs the backward ops on the tape), a backend without a
+`bprop_program` (the simulated Ascend keeps its op-by-op PyNative device model; the GPU backend
+has none yet), a profiler session (it shows the eager ops), MINISPORE_BPROP_GRAPH=0, and a tape
+whose replay cannot be built or lowered (remembered per signature). The compiled backward is the
+same bprops through the same kernels' lowering, so its gradients equal the eager walk's (the CPU
+sink reproduces the eager kernels' operation order).
+"""
+from __future__ import annotations
+
+import os
+import warnings
+
+from . import context
+from .device import current, get_backend, hooks
+from .primitive import executor
+
+HOT = 3                 # a tape signature seen this many times is compiled
+_MAX_ENTRIES = 256
+_seen: dict = {}        # signature -> times seen (below HOT)
+_compiled: dict = {}    # signature -> _Backward, or None when it cannot be compiled
+stats = {"compiles": 0, "runs": 0}
+
+
+def enabled() -> bool:
+    return os.environ.get("MINISPORE_BPROP_GRAPH", "1") != "0"
+
+
+def run(order: list, roots: list, sens: list, targets: list) -> list | None:
+    """The gradients `pynative.backward` would return, from the compiled backward of this tape;
+    None when the eager walk should run instead."""
+    from .pynative import EAGER
+    if executor.current is not EAGER or hooks.active is not None or not order or \
+            context._state["jit_level"] != "O2" or not enabled():
+        return None
+    backend = current.backend or get_backend(context._state["device_target"])
+    sig, bufs = _signature(order, roots, sens, targets, backend)
+    entry = _compiled.get(sig, False)
+    if entry is False:
+        seen = _seen.get(sig, 0) + 1
+        if seen < HOT:
+            if len(_seen) > 4 * _MAX_ENTRIES:
+                _seen.clear()
+            _seen[sig] = seen
+            return None
+        _seen.pop(sig, None)
+        if len(_compiled) >= _MAX_ENTRIES:
+            _compiled.clear()
+        entry = _compiled[sig] = _Backward.build(sig, bufs, backend)
+    if entry is None:
+        return None
+    stats["runs"] += 1
+    return entry(bufs)
+
+
+def _signature(order, roots, sens, targets, backend) -> tuple:
+    """(hashable signature of the tape, the buffers the compiled backward reads, in order).
+
+    Per node: (op, attrs, input descriptors, output metas). An input is either the output of an
+    earlier node in `order` holding the same buffer — (node index, output index, target) — or a
+    value of its own, passed as a buffer — (shape, dtype, link, target), where link is the
+    producing node's (index, output) when that node is on the tape (its gradient still flows
+    there) and target the position in `targets` of the input's tape identity. Every node output
+    is passed as a buffer too (bprops may read it)."""
+    idx = {node: k for k, node in enumerate(order)}
+    tpos: dict = {}
+    for k, t in enumerate(targets):
+        tpos.setdefault(t, k)                   # a target listed twice: its first position
+    bufs: list = []
+    parts = []
+    for node in order:
+        ins = []
+        for buf, shape, dtype, ref in node.inputs:
+            link = None
+            if ref.__class__ is tuple:
+                k = idx.get(ref[0])
+                if k is not None:
+                    if ref[0].outputs[ref[1]][0] is buf:
+                        ins.append((k, ref[1], tpos.get(ref)))
+                        continue
+                    link = (k, ref[1])
+            bufs.append(buf)
+            ins.append((shape, dtype, link, None if ref is None else tpos.get(ref)))
+        outs = []
+        for buf, shape, dtype in node.outputs:
+            bufs.append(buf)
+            outs.append((shape, dtype))
+        parts.append((node.op, node.attrs, tuple(ins), tuple(outs)))
+    root_desc = []
+    for r in roots:
+        ref = r._node
+        if ref.__class__ is tuple and ref[0] in idx:
+            root_desc.append((idx[ref[0]], ref[1], tpos.get(ref)))
+        else:
+            root_desc.append(None if ref is None else tpos.get(ref))
+    sens_desc = []
+    for s in sens:
+        bufs.append(s._buf)
+        sens_desc.append((s.shape, s.dtype))
+    target_desc = tuple((idx[t[0]], t[1]) if t.__class__ is tuple and t[0] in idx else tpos[t]
+                        for t in targets)
+    sig = (tuple(parts), tuple(root_desc), tuple(sens_desc), target_desc, backend.name,
+           context._state["device_target"])
+    return sig, bufs
+
+
+def _replay(sig):
+    """fn(*tensors) that rebuilds the tape of `sig` on the given (symbolic) tensors and runs
+    pynative.backward over it; returns the gradients (None where there is none)."""
+    from .pynative import Leaf, TapeNode, _tensor, backward
+    parts, root_desc, sens_desc, target_desc = sig[:4]
+
+    def replay(*ts):
+        it = iter(ts)
+        leaves = [Leaf() for _ in target_desc]
+        nodes = []
+
+        def ref_of(link, tgt):
+            if link is not None:
+                return (nodes[link[0]], link[1])
+            return None if tgt is None else leaves[tgt]
+        for op, attrs, ins, outs in parts:
+            recs = []
+            for d in ins:
+                if len(d) == 3:                 # an earlier node's output, same buffer
+                    k, i, _ = d
+                    buf, shape, dtype = nodes[k].outputs[i]
+                    recs.append((buf, shape, dtype, (nodes[k], i)))
+                else:
+                    shape, dtype, link, tgt = d
+                    recs.append((next(it)._buf, shape, dtype, ref_of(link, tgt)))
+            node = TapeNode(op, attrs, tuple(recs), None)
+            node.outputs = tuple((next(it)._buf, shape, dtype) for shape, dtype in outs)
+            nodes.append(node)
+        roots = []
+        for d in root_desc:
+            if d.__class__ is tuple:
+                k, i, _ = d
+                buf, shape, dtype = nodes[k].outputs[i]
+                roots.append(_tensor(buf, shape, dtype, (nodes[k], i)))
+            else:
+                roots.append(_tensor(None, (), None, None if d is None else leaves[d]))
+        sens = [next(it) for _ in sens_desc]
+        targets = [(nodes[d[0]], d[1]) if d.__class__ is tuple else leaves[d]
+                   for d in target_desc]
+        return tuple(backward(roots, sens, targets))
+    return replay
+
+
+class _Backward:
+    """One compiled backward: the program and which of the signature's buffers it reads."""
+
+    def __init__(self, program, keep, tree, out_dtypes):
+        self.program, self.keep, self.tree, self.out_dtypes = program, keep, tree, out_dtypes
+
+    @classmethod
+    def build(cls, sig, bufs, backend):
+        """Compile the backward of `sig` (None when the replay cannot be built or lowered: the
+        eager walk then runs, and raises whatever a genuine error is)."""
+        from .graph import compile as graph_compile
+        from .graph import ir
+        from .pynative import _tensor
+        metas = _buffer_metas(sig)
+        args = [_tensor(b, s, d, None) for b, (s, d) in zip(bufs, metas)]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                g, tree, _ = graph_compile.build(_replay(sig), args, {}, False, "pynative_bprop")
+                used = {v.id for n in g.all_nodes() for v in n.inputs} | \
+                    {v.id for v in g.outputs}
+                keep = [j for j, v in enumerate(g.inputs) if v.id in used]
+                g.inputs = [g.inputs[j] for j in keep]
+                ir.verify(g)
+                program = backend.bprop_program(g)
+        except Exception:           # noqa: BLE001 - anything: the eager walk takes over
+            return None
+        if program is None:
+            return None
+        stats["compiles"] += 1
+        return cls(program, keep, tree, [v.dtype for v in g.outputs])
+
+    def __call__(self, bufs: list) -> list:
+        from .graph.compile import _rebuild
+        from .tensor import wrap
+        outs, _ = self.program.run([bufs[j] for j in self.keep])
+        return list(_rebuild(self.tree, [wrap(o, d) for o, d in zip(outs, self.out_dtypes)]))
+
+
+def _buffer_metas(sig) -> list:
+    """(shape, dtype) of each buffer `_signature` collects, in its order."""
+    parts, _, sens_desc = sig[:3]
+    metas = []
+    for _, _, ins, outs in parts:
+        metas += [(d[0], d[1]) for d in ins if len(d) == 4]
+        metas += list(outs)
+    return metas + list(sens_desc)
+
+
+def clear() -> None:
+    _seen.clear()
+    _compiled.clear()
