@@ -242,12 +242,13 @@ class Emitter:
             with b.if_then(ok):
                 b.call(join, [b.load(tid), L.Constant(I8.as_pointer().as_pointer(), None)])
 
-    def blas(self, T, routine: str):
+    def blas(self, T, routine: str, lib: str = "numpy"):
         """(declared function, integer type of its dimensions) of CBLAS ?<routine> (gemm, gemv,
-        dot, syrk) of numpy's OpenBLAS, bound by native_jit as minispore_s<routine> etc."""
+        dot, syrk) of numpy's OpenBLAS (np.matmul's) or, lib="scipy", scipy's (numba's np.dot's),
+        bound by native_jit as minispore_s<routine> / minispore_scipy_s<routine> etc."""
         from . import native_jit
-        IT = L.IntType(native_jit.blas_int_bits())
-        name = f"minispore_{'s' if T == F32 else 'd'}{routine}"
+        IT = L.IntType(native_jit.blas_int_bits(lib))
+        name = f"minispore_{'scipy_' if lib == 'scipy' else ''}{'s' if T == F32 else 'd'}{routine}"
         fn = self.m.globals.get(name)
         if fn is None:
             P = T.as_pointer()
@@ -260,11 +261,11 @@ class Emitter:
         return fn, IT
 
     def gemm(self, T, ta: bool, tb: bool, M: int, N: int, K: int, A, lda: int, B, ldb: int,
-             C, ldc: int):
-        """C (M x N, row-major, leading dimension ldc) = op(A) @ op(B) through CBLAS ?gemm;
-        A, B, C are typed pointers, op transposes when ta/tb. The caller skips empty products
-        (M, N or K = 0)."""
-        fn, IT = self.blas(T, "gemm")
+             C, ldc: int, lib: str = "numpy"):
+        """C (M x N, row-major, leading dimension ldc) = op(A) @ op(B) through CBLAS ?gemm (of
+        `lib`, see blas); A, B, C are typed pointers, op transposes when ta/tb. The caller skips
+        empty products (M, N or K = 0)."""
+        fn, IT = self.blas(T, "gemm", lib)
         self.b.call(fn, [const(101, I32), const(112 if ta else 111, I32),
                          const(112 if tb else 111, I32), const(M, IT), const(N, IT),
                          const(K, IT), L.Constant(T, 1.0), A, const(lda, IT), B, const(ldb, IT),

@@ -39,27 +39,53 @@ class NativeUnavailable(NotImplementedError):
 BLAS_ROUTINES = ("gemm", "gemv", "dot", "syrk")
 
 
-def _blas_symbols() -> dict:
-    """{our name: address} of the CBLAS routines (s/d gemm, gemv, dot, syrk) of numpy's bundled
-    OpenBLAS (ILP64 wheels export scipy_cblas_sgemm64_; older wheels cblas_sgemm64_ or
-    cblas_sgemm), bound as minispore_sgemm etc.; and the integer width of their dimension
-    arguments."""
-    import numpy as np
-    root = os.path.dirname(os.path.dirname(np.__file__))
-    libs = glob.glob(os.path.join(root, "numpy.libs", "*openblas*")) + \
-        glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*"))
-    for path in libs:
+def _find_cblas(paths: list, prefix: str) -> dict | None:
+    """{minispore_<prefix><t><routine>: address} of the first library in `paths` exporting the
+    CBLAS routines (ILP64 builds suffix them 64_; scipy-openblas builds prefix them scipy_),
+    and the integer width of their dimension arguments; None when none does."""
+    for path in paths:
         lib = ctypes.CDLL(path)
         for pre, suf, bits in (("scipy_cblas_", "64_", 64), ("cblas_", "64_", 64),
                                ("scipy_cblas_", "", 32), ("cblas_", "", 32)):
             try:
-                fns = {f"minispore_{t}{r}": getattr(lib, f"{pre}{t}{r}{suf}")
+                fns = {f"minispore_{prefix}{t}{r}": getattr(lib, f"{pre}{t}{r}{suf}")
                        for t in "sd" for r in BLAS_ROUTINES}
             except AttributeError:
                 continue
             addr = {n: ctypes.cast(f, ctypes.c_void_p).value for n, f in fns.items()}
             return {"symbols": addr, "int_bits": bits, "lib": lib}
-    raise NativeUnavailable("no CBLAS gemm/gemv/dot/syrk in numpy's bundled libraries")
+    return None
+
+
+def _blas_symbols() -> dict:
+    """The CBLAS routines (s/d gemm, gemv, dot, syrk) of the two OpenBLAS builds the eager
+    kernels call: {"numpy": ..., "scipy": ...} as _find_cblas gives them.
+
+    numpy's (np.matmul, the eager matmul) is bound as minispore_sgemm etc.; scipy's (numba's
+    np.dot calls scipy.linalg.cython_blas: the eager conv kernels) as minispore_scipy_sgemm etc.
+    Each lowering calls the library its eager kernel calls: the same numbers, and one thread
+    pool per kernel family -- a native conv calling numpy's OpenBLAS while eager convs run on
+    scipy's left two pools spinning against each other on the cores (a PyNative CNN step with
+    a compiled backward went from 2.6 to 14 ms). Without scipy's, numpy's serves both."""
+    import numpy as np
+    root = os.path.dirname(os.path.dirname(np.__file__))
+    libs = glob.glob(os.path.join(root, "numpy.libs", "*openblas*")) + \
+        glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*"))
+    found = _find_cblas(libs, "")
+    if found is None:
+        raise NativeUnavailable("no CBLAS gemm/gemv/dot/syrk in numpy's bundled libraries")
+    out = {"numpy": found}
+    try:
+        import scipy
+        sroot = os.path.dirname(os.path.dirname(scipy.__file__))
+        slibs = glob.glob(os.path.join(sroot, "scipy.libs", "*openblas*")) + \
+            glob.glob(os.path.join(os.path.dirname(scipy.__file__), ".dylibs", "*openblas*"))
+    except ImportError:
+        slibs = []
+    out["scipy"] = _find_cblas(slibs, "scipy_") or dict(
+        found, symbols={n.replace("minispore_", "minispore_scipy_"): a
+                        for n, a in found["symbols"].items()})
+    return out
 
 
 def state() -> dict:
@@ -76,11 +102,11 @@ def state() -> dict:
                         cpu=cpu, features=feats, opt=3, jit=True)
                 tm = machine()
                 blas = _blas_symbols()
-                for name, addr in blas["symbols"].items():
-                    llvm.add_symbol(name, addr)
+                for lib in blas.values():
+                    for name, addr in lib["symbols"].items():
+                        llvm.add_symbol(name, addr)
                 tag = f"{llvmlite.__version__}|{cpu}|{feats}|{llvm.get_default_triple()}"
-                _state.update(tm=tm, machine=machine, tag=tag, blas_int_bits=blas["int_bits"],
-                              blas=blas)
+                _state.update(tm=tm, machine=machine, tag=tag, blas=blas)
     return _state
 
 
@@ -91,8 +117,8 @@ def threads() -> int:
     return max(1, min(int(numba.config.NUMBA_NUM_THREADS), 64))
 
 
-def blas_int_bits() -> int:
-    return state()["blas_int_bits"]
+def blas_int_bits(lib: str = "numpy") -> int:
+    return state()["blas"][lib]["int_bits"]
 
 
 def triple() -> str:

@@ -7,7 +7,8 @@ numba sink's numbers bit for bit:
   Per group, the same matrices are materialised in the node's arena scratch (im2col's columns,
   `_weight_rows`, dy as (og, N*Ho*Wo) or (N*Ho*Wo, og)) and multiplied as numba's np.dot does:
   BLAS gemm, or gemv / dot when a side is a vector (numba's dispatch, so the same BLAS kernel
-  sums the same products: with gemm alone most vector-shaped products differ in the last bit);
+  sums the same products: with gemm alone most vector-shaped products differ in the last bit),
+  of scipy's OpenBLAS, which numba's np.dot calls;
   col2im accumulates in windows.py's loop order. The copies are flat loops (c, i, j and small
   index pairs derived by div/rem): LLVM's O3 fully unrolls small constant trip counts, which
   made a conv node's IR ~25x larger and its compile ~5x slower for no speed.
@@ -90,11 +91,12 @@ def _region_bytes(itemsize, sizes):
 # ---------------------------------------------------------------- BLAS, as numba's np.dot -------
 def _dot(e, T, M, N, K, A, B, Cp):
     """Cp (M x N) = A (M x K) @ B (K x N), all C-contiguous, through the BLAS routine numba's
-    np.dot picks: dot when M = N = 1, gemv when M or N is 1, else gemm."""
+    np.dot picks -- dot when M = N = 1, gemv when M or N is 1, else gemm -- of the library it
+    calls (scipy's OpenBLAS, native_jit._blas_symbols)."""
     b = e.b
     if M > 1 and N > 1:
-        return e.gemm(T, False, False, M, N, K, A, K, B, N, Cp, N)
-    fn, IT = e.blas(T, "gemv" if M > 1 or N > 1 else "dot")
+        return e.gemm(T, False, False, M, N, K, A, K, B, N, Cp, N, lib="scipy")
+    fn, IT = e.blas(T, "gemv" if M > 1 or N > 1 else "dot", lib="scipy")
     one, zero, i1 = L.Constant(T, 1.0), L.Constant(T, 0.0), const(1, IT)
     if M == 1 and N == 1:
         b.store(b.call(fn, [const(K, IT), A, i1, B, i1]), Cp)
