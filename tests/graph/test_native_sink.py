@@ -202,16 +202,16 @@ def test_step_counter_in_integers_and_data_sink_is_one_call():
 
 
 def test_a_large_elementwise_loop_is_split_over_threads_with_the_same_result(monkeypatch):
-    """Above the O1 prange thresholds a flat loop runs in chunks on pthreads (lowered here to
+    """Above native_lower's thresholds a flat loop runs in chunks on pthreads (lowered here to
     1000 elements and 3 threads), bit-identical to the serial loop, remainder chunk included."""
-    from minispore.backends.cpu import elementwise
+    from minispore.backends.cpu import native_lower
 
     def f(x):
         return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x * x / 3
     x = Tensor(np.linspace(-5, 5, 4096 * 3 + 77, dtype=np.float32))     # 4 chunks of 4096
     serial, e1 = _compile(ms.jit(f), x)
     assert "pthread_create" not in e1.program.ir_text
-    monkeypatch.setattr(elementwise, "PARALLEL_MIN_TRANSCENDENTAL", 1000)
+    monkeypatch.setattr(native_lower, "PARALLEL_MIN_TRANSCENDENTAL", 1000)
     monkeypatch.setattr(native_jit, "threads", lambda: 3)
     split, e2 = _compile(ms.jit(f), x)
     assert e2.program.ir_text.count("call i32 @\"pthread_create\"") == 2      # 3 threads

@@ -22,12 +22,20 @@ from ...core.graph import ir
 from ...core.primitive import OpDef, attrs_dict
 from ...core.shape import normalize_axes, size_of
 from . import native_jit
-from . import elementwise as _ew     # its prange thresholds (read at lowering: tests patch them)
+from . import elementwise as _ew
 from .native_emit import (F64, FLOAT, I1, I8, I32, I64, STORAGE, Emitter, NativeUnsupported,
                           broadcast_strides, c_strides, const, storage)
 
 LANES = 4                   # independent accumulators, as fused_reduce.LANES
 INTERLEAVE = 4              # vector iterations side by side in a transcendental's loop
+# A flat elementwise loop of at least this many elements is split over threads. Native pthreads
+# cost ~40 us a loop (create + join); measured on 2 cores (graph_vs_eager's chains): the
+# arithmetic chain (b) at 4 Mi elements 1.8 -> 1.0-1.2 ms, at 256 Ki 0.12 -> 0.20 ms (worse);
+# the tanh*sigmoid chain (a) at 1 Mi 1.32 -> 0.88 ms, at 256 Ki 0.39 -> 0.33 ms. (The O1 numba
+# kernels' prange thresholds, 8 Mi / 2 Mi, are higher: numba's pool costs more.)
+# MINISPORE_CPU_PARALLEL_MIN overrides both, as it does for O1.
+PARALLEL_MIN_CHEAP = int(_ew._PAR_ENV or 1 << 21)
+PARALLEL_MIN_TRANSCENDENTAL = int(_ew._PAR_ENV or 1 << 18)
 ALIASES = ("reshape", "stop_gradient")
 
 INTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
@@ -55,15 +63,15 @@ def _compute_dtype(n: ir.Node, casts=None):
 
 def elementwise(e: Emitter, n: ir.Node, expr, casts=None):
     """An elementwise or fused node: one flat loop when no input broadcasts, else a loop nest
-    over the output's shape. A flat loop as large as the O1 kernels' prange thresholds
-    (elementwise.py) is split over threads (Emitter.parallel: pthreads, one chunk per thread)."""
+    over the output's shape. A flat loop of PARALLEL_MIN_* elements or more is split over
+    threads (Emitter.parallel: pthreads taking chunks)."""
     shape = n.outputs[0].shape
     flat = all(v.shape in (shape, ()) for v in n.inputs)
     size = size_of(shape)
     threads = native_jit.threads()
     if flat and shape and expr.op != "arg" and threads > 1:
-        par_min = _ew.PARALLEL_MIN_TRANSCENDENTAL if _ew._has_transcendental(expr) else \
-            _ew.PARALLEL_MIN_CHEAP
+        par_min = PARALLEL_MIN_TRANSCENDENTAL if _ew._has_transcendental(expr) else \
+            PARALLEL_MIN_CHEAP
         if size >= par_min:
             return e.parallel(f"chunk_{n.outputs[0].id}", size, threads,
                               lambda ce, lo, hi: _elementwise_loop(ce, n, expr, casts, (lo, hi)))
