@@ -374,3 +374,50 @@ def test_a_transcendental_loop_asks_llvm_to_interleave_vector_iterations():
     _, e2 = _compile(ms.jit(g), x)
     assert '"llvm.loop.interleave.count", i32 4' in e1.program.ir_text
     assert "interleave.count" not in e2.program.ir_text
+
+
+def _divmod_inputs(dtype):
+    if np.dtype(dtype).kind == "f":
+        v = np.array([7.5, -7.5, 3.0, -3.0, 0.0, -0.0, 1e-30, 5e30, np.inf, -np.inf, np.nan, 2.5],
+                     dtype)
+    elif np.dtype(dtype).kind == "u":
+        v = np.array([7, 3, 0, 1, 255, 5, 2, 128], dtype)
+    else:
+        info = np.iinfo(dtype)
+        v = np.array([7, -7, 3, -3, 0, 1, -1, info.min, info.max, 5, 2, -2], dtype)
+    x, y = np.meshgrid(v, v, indexing="ij")
+    return Tensor(x.ravel().copy()), Tensor(y.ravel().copy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.int8,
+                                   np.uint8])
+def test_floor_div_and_mod_lower_natively_as_numba_computes_them(dtype, monkeypatch):
+    """numba's float_divmod port (signed zeros, NaN, inf, x // 0 = x / 0, x % 0 = fmod) and
+    integer floor division (0 for a zero divisor and for MIN // -1): native and numba sinks
+    agree bit for bit, and the native program raises nothing."""
+    def f(x, y):
+        return x // y, x % y
+    x, y = _divmod_inputs(dtype)
+    with np.errstate(all="ignore"):
+        (q, r), entry = _compile(ms.jit(f), x, y)
+        assert isinstance(entry.program, NativeProgram)
+        monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0")
+        (nq, nr), e2 = _compile(ms.jit(f), x, y)
+    assert isinstance(e2.program, SunkProgram)
+    for got, want in ((q, nq), (r, nr)):
+        g, w = got.asnumpy(), want.asnumpy()
+        np.testing.assert_array_equal(np.isnan(g) if g.dtype.kind == "f" else g == g,
+                                      np.isnan(w) if w.dtype.kind == "f" else w == w)
+        ok = ~np.isnan(w) if w.dtype.kind == "f" else np.ones(w.shape, bool)
+        np.testing.assert_array_equal(g[ok].view(f"u{g.itemsize}"), w[ok].view(f"u{w.itemsize}"))
+
+
+def test_shifts_lower_natively():
+    def f(x, s):
+        return x << s, x >> s
+    x = Tensor(np.array([1, -8, 1000, -1, 7], np.int32))
+    s = Tensor(np.array([0, 1, 3, 4, 2], np.int32))
+    (l, r), entry = _compile(ms.jit(f), x, s)
+    assert isinstance(entry.program, NativeProgram)
+    np.testing.assert_array_equal(l.asnumpy(), x.asnumpy() << s.asnumpy())
+    np.testing.assert_array_equal(r.asnumpy(), x.asnumpy() >> s.asnumpy())

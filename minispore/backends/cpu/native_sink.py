@@ -17,8 +17,8 @@ reductions, softmax, the sparse cross-entropy, matmul through the CBLAS routine 
 conv/pool, batch/layer norm, the random ops and dropout, data movement and indexing, tensor
 If/While (branches and loops; a While's outputs hold its state). `graph` returns 0, or the code
 of a failed run-time check (an index out of range), which `run` raises as PyNative's error
-(self.errors). A graph with any other node (print, integer division and modulo, shifts, half
-precision) raises NativeUnsupported naming it, and the numba sink takes it. `run_steps` runs
+(self.errors). A graph with any other node (print, half precision) raises NativeUnsupported
+naming it, and the numba sink takes it. `run_steps` runs
 N steps over stacked inputs in one call (the data sink), carrying the assigned Parameters.
 """
 from __future__ import annotations
