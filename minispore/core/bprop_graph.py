@@ -51,7 +51,10 @@ def run(order: list, roots: list, sens: list, targets: list) -> list | None:
         return None
     backend = current.backend or get_backend(context._state["device_target"])
     sig, bufs = _signature(order, roots, sens, targets, backend)
-    entry = _compiled.get(sig, False)
+    try:
+        entry = _compiled.get(sig, False)
+    except TypeError:                       # an attribute that cannot be hashed: stay eager
+        return None
     if entry is False:
         seen = _seen.get(sig, 0) + 1
         if seen < HOT:
