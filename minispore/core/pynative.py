@@ -12,7 +12,9 @@ cannot change what the backward pass sees, and nothing points back from a node t
 the tape has no reference cycles and is freed by refcounting alone (cycles made every recorded op
 pay for the garbage collector). `backward` walks the nodes reachable from the outputs in reverse
 topological order and chains each op's bprop, itself run through this executor, so the ops it
-runs are recorded when an outer gradient is active (grad of grad).
+runs are recorded when an outer gradient is active (grad of grad). When nothing records, a tape
+whose structure repeats (a training loop) is handed to bprop_graph instead, which runs the same
+bprops as one compiled program.
 """
 from __future__ import annotations
 

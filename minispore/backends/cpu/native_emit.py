@@ -5,12 +5,12 @@ program's buffers (a slot of the caller's table, or an offset in the arena), com
 entry block; counted loops and loop nests over static shapes; stack slots hoisted to the entry
 block; dtype conversions with numpy's/numba's semantics (float->int truncates, a float's truth
 is `!= 0`); and scalar_expr trees rendered to IR in a float or integer compute type, with the
-transcendentals of llvm_math.py (vecmath's algorithms, bit for bit). The per-node lowerings that
-use it are in native_lower.py.
+transcendentals of llvm_math.py (vecmath's algorithms, bit for bit) and numba's `//`, `%` and
+constant-divisor semantics of native_arith.py. The per-node lowerings that use it are in
+native_lower.py.
 """
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 
 from llvmlite import ir as L
@@ -19,6 +19,7 @@ from ...core import dtype as dt
 from ...core import scalar_expr as E
 from ...core.graph import ir
 from ...core.shape import size_of
+from .native_arith import div_f32_by_constant, int_divmod, real_divmod
 
 
 class NativeUnsupported(NotImplementedError):
@@ -48,40 +49,6 @@ def storage(d: dt.DType):
     if d not in STORAGE:
         raise NativeUnsupported(f"dtype {d}")
     return STORAGE[d]
-
-
-def _div_f32_by_constant(b, x, c):
-    """x / c for float32 x and a compile-time float32 c, without a division: the float64 product
-    x * RN64(1/c), rounded to float32. That is x / c correctly rounded, bit for bit: a float32
-    quotient that is not exact lies at least 2**-49 (relative) from a rounding boundary of
-    float32, and the product is within 2**-52 of it (two float64 roundings); zeros,
-    infinities and NaNs come out as the division's (c = 0 gives x * inf). It keeps the divider
-    free for tanh/sigmoid's divisions: chain (a) of the benchmark, 1.37 -> 1.33 ns per element
-    on one thread."""
-    v = float(c.constant)
-    inv = L.Constant(F64, 1.0 / v if v != 0.0 else math.copysign(math.inf, v))
-    return b.fptrunc(b.fmul(b.fpext(x, F64), inv), F32)
-
-
-def _int_divmod(b, x, y, signed: bool):
-    """(x // y, x % y) for integers as numba computes them (numbers._int_divmod_impl,
-    int_divmod_signed): floor division and a remainder with the divisor's sign; 0 and 0 for a
-    zero divisor and for MIN // -1 (numba's error_model="numpy"). The divisor is made 1 in those
-    cases first, so the division itself never traps."""
-    ty = x.type
-    zero, one = L.Constant(ty, 0), L.Constant(ty, 1)
-    bad = b.icmp_signed("==", y, zero)
-    if signed:
-        bad = b.or_(bad, b.and_(b.icmp_signed("==", x, L.Constant(ty, -(1 << ty.width - 1))),
-                                b.icmp_signed("==", y, L.Constant(ty, -1))))
-    ys = b.select(bad, one, y)
-    if signed:
-        q, r = b.sdiv(x, ys), b.srem(x, ys)
-        fix = b.and_(b.icmp_signed("!=", r, zero), b.icmp_signed("<", b.xor(ys, r), zero))
-        q, r = b.select(fix, b.sub(q, one), q), b.select(fix, b.add(r, ys), r)
-    else:
-        q, r = b.udiv(x, ys), b.urem(x, ys)
-    return b.select(bad, zero, q), b.select(bad, zero, r)
 
 
 class Emitter:
@@ -369,14 +336,14 @@ class Emitter:
                 fn = self.m.declare_intrinsic("llvm.pow", [T])
                 return b.call(fn, [x, y])
             if op == "div" and T == F32 and isinstance(y, L.Constant):
-                return _div_f32_by_constant(b, x, y)
+                return div_f32_by_constant(b, x, y)
             return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul, "div": b.fdiv}[op](x, y)
         if op in ("floordiv", "mod", "shl", "shr"):
             x, y = (self.as_num(self.scalar(z, xs, T, signed), T) for z in a)
             if fl:
                 if op in ("shl", "shr"):
                     raise NativeUnsupported(f"float '{op}'")
-                q, r = self._real_divmod(x, y)
+                q, r = real_divmod(b, x, y, self.m.declare_intrinsic("llvm.floor", [T]))
                 return q if op == "floordiv" else r
             if T.width < 64:        # numba computes narrower integers' // % << >> in 64 bits
                 ext = b.sext if signed else b.zext
@@ -384,7 +351,7 @@ class Emitter:
             if op in ("shl", "shr"):              # numba's int_shl_impl / int_shr_impl
                 z = b.shl(x, y) if op == "shl" else (b.ashr(x, y) if signed else b.lshr(x, y))
             else:
-                q, r = _int_divmod(b, x, y, signed)
+                q, r = int_divmod(b, x, y, signed)
                 z = q if op == "floordiv" else r
             return z if z.type == T else b.trunc(z, T)
         if op == "bnot" and not fl:
@@ -430,29 +397,6 @@ class Emitter:
             from .llvm_math import math_fn
             return b.call(math_fn(self.m, op, T), [self.as_num(self.scalar(a[0], xs, T), T)])
         raise NativeUnsupported(f"scalar op '{op}'")
-
-    def _real_divmod(self, x, y):
-        """(x // y, x % y) for floats as numba computes them (numbers.real_floordiv_impl /
-        real_mod_impl: CPython's float_divmod, and x / y resp. fmod(x, y) for y == 0), with
-        selects for numba's branches."""
-        b, T = self.b, x.type
-        zero, nzero, one = L.Constant(T, 0.0), L.Constant(T, -0.0), L.Constant(T, 1.0)
-        mod = b.frem(x, y)
-        div = b.fdiv(b.fsub(x, mod), y)
-        mod_true = b.fcmp_unordered("!=", mod, zero)
-        y_neg = b.fcmp_ordered("<", y, zero)
-        adjust = b.and_(mod_true, b.icmp_unsigned("!=", y_neg, b.fcmp_ordered("<", mod, zero)))
-        div = b.select(adjust, b.fsub(div, one), div)
-        mod = b.select(mod_true, b.select(adjust, b.fadd(mod, y), mod),
-                       b.select(y_neg, nzero, zero))
-        fl = self.intrinsic("floor", [div])
-        fl = b.select(b.fcmp_ordered(">", b.fsub(div, fl), L.Constant(T, 0.5)),
-                      b.fadd(fl, one), fl)
-        sq = b.fmul(div, div)
-        q = b.select(b.fcmp_ordered("!=", div, zero), fl, b.fdiv(b.fmul(sq, x), y))
-        y_zero = b.fcmp_ordered("==", y, zero)
-        return b.select(y_zero, b.fdiv(x, y), q), b.select(y_zero, b.frem(x, y), mod)
-
 
 _TASK = L.LiteralStructType([I8.as_pointer(), I8.as_pointer().as_pointer(), I64.as_pointer(),
                              I64, I64])
