@@ -32,7 +32,7 @@ from .device import current, get_backend, hooks
 from .primitive import executor
 
 HOT = 3                 # a tape signature seen this many times is compiled
-_MAX_ENTRIES = 256
+_MAX_ENTRIES = 64        # compiled backwards kept (each holds its arena); a loop uses one or two
 _seen: dict = {}        # signature -> times seen (below HOT)
 _compiled: dict = {}    # signature -> _Backward, or None when it cannot be compiled
 stats = {"compiles": 0, "runs": 0}
