@@ -28,7 +28,7 @@ import os
 import warnings
 
 from . import context
-from .device import current, get_backend, hooks
+from .device import Backend, current, get_backend, hooks
 from .primitive import executor
 
 HOT = 3                 # a tape signature seen this many times is compiled
@@ -50,6 +50,8 @@ def run(order: list, roots: list, sens: list, targets: list) -> list | None:
             context._state["jit_level"] != "O2" or not enabled():
         return None
     backend = current.backend or get_backend(context._state["device_target"])
+    if type(backend).bprop_program is Backend.bprop_program:    # no compiled backward there
+        return None
     sig, bufs = _signature(order, roots, sens, targets, backend)
     try:
         entry = _compiled.get(sig, False)
