@@ -117,8 +117,13 @@ def printing(x):
     return y + 1
 
 
-def test_print_in_the_sink_prints_like_o0_at_every_call(capsys):
+@pytest.mark.parametrize("sink", ["native", "numba"])
+def test_print_in_the_sink_prints_like_o0_at_every_call(sink, capsys, monkeypatch):
+    """The native sink calls back into Python for a Print node, the numba sink uses objmode:
+    both print O0's text at every call."""
+    from minispore.backends.cpu.native_sink import NativeProgram
     from minispore.backends.cpu.sink import SunkProgram
+    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "1" if sink == "native" else "0")
     texts = {}
     for level in ("O0", "O2"):
         graph_compile.clear_cache()
@@ -130,7 +135,7 @@ def test_print_in_the_sink_prints_like_o0_at_every_call(capsys):
         texts[level] = capsys.readouterr().out
         if level == "O2":
             (entry,) = graph_compile._cache.values()
-            assert isinstance(entry.program, SunkProgram)
+            assert isinstance(entry.program, NativeProgram if sink == "native" else SunkProgram)
     assert texts["O0"] == texts["O2"] and texts["O0"].count("y is | Tensor(shape=[2]") == 2
 
 

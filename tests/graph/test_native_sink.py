@@ -110,13 +110,17 @@ def test_a_second_program_loads_the_object_file_and_a_corrupt_one_is_rebuilt(tmp
         np.testing.assert_allclose(got.asnumpy(), want, rtol=2e-6, atol=1e-6)
 
 
-def test_graphs_it_cannot_lower_go_to_the_numba_sink_silently():
-    def printing(x):
-        print("x is", x)
-        return x * 2
-    out, entry = _compile(ms.jit(printing), Tensor(np.ones(3, np.float32)))
+def test_graphs_it_cannot_lower_go_to_the_numba_sink_silently(monkeypatch):
+    """Every op of the database lowers natively now; a node without a lowering (matmul's,
+    removed here) sends the graph to the numba sink without a warning."""
+    from minispore.backends.cpu import native_lower
+    monkeypatch.delitem(native_lower.LOWER, "matmul")
+
+    def f(x):
+        return ops.matmul(x, x) * 2
+    out, entry = _compile(ms.jit(f), Tensor(np.eye(3, dtype=np.float32)))
     assert isinstance(entry.program, SunkProgram)
-    np.testing.assert_array_equal(out.asnumpy(), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(out.asnumpy(), 2 * np.eye(3))
 
 
 def _rotate(a, b):
@@ -421,3 +425,36 @@ def test_shifts_lower_natively():
     assert isinstance(entry.program, NativeProgram)
     np.testing.assert_array_equal(l.asnumpy(), x.asnumpy() << s.asnumpy())
     np.testing.assert_array_equal(r.asnumpy(), x.asnumpy() >> s.asnumpy())
+
+
+def test_print_inside_a_native_loop_prints_every_iteration_and_in_data_sink_steps(capsys):
+    """A Print node calls back into Python from the native code, inside a While and in every
+    step of a data sink's native N-step loop, with O0's text."""
+    def f(x):
+        while x.sum() < 4:
+            print("x =", x, "flag", x > 1)
+            x = x + 1
+        return x
+    x = Tensor(np.array([0.5, 1.0], np.float32))
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O0")
+    graph_compile.clear_cache()
+    ms.jit(f)(x)
+    want = capsys.readouterr().out
+    out, entry = _compile(ms.jit(f), x)
+    assert isinstance(entry.program, NativeProgram)
+    assert capsys.readouterr().out == want and want.count("x = Tensor(shape=[2]") == 2
+
+    acc = ms.Parameter(Tensor(np.zeros(2, np.float32)), name="acc_print")
+
+    def step(b):
+        print("batch", b)
+        ops.assign(acc, acc + b)
+        return acc.sum()
+    graph_compile.clear_cache()
+    ms.data_sink(step, [(np.full(2, k, np.float32),) for k in range(3)], sink_size=3)()
+    (entry,) = graph_compile._cache.values()
+    assert isinstance(entry.program, NativeProgram)
+    from minispore.core.graph.execute import _fmt
+    assert capsys.readouterr().out.splitlines() == [
+        f"batch {_fmt(np.full(2, k, np.float32))}" for k in range(3)]
+    np.testing.assert_array_equal(acc.asnumpy(), [3.0, 3.0])

@@ -108,6 +108,10 @@ class Emitter:
         with self.at_entry() as b:
             return b.load(b.gep(self._bufs, [const(k)]))
 
+    def slot_value(self, key):
+        """The raw pointer in the caller's table at `key`'s slot (a callback's address)."""
+        return self._slot_ptr(self.slots[key])
+
     def ptr(self, v: ir.Value):
         """Typed pointer to v's first element (computed once, in the entry block)."""
         v = self.alias.get(v.id, v)

@@ -386,6 +386,10 @@ def check(g: ir.Graph, nested: bool = False):
             continue
         if n.op == ir.FUSED:
             continue
+        if n.op == ir.PRINT:
+            if n.attr("file") is not None:
+                raise NativeUnsupported("print(file=...)")
+            continue
         if isinstance(n.op, OpDef) and (n.op.name in LOWER or (
                 n.op.kind == "elementwise" and n.op.scalar is not None)):
             continue
@@ -467,6 +471,19 @@ def _while(e: Emitter, n: ir.Node):
     b.position_at_end(done)
 
 
+def _print(e: Emitter, n: ir.Node):
+    """A Print node: the program calls back into Python (native_sink.printer, whose address is in
+    the buffer table, so the IR and its disk cache stay the same in every process) with the
+    addresses of the printed values; the callback prints the same text as O0."""
+    b = e.b
+    fn = b.bitcast(e.slot_value(("print", n)),
+                   L.FunctionType(L.VoidType(), [I8.as_pointer().as_pointer()]).as_pointer())
+    ptrs = e.alloca(L.ArrayType(I8.as_pointer(), max(len(n.inputs), 1)))
+    for k, v in enumerate(n.inputs):
+        b.store(b.bitcast(e.ptr(v), I8.as_pointer()), b.gep(ptrs, [const(0, I32), const(k, I32)]))
+    b.call(fn, [b.bitcast(ptrs, I8.as_pointer().as_pointer())])
+
+
 def lower_node(e: Emitter, n: ir.Node):
     if n.op in (ir.CONST, ir.ASSIGN):
         return
@@ -474,6 +491,8 @@ def lower_node(e: Emitter, n: ir.Node):
         return _if(e, n)
     if n.op == ir.WHILE:
         return _while(e, n)
+    if n.op == ir.PRINT:
+        return _print(e, n)
     if n.op == ir.FUSED:
         red = n.attr("reduce")
         if red is not None:

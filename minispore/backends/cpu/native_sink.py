@@ -15,10 +15,11 @@ Lowerings (native_lower.py, native_rows.py, native_windows.py, native_norms.py,
 native_random.py, native_index.py; all loops over static shapes): elementwise and fused nodes,
 reductions, softmax, the sparse cross-entropy, matmul through the CBLAS routine numpy.matmul picks,
 conv/pool, batch/layer norm, the random ops and dropout, data movement and indexing, tensor
-If/While (branches and loops; a While's outputs hold its state). `graph` returns 0, or the code
+If/While (branches and loops; a While's outputs hold its state), and Print (a call back into
+Python, `printer`, through a callback address in the table). `graph` returns 0, or the code
 of a failed run-time check (an index out of range), which `run` raises as PyNative's error
-(self.errors). A graph with any other node (print, half precision) raises NativeUnsupported
-naming it, and the numba sink takes it. `run_steps` runs
+(self.errors). A graph with any other node (half precision, print to a file) raises
+NativeUnsupported naming it, and the numba sink takes it. `run_steps` runs
 N steps over stacked inputs in one call (the data sink), carrying the assigned Parameters.
 """
 from __future__ import annotations
@@ -47,6 +48,21 @@ def _address(a: np.ndarray) -> int:
         return ctypes.addressof(ctypes.c_char.from_buffer(a))
     except (TypeError, ValueError, BufferError):
         return a.ctypes.data
+
+
+def printer(n: ir.Node):
+    """The ctypes callback a Print node's code calls with the addresses of its inputs: it prints
+    what O0 prints (graph/execute.py's _fmt for each tensor, the node's sep and end)."""
+    from ...core.graph.execute import _fmt
+    metas = [(v.shape, v.dtype.np, size_of(v.shape)) for v in n.inputs]
+    parts, sep, end = n.attr("parts"), n.attr("sep"), n.attr("end", "\n")
+
+    def show(ptrs):
+        vals = [np.frombuffer((ctypes.c_char * max(size * np.dtype(d).itemsize, 1))
+                              .from_address(ptrs[k]), d, count=size).reshape(shape).copy()
+                for k, (shape, d, size) in enumerate(metas)]
+        print(sep.join(p[1] if p[0] == "s" else _fmt(vals[p[1]]) for p in parts), end=end)
+    return ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(show)
 
 
 class NativeProgram:
@@ -102,6 +118,12 @@ class NativeProgram:
             scratch={n: scratch_bytes(n) for n in g.all_nodes()
                      if scratch_bytes(n) is not None})
         self.offsets, self.alias_of = offsets, {k: r.id for k, r in alias.items()}
+        self._printers = []                 # (slot, ctypes callback) of each Print node
+        for n in g.all_nodes():
+            if n.op == ir.PRINT:
+                slots[("print", n)] = k
+                self._printers.append((k, printer(n)))
+                k += 1
         slots["arena"] = k
         self.n_slots = k + 1
         self.slots = slots
@@ -126,6 +148,8 @@ class NativeProgram:
         self._table[k] = base + (-base) % 64            # 64-byte aligned
         for j, c in enumerate(self.consts):
             self._table[self.n_fixed + j] = c.ctypes.data
+        for j, cb in self._printers:
+            self._table[j] = ctypes.cast(cb, ctypes.c_void_p).value
         self._out_meta = [(v.shape, v.dtype.np) for v in external]
         self._call_lock = threading.Lock()
         self._table_address = ctypes.addressof(self._table)
@@ -207,6 +231,8 @@ class NativeProgram:
         for j in range(len(self.external)):
             t[ext0 + j] = _address(sets[0][j])
             t[self.n_slots + j] = _address(sets[1][j])
+        for j, _ in self._printers:
+            t[j] = self._table[j]
         t[self.n_slots - 1] = self._table[self.n_slots - 1]       # the arena
         with self._call_lock:
             self._check(self._steps_fn(ctypes.addressof(t), n))

@@ -2,8 +2,8 @@
 graph becomes ONE numba function.
 
 The native sink (native_sink.py: LLVM IR, no numba) takes every graph whose nodes it has
-lowerings for; this sink takes the rest (print, half precision), at the price of numba's
-compile time.
+lowerings for; this sink takes the rest (half precision, ...), at the price of numba's compile
+time.
 
 Every node is lowered to numba source inside a single `@njit(cache=True)` function: elementwise
 and fused nodes become loops over their static output shape (inputs indexed with their broadcast
