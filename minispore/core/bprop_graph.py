@@ -79,11 +79,12 @@ def _signature(order, roots, sens, targets, backend) -> tuple:
     """(hashable signature of the tape, the buffers the compiled backward reads, in order).
 
     Per node: (op, attrs, input descriptors, output metas). An input is either the output of an
-    earlier node in `order` holding the same buffer — (node index, output index, target) — or a
+    earlier node in `order` holding the same buffer — (node index, output index) — or a
     value of its own, passed as a buffer — (shape, dtype, link, target), where link is the
     producing node's (index, output) when that node is on the tape (its gradient still flows
     there) and target the position in `targets` of the input's tape identity. Every node output
-    is passed as a buffer too (bprops may read it)."""
+    is passed as a buffer too (bprops may read it). Targets that are node outputs are named by
+    (node index, output index) in the targets' own descriptors."""
     idx = {node: k for k, node in enumerate(order)}
     tpos: dict = {}
     for k, t in enumerate(targets):
@@ -98,7 +99,7 @@ def _signature(order, roots, sens, targets, backend) -> tuple:
                 k = idx.get(ref[0])
                 if k is not None:
                     if ref[0].outputs[ref[1]][0] is buf:
-                        ins.append((k, ref[1], tpos.get(ref)))
+                        ins.append((k, ref[1]))
                         continue
                     link = (k, ref[1])
             bufs.append(buf)
@@ -112,7 +113,7 @@ def _signature(order, roots, sens, targets, backend) -> tuple:
     for r in roots:
         ref = r._node
         if ref.__class__ is tuple and ref[0] in idx:
-            root_desc.append((idx[ref[0]], ref[1], tpos.get(ref)))
+            root_desc.append((idx[ref[0]], ref[1]))
         else:
             root_desc.append(None if ref is None else tpos.get(ref))
     sens_desc = []
@@ -121,8 +122,7 @@ def _signature(order, roots, sens, targets, backend) -> tuple:
         sens_desc.append((s.shape, s.dtype))
     target_desc = tuple((idx[t[0]], t[1]) if t.__class__ is tuple and t[0] in idx else tpos[t]
                         for t in targets)
-    sig = (tuple(parts), tuple(root_desc), tuple(sens_desc), target_desc, backend.name,
-           context._state["device_target"])
+    sig = (tuple(parts), tuple(root_desc), tuple(sens_desc), target_desc, backend.name)
     return sig, bufs
 
 
@@ -144,8 +144,8 @@ def _replay(sig):
         for op, attrs, ins, outs in parts:
             recs = []
             for d in ins:
-                if len(d) == 3:                 # an earlier node's output, same buffer
-                    k, i, _ = d
+                if len(d) == 2:                 # an earlier node's output, same buffer
+                    k, i = d
                     buf, shape, dtype = nodes[k].outputs[i]
                     recs.append((buf, shape, dtype, (nodes[k], i)))
                 else:
@@ -157,7 +157,7 @@ def _replay(sig):
         roots = []
         for d in root_desc:
             if d.__class__ is tuple:
-                k, i, _ = d
+                k, i = d
                 buf, shape, dtype = nodes[k].outputs[i]
                 roots.append(_tensor(buf, shape, dtype, (nodes[k], i)))
             else:

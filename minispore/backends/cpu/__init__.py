@@ -26,20 +26,20 @@ class CPUBackend(Backend):
     def sink(self, graph):
         """jit_level O2: the whole graph as one native function (native_sink.py, LLVM IR) when
         it has a lowering for every node, else as one numba function (sink.py)."""
-        import os
-        if os.environ.get("MINISPORE_NATIVE_SINK", "1") != "0":
-            from .native_jit import NativeUnavailable
-            from .native_sink import NativeProgram, NativeUnsupported
-            try:
-                return NativeProgram(graph, self)
-            except (NativeUnsupported, NativeUnavailable):
-                pass
+        native = self._native(graph)
+        if native is not None:
+            return native
         from .sink import SunkProgram
         return SunkProgram(graph, self)
 
     def bprop_program(self, graph):
         """PyNative's compiled backward: the native sink only (compiled in ~0.1 s, cached on
         disk); a tape it cannot lower keeps the eager bprops rather than pay numba's seconds."""
+        return self._native(graph)
+
+    def _native(self, graph):
+        """The graph as a NativeProgram; None when MINISPORE_NATIVE_SINK=0, when the native path
+        is unavailable here, or when a node has no native lowering."""
         import os
         if os.environ.get("MINISPORE_NATIVE_SINK", "1") == "0":
             return None

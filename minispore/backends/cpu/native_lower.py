@@ -69,17 +69,21 @@ def elementwise(e: Emitter, n: ir.Node, expr, casts=None):
     flat = all(v.shape in (shape, ()) for v in n.inputs)
     size = size_of(shape)
     threads = native_jit.threads()
+    heavy = expr.op != "arg" and _ew._has_transcendental(expr)
+    # a transcendental's loop runs INTERLEAVE vector iterations side by side (Emitter.loop):
+    # 1.41 -> 1.15-1.2 ns per element for tanh(x*1.5+0.3)*sigmoid(x) - x*x/3 on one thread
+    ilv = INTERLEAVE if heavy else 0
     if flat and shape and expr.op != "arg" and threads > 1:
-        par_min = PARALLEL_MIN_TRANSCENDENTAL if _ew._has_transcendental(expr) else \
-            PARALLEL_MIN_CHEAP
-        if size >= par_min:
+        if size >= (PARALLEL_MIN_TRANSCENDENTAL if heavy else PARALLEL_MIN_CHEAP):
             return e.parallel(f"chunk_{n.outputs[0].id}", size, threads,
-                              lambda ce, lo, hi: _elementwise_loop(ce, n, expr, casts, (lo, hi)))
-    _elementwise_loop(e, n, expr, casts, None)
+                              lambda ce, lo, hi: _elementwise_loop(ce, n, expr, casts, (lo, hi),
+                                                                   ilv))
+    _elementwise_loop(e, n, expr, casts, None, ilv)
 
 
-def _elementwise_loop(e: Emitter, n: ir.Node, expr, casts, span):
-    """The loops of elementwise; `span` = (lo, hi): only flat elements lo..hi-1."""
+def _elementwise_loop(e: Emitter, n: ir.Node, expr, casts, span, ilv: int):
+    """The loops of elementwise; `span` = (lo, hi): only flat elements lo..hi-1; `ilv`: the
+    innermost loop's interleave count."""
     out = n.outputs[0]
     shape = out.shape
     cdt = _compute_dtype(n, casts) if expr.op != "arg" else None
@@ -108,9 +112,6 @@ def _elementwise_loop(e: Emitter, n: ir.Node, expr, casts, span):
     for i, v in enumerate(n.inputs):          # 0-d inputs: loaded once, before the loops
         if not v.shape:
             hoisted[i] = prep(i, v, e.load(v, const(0)))
-    # a transcendental's loop runs INTERLEAVE vector iterations side by side (Emitter.loop):
-    # 1.41 -> 1.15-1.2 ns per element for tanh(x*1.5+0.3)*sigmoid(x) - x*x/3 on one thread
-    ilv = INTERLEAVE if expr.op != "arg" and _ew._has_transcendental(expr) else 0
     if span is not None:
         loops = e.loop(span[1], start=span[0], interleave=ilv)
     else:
