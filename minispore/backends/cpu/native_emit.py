@@ -454,22 +454,3 @@ class _Nest:
         for cm in reversed(self.cms):
             cm.__exit__(*exc)
         return False
-
-
-def broadcast_strides(in_shape: tuple, out_shape: tuple) -> list:
-    """Element strides of a C-contiguous input broadcast against out_shape's loop indices."""
-    lead = len(out_shape) - len(in_shape)
-    st, acc = [0] * len(out_shape), 1
-    for k in range(len(in_shape) - 1, -1, -1):
-        d = in_shape[k]
-        st[lead + k] = 0 if d == 1 else acc
-        acc *= d
-    return st
-
-
-def c_strides(shape: tuple) -> list:
-    st, acc = [0] * len(shape), 1
-    for k in range(len(shape) - 1, -1, -1):
-        st[k] = acc
-        acc *= shape[k]
-    return st

@@ -12,9 +12,8 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from ...core import dtype as dt
-from ...core.shape import normalize_axis, size_of
-from .native_emit import (F64, I64, Emitter, NativeUnsupported, broadcast_strides, c_strides,
-                          const)
+from ...core.shape import broadcast_strides, c_strides, normalize_axis, size_of
+from .native_emit import F64, I64, Emitter, NativeUnsupported, const
 
 
 def _at(e: Emitter, idx, shape, offsets=None):

@@ -19,12 +19,13 @@ from llvmlite import ir as L
 from ...core import dtype as dt
 from ...core import scalar_expr as E
 from ...core.graph import ir
+from ...core.graph.memplan import aligned
 from ...core.primitive import OpDef, attrs_dict
-from ...core.shape import normalize_axes, size_of
+from ...core.shape import broadcast_strides, c_strides, normalize_axes, size_of
 from . import native_jit
 from . import elementwise as _ew
 from .native_emit import (F64, FLOAT, I1, I8, I32, I64, STORAGE, Emitter, NativeUnsupported,
-                          broadcast_strides, c_strides, const, storage)
+                          const, storage)
 
 LANES = 4                   # independent accumulators, as fused_reduce.LANES
 INTERLEAVE = 4              # vector iterations side by side in a transcendental's loop
@@ -418,7 +419,7 @@ def scratch_bytes(n: ir.Node) -> int | None:
 
 
 def _padded(v: ir.Value) -> int:
-    return -(-max(size_of(v.shape) * v.dtype.itemsize, 1) // 64) * 64
+    return aligned(max(size_of(v.shape) * v.dtype.itemsize, 1))
 
 
 def _graph_body(e: Emitter, g: ir.Graph):

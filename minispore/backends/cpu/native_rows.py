@@ -10,9 +10,8 @@ from llvmlite import ir as L
 from ...core import dtype as dt
 from ...core import scalar_expr as E
 from ...core.primitive import attrs_dict
-from ...core.shape import normalize_axes, size_of
-from .native_emit import (F64, FLOAT, Emitter, NativeUnsupported, broadcast_strides, c_strides,
-                          const)
+from ...core.shape import broadcast_strides, c_strides, normalize_axes, size_of
+from .native_emit import F64, FLOAT, Emitter, NativeUnsupported, const
 from .native_lower import INTS, elementwise
 
 

@@ -268,11 +268,13 @@ class NativeProgram:
         bufs = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in bufs]
         bufs += self.consts
         bufs += [np.empty(s, d) for s, d in self._out_meta]
-        t = self._table
-        t[:n_in] = [_address(a) for a in bufs[:n_in]]
+        ins = [_address(a) for a in bufs[:n_in]]
         k0 = n_in + len(self.consts)
-        t[k0:len(bufs)] = [_address(a) for a in bufs[k0:]]
-        with self._call_lock:
+        outs = [_address(a) for a in bufs[k0:]]
+        t = self._table
+        with self._call_lock:                # the table is shared: fill it under the lock too
+            t[:n_in] = ins
+            t[k0:len(bufs)] = outs
             self._check(self._fn(self._table_address))
         return [bufs[k] for k in self._out_slots], \
             [(p, bufs[k]) for p, k in zip(self.assign_params, self._assign_slots)]

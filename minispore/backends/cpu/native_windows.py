@@ -28,13 +28,13 @@ from types import SimpleNamespace
 
 from llvmlite import ir as L
 
+from ...core.graph.memplan import aligned
 from ...core.ops import conv as C
 from ...core.primitive import attrs_dict
 from ...core.shape import size_of
 from .native_emit import F32, F64, FLOAT, I32, I64, NativeUnsupported, const
 
 MAX_TAPS = 256              # larger pooling windows are not unrolled: left to the numba sink
-_ALIGN = 64
 
 
 # ---------------------------------------------------------------- shared ------------------------
@@ -80,12 +80,12 @@ def _carve(e, n, T, sizes):
     with e.at_entry() as b:
         for s in sizes:
             out.append(b.bitcast(b.gep(base, [const(off)]), T.as_pointer()))
-            off += -(-s * (4 if T == F32 else 8) // _ALIGN) * _ALIGN
+            off += aligned(s * (4 if T == F32 else 8))
     return out
 
 
 def _region_bytes(itemsize, sizes):
-    return sum(-(-s * itemsize // _ALIGN) * _ALIGN for s in sizes)
+    return sum(aligned(s * itemsize) for s in sizes)
 
 
 # ---------------------------------------------------------------- BLAS, as numba's np.dot -------

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from ...core import dtype as dt
 from ...core import scalar_expr as E
+from ...core.shape import broadcast_strides
 
 # storage C type of each dtype; half types are stored as their 16 bits, computed in float
 _STORE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
@@ -234,17 +235,6 @@ def _dname(d) -> str:
     return dt.to_dtype(d).np.name if dt.to_dtype(d) is not dt.bfloat16 else "bfloat16"
 
 
-def _strides(in_shape, out_shape) -> list:
-    """Element strides of a C-contiguous input of in_shape read broadcast over out_shape."""
-    in_shape = tuple(in_shape)
-    pad = (1,) * (len(out_shape) - len(in_shape)) + in_shape
-    st, acc = [], 1
-    for n in reversed(pad):
-        st.append(0 if n == 1 else acc)
-        acc *= n
-    return st[::-1]
-
-
 def _collapse(shape, strides_list):
     """Drop size-1 dims and merge neighbours that are contiguous for every input."""
     dims = [(n, [s[k] for s in strides_list]) for k, n in enumerate(shape) if n != 1]
@@ -310,7 +300,7 @@ def expr_kernel(tag, expr, in_dtypes, cdts, in_shapes, out_dtype, out_shape) -> 
     comp = [_COMPUTE[_dname(c)] for c in cdts]
     out_name = _dname(out_dtype)
     out_store = _STORE[out_name]
-    strides = [_strides(s, out_shape) for s in in_shapes]
+    strides = [broadcast_strides(s, out_shape) for s in in_shapes]
     dims, cst = _collapse(out_shape, strides)
     contig = [1] * len(dims)
     for k in range(len(dims) - 2, -1, -1):
@@ -403,7 +393,7 @@ def _reduce_kernel(expr, in_dtypes, in_shapes, out_dtype, red, block) -> CudaKer
     if vt not in _FLOAT:
         raise NotImplementedError(f"fused {red.kind} over {out_dtype}: the fusion pass fuses "
                                   f"reductions of float groups only")
-    strides = [_strides(s, shape) for s in in_shapes]
+    strides = [broadcast_strides(s, shape) for s in in_shapes]
     kept = [k for k in range(len(shape)) if k not in axes]
     kdims, kst = [shape[k] for k in kept], [[s[k] for k in kept] for s in strides]
     rdims, rst = [shape[k] for k in axes], [[s[k] for k in axes] for s in strides]

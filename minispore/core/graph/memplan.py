@@ -61,6 +61,11 @@ def plan(g: ir.Graph) -> MemoryPlan:
 ALIGN = 64
 
 
+def aligned(nbytes: int) -> int:
+    """nbytes rounded up to a multiple of ALIGN (the arena's and the native scratch's grain)."""
+    return -(-nbytes // ALIGN) * ALIGN
+
+
 def assign_offsets(g: ir.Graph, fixed: set, alias: dict, scratch: dict) -> tuple[dict, int]:
     """Buffer assignment for a program that owns one arena (the native sink): every value a node
     produces, except those in `fixed` (bound to caller buffers) and those in `alias` (value id ->
@@ -83,7 +88,7 @@ def assign_offsets(g: ir.Graph, fixed: set, alias: dict, scratch: dict) -> tuple
 
     def alloc(nbytes: int) -> int:
         nonlocal top
-        nbytes = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
+        nbytes = max(ALIGN, aligned(nbytes))
         for j, (s, e) in enumerate(free):
             if e - s >= nbytes:
                 free[j] = (s + nbytes, e)
@@ -94,7 +99,7 @@ def assign_offsets(g: ir.Graph, fixed: set, alias: dict, scratch: dict) -> tuple
         return s
 
     def release(off: int, nbytes: int):
-        nbytes = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
+        nbytes = max(ALIGN, aligned(nbytes))
         free.append((off, off + nbytes))
         free.sort()
         merged: list = []
