@@ -3,7 +3,8 @@
 conv2d and its two adjoints and the pooling ops (and their gradients) call the SAME numba
 functions as the O2 sink: windows.py's kernels (im2col + BLAS for the convolutions, compiled once
 per dtype; window loops for the pools, compiled per window geometry), so eager, O0 and O2 run one
-implementation, cached on disk.
+implementation, cached on disk. A conv with small GEMMs runs them on the calling thread
+(blas_threads.py).
 The rest (batch_norm, layer_norm, random ops) run their numpy reference, which is vectorised
 over the tensor. `register(backend, ref_kernel)` is called by kernels.register_all.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.primitive import REGISTRY
+from . import blas_threads
 from . import windows as W
 
 REF_OPS = ("batch_norm", "layer_norm", "random_uniform", "random_normal", "random_randint",
@@ -36,6 +38,9 @@ def window_factory(name):
         else:
             mod, fname, extra = W.pool_kernel(name, in_metas[0].shape, attrs)
         fn = getattr(mod, fname)
+        if conv and blas_threads.serial(blas_threads.conv_macs(
+                name, tuple(m.shape for m in in_metas), out_meta.shape, attrs)):
+            kernel, fn = fn, (lambda *a: blas_threads.call_serial(kernel, *a))
 
         def run(*bufs):
             return np.ascontiguousarray(fn(*[np.ascontiguousarray(b, c) for b in bufs], *extra),
