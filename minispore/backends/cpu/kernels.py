@@ -51,6 +51,15 @@ def register_all(backend) -> None:
         c = cpu_np(out_meta.dtype)
         odt = out_meta.dtype.np
         cast = [m.dtype.np != c for m in in_metas]
+        if not any(cast) and c == odt and len(in_metas[0].shape) == len(in_metas[1].shape) == 2:
+            # the common case without the generic plumbing: np.matmul's result is a new
+            # C-contiguous array of the compute dtype, and .T is swapaxes for a matrix
+            if tb and not ta:
+                return lambda a, b: np.matmul(a, b.T)
+            if ta and not tb:
+                return lambda a, b: np.matmul(a.T, b)
+            if not (ta or tb):
+                return np.matmul
 
         def run(a, b):
             if cast[0]:

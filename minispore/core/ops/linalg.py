@@ -71,8 +71,10 @@ def _mm(a, b, ta, tb):
 
 def matmul(input, other, transpose_a=False, transpose_b=False):
     """Matrix product with numpy's rules (1-D operands are vectors; batch dims broadcast)."""
-    from .array import expand_dims, squeeze
     a_vec, b_vec = len(input.shape) == 1, len(other.shape) == 1
+    if not (a_vec or b_vec):
+        return _mm(input, other, transpose_a, transpose_b)
+    from .array import expand_dims, squeeze
     if a_vec:
         input = expand_dims(input, 0)
     if b_vec:
