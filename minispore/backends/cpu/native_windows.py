@@ -234,11 +234,13 @@ def _conv2d_bpf(e, n, a):
     dyt, cols, r = _carve(e, n, T, (q.P * q.og, q.K * q.P, q.K * q.og))
     _zero(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
     with e.loop(q.grp) as g:
-        with e.loop(q.P * q.og) as t:                 # dyt[n*HW + p, o] = dy[n, g*og+o, p]
-            nn, p = b.udiv(t, const(q.HW * q.og)), b.urem(b.udiv(t, const(q.og)), const(q.HW))
-            o = b.urem(t, const(q.og))
-            b.store(e.load(dy, _lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (o, q.HW), (p, 1))),
-                    b.gep(dyt, [t]))
+        with e.loop(q.N) as nn:                       # dyt[n*HW + p, o] = dy[n, g*og+o, p]
+            with e.loop(q.og) as o:                   # (nested: no div/rem per element)
+                src = _lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (o, q.HW))
+                dst = _lin(b, (nn, q.HW * q.og), (o, 1))
+                with e.loop(q.HW) as p:
+                    b.store(e.load(dy, b.add(src, p)),
+                            b.gep(dyt, [b.add(dst, b.mul(p, const(q.og)))]))
         _im2col(e, x, cols, g, q)
         _dot(e, T, q.K, q.og, q.P, cols, dyt, r)
         with e.loop(q.K * q.og) as t:                 # out[g*og + o, k] = r[k, o]
