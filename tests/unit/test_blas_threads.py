@@ -36,3 +36,40 @@ def test_small_conv_results_equal_the_unlimited_kernel():
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     got = ops.conv2d(ms.Tensor(x), ms.Tensor(w), pad_mode="same").asnumpy()
     np.testing.assert_array_equal(got, W.conv2d(x, w, 6, 6, 1, 1, 1, 1, 1, 1, 1))
+
+
+def _conv_case():
+    # the digits CNN's second conv: its (32x144)@(144x512) forward GEMM rounds differently on one
+    # and on two OpenBLAS threads, so every mode must pick the same thread count for it
+    rng = np.random.default_rng(1)
+    x = ms.Tensor(rng.standard_normal((32, 16, 4, 4)).astype(np.float32))
+    w = ms.Tensor(rng.standard_normal((32, 16, 3, 3)).astype(np.float32))
+    return x, w
+
+
+def _conv_loss(x, w):
+    return (ops.conv2d(x, w, pad_mode="same") ** 2).sum()
+
+
+def test_pynative_and_native_o2_conv_bit_identical():
+    x, w = _conv_case()
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU", jit_level="O2")
+    grad = ms.grad(_conv_loss, (0, 1))
+    eager = [g.asnumpy() for g in grad(x, w)]
+    fwd = ops.conv2d(x, w, pad_mode="same").asnumpy()
+    o2 = [g.asnumpy() for g in ms.jit(grad)(x, w)]
+    o2_fwd = ms.jit(lambda a, b: ops.conv2d(a, b, pad_mode="same"))(x, w).asnumpy()
+    np.testing.assert_array_equal(o2_fwd, fwd)
+    for a, b in zip(o2, eager):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_numba_sink_conv_bit_identical(monkeypatch):
+    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0")
+    x, w = _conv_case()
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU", jit_level="O2")
+    fwd = ops.conv2d(x, w, pad_mode="same").asnumpy()
+
+    def f(a, b):
+        return ops.conv2d(a, b, pad_mode="same") * 1.0
+    np.testing.assert_array_equal(ms.jit(f)(x, w).asnumpy(), fwd)

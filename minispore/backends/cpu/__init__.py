@@ -29,23 +29,16 @@ class CPUBackend(Backend):
         native = self._native(graph)
         if native is not None:
             return native
+        from . import blas_threads
         from .sink import SunkProgram
-        return SunkProgram(graph, self)
+        program = SunkProgram(graph, self)
+        program.serial_blas = blas_threads.graph_serial(graph)
+        return program
 
     def bprop_program(self, graph):
         """PyNative's compiled backward: the native sink only (compiled in ~0.1 s, cached on
-        disk); a tape it cannot lower keeps the eager bprops rather than pay numba's seconds.
-        Its conv GEMMs follow the eager kernels' thread policy (blas_threads.py)."""
-        from ...core.primitive import attrs_dict
-        from . import blas_threads
-        program = self._native(graph)
-        if program is not None:
-            convs = [n for n in graph.all_nodes()
-                     if getattr(n.op, "name", "").startswith("conv2d")]
-            macs = [blas_threads.conv_macs(n.op.name, tuple(v.shape for v in n.inputs),
-                                           n.outputs[0].shape, attrs_dict(n.attrs)) for n in convs]
-            program.serial_blas = bool(macs) and blas_threads.serial(max(macs))
-        return program
+        disk); a tape it cannot lower keeps the eager bprops rather than pay numba's seconds."""
+        return self._native(graph)
 
     def _native(self, graph):
         """The graph as a NativeProgram; None when MINISPORE_NATIVE_SINK=0, when the native path

@@ -3,13 +3,21 @@ scipy's OpenBLAS (the library numba's np.dot, hence every conv kernel, calls).
 
 OpenBLAS splits a GEMM of more than ~256K multiply-adds over its thread pool, and each worker it
 wakes then spins for ~0.1 s waiting for the next call before it sleeps. In PyNative the Python
-thread that dispatches the next ops shares the cores with that spinning worker: on the 2-core
-machines of this project a LeNet-style digits step (conv GEMMs of 0.3-2.4 M multiply-adds) took
-1.48-2.05 ms with the pool and 1.36-1.53 ms with conv GEMMs on the calling thread (the largest
-GEMM alone: 76 us on two threads, 101 us on one). So the eager conv kernels and PyNative's
-compiled backward run a conv whose GEMM is below PARALLEL_MIN_MACS on the calling thread
-(OpenBLAS's per-thread `openblas_set_num_threads_local`, restored after the call); larger ones,
-and graph mode's sunk programs (no interpreter between its calls), keep OpenBLAS's own choice.
+thread that dispatches the next ops shares the cores with that spinning worker: alternating the
+two policies epoch by epoch in one process, a PyNative LeNet-style digits epoch (conv GEMMs of
+0.3-2.4 M multiply-adds) took 10-12% longer with the pool (the largest GEMM alone: 76 us on two
+threads, 101 us on one).
+
+So a conv whose GEMMs have fewer than PARALLEL_MIN_MACS multiply-adds runs them on the calling
+thread (OpenBLAS's per-thread `openblas_set_num_threads_local`, back to the global count after the
+call) -- in EVERY mode, because OpenBLAS's result depends on its thread count (the CNN's
+(32x144)@(144x512) forward GEMM differs in ~9000 of 16384 elements between one and two threads),
+and PyNative and graph mode must give the same numbers:
+- eager kernels (PyNative, O0, O1): kernels_nn wraps the conv kernel call (`call_serial`);
+- the native sink (O2, PyNative's compiled backward): the lowering brackets the node's BLAS calls
+  with `minispore_scipy_set_threads_local` (native_windows._dot), per node;
+- the numba sink (O2's fallback): per program, when all its convs are small (`graph_serial`); a
+  graph mixing small and large convs runs them all on OpenBLAS's pool there.
 MINISPORE_BLAS_PARALLEL_MIN overrides the threshold (0: always OpenBLAS's choice).
 """
 from __future__ import annotations
@@ -42,6 +50,12 @@ def _setter():
     return _state["set"]
 
 
+def setter_address() -> int | None:
+    """Address of openblas_set_num_threads_local (for native code), or None."""
+    fn = _setter()
+    return None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
+
+
 def conv_macs(name: str, in_shapes: tuple, out_shape: tuple, attrs: dict) -> int:
     """Multiply-adds of the GEMMs of one conv2d-family node: (N*Ho*Wo) * O * (C/group*kh*kw),
     the same for the forward and both adjoints."""
@@ -56,6 +70,16 @@ def conv_macs(name: str, in_shapes: tuple, out_shape: tuple, attrs: dict) -> int
 def serial(macs: int) -> bool:
     """Whether GEMMs of `macs` multiply-adds should run on the calling thread."""
     return macs < PARALLEL_MIN_MACS and _setter() is not None
+
+
+def graph_serial(graph) -> bool:
+    """Whether a whole program should run on the calling thread: it has conv nodes and every one
+    of them is small (the numba sink, which cannot switch per node)."""
+    from ...core.primitive import attrs_dict
+    macs = [conv_macs(n.op.name, tuple(v.shape for v in n.inputs), n.outputs[0].shape,
+                      attrs_dict(n.attrs))
+            for n in graph.all_nodes() if getattr(n.op, "name", "").startswith("conv2d")]
+    return bool(macs) and serial(max(macs))
 
 
 def call_serial(fn, *args):

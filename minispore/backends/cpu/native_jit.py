@@ -12,8 +12,9 @@ so a truncated or corrupt entry is compiled again and rewritten (atomically), ne
 
 External symbols the programs call: `minispore_sgemm`, `_dgemm`, `_sgemv`, ... (gemm, gemv, dot,
 syrk), bound to the CBLAS routines of numpy's own OpenBLAS (the library numpy.matmul calls:
-PyNative and the native sink multiply with the same code), libm's functions and pthreads
-(resolved in the process).
+PyNative and the native sink multiply with the same code), `minispore_scipy_...` to scipy's (the
+conv kernels', with its openblas_set_num_threads_local: blas_threads.py), libm's functions and
+pthreads (resolved in the process).
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class NativeUnavailable(NotImplementedError):
 
 
 BLAS_ROUTINES = ("gemm", "gemv", "dot", "syrk")
+SET_THREADS_LOCAL = "minispore_scipy_set_threads_local"      # blas_threads.py
 
 
 def _find_cblas(paths: list, prefix: str) -> dict | None:
@@ -105,6 +107,11 @@ def state() -> dict:
                 for lib in blas.values():
                     for name, addr in lib["symbols"].items():
                         llvm.add_symbol(name, addr)
+                from .blas_threads import setter_address
+                setter = setter_address()
+                if setter:                  # the conv BLAS's per-thread thread count
+                    llvm.add_symbol(SET_THREADS_LOCAL, setter)
+                blas["scipy"]["set_threads_local"] = bool(setter)
                 tag = f"{llvmlite.__version__}|{cpu}|{feats}|{llvm.get_default_triple()}"
                 _state.update(tm=tm, machine=machine, tag=tag, blas=blas)
     return _state

@@ -34,7 +34,7 @@ from ...core.graph import ir
 from ...core.graph.memplan import assign_offsets
 from ...core.primitive import OpDef
 from ...core.shape import size_of
-from . import blas_threads, native_jit
+from . import native_jit
 from .native_emit import I1, I8, I32, I64, Emitter, NativeUnsupported, const
 from .native_lower import ALIASES, check, lower_node, scratch_bytes
 
@@ -69,8 +69,6 @@ class NativeProgram:
     """The O2 program of a graph lowered natively: one call of machine code per run. The arena
     belongs to the program, so concurrent calls (from several Python threads: ctypes releases
     the GIL) are serialised by a lock."""
-
-    serial_blas = False     # PyNative's backward sets it: small conv GEMMs on the calling thread
 
     def __init__(self, graph: ir.Graph, backend=None):
         check(graph)
@@ -277,9 +275,6 @@ class NativeProgram:
         with self._call_lock:                # the table is shared: fill it under the lock too
             t[:n_in] = ins
             t[k0:len(bufs)] = outs
-            if self.serial_blas:
-                self._check(blas_threads.call_serial(self._fn, self._table_address))
-            else:
-                self._check(self._fn(self._table_address))
+            self._check(self._fn(self._table_address))
         return [bufs[k] for k in self._out_slots], \
             [(p, bufs[k]) for p, k in zip(self.assign_params, self._assign_slots)]

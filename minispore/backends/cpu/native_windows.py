@@ -9,7 +9,9 @@ numba sink's numbers bit for bit:
   BLAS gemm, or gemv / dot when a side is a vector (numba's dispatch, so the same BLAS kernel
   sums the same products: with gemm alone most vector-shaped products differ in the last bit),
   of scipy's OpenBLAS, which numba's np.dot calls;
-  col2im accumulates in windows.py's loop order. The copies are flat loops (c, i, j and small
+  col2im accumulates in windows.py's loop order; a node whose GEMMs are small calls them with
+  scipy's OpenBLAS on the calling thread, as its eager kernel does (blas_threads.py: OpenBLAS
+  rounds differently on one and on two threads). The copies are flat loops (c, i, j and small
   index pairs derived by div/rem): LLVM's O3 fully unrolls small constant trip counts, which
   made a conv node's IR ~25x larger and its compile ~5x slower for no speed.
 - max_pool2d, max_pool2d_grad, max_pool2d_gather, avg_pool2d, avg_pool2d_grad: pool_templates.py
@@ -89,6 +91,22 @@ def _region_bytes(itemsize, sizes):
 
 
 # ---------------------------------------------------------------- BLAS, as numba's np.dot -------
+def _serial(e, n, on: bool):
+    """Bracket a conv node's BLAS calls as blas_threads does for its eager kernel: when the node's
+    GEMMs are small, scipy's OpenBLAS runs on the calling thread (set 1 before, 0 = its global
+    count after), so O2 multiplies with the thread count, hence the rounding, of PyNative."""
+    from . import blas_threads, native_jit
+    if not native_jit.state()["blas"]["scipy"].get("set_threads_local"):
+        return
+    if not blas_threads.serial(blas_threads.conv_macs(
+            n.op.name, tuple(v.shape for v in n.inputs), n.outputs[0].shape,
+            attrs_dict(n.attrs))):
+        return
+    fn = e.m.globals.get(native_jit.SET_THREADS_LOCAL) or L.Function(
+        e.m, L.FunctionType(I32, [I32]), native_jit.SET_THREADS_LOCAL)
+    e.b.call(fn, [const(1 if on else 0, I32)])
+
+
 def _dot(e, T, M, N, K, A, B, Cp):
     """Cp (M x N) = A (M x K) @ B (K x N), all C-contiguous, through the BLAS routine numba's
     np.dot picks -- dot when M = N = 1, gemv when M or N is 1, else gemm -- of the library it
@@ -201,6 +219,7 @@ def _conv2d(e, n, a):
     out = n.outputs[0]
     cols, wr, r = _carve(e, n, T, (q.K * q.P, q.og * q.K, q.og * q.P))
     _zero(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
+    _serial(e, n, True)
     with e.loop(q.grp) as g:
         base = b.mul(g, const(q.og * q.K))
         with e.loop(q.og * q.K) as t:                              # _weight_rows
@@ -208,6 +227,7 @@ def _conv2d(e, n, a):
         _im2col(e, x, cols, g, q)
         _dot(e, T, q.og, q.P, q.K, wr, cols, r)
         _dy_rows(e, q, g, lambda at, o_at: e.store(b.load(b.gep(r, [at])), out, o_at))
+    _serial(e, n, False)
 
 
 def _conv2d_bpi(e, n, a):
@@ -217,6 +237,7 @@ def _conv2d_bpi(e, n, a):
     dx = n.outputs[0]
     rows, wt, r = _carve(e, n, T, (q.og * q.P, q.K * q.og, q.K * q.P))
     _zero(e, e.ptr(dx), size_of(dx.shape), T)
+    _serial(e, n, True)
     with e.loop(q.grp) as g:
         _dy_rows(e, q, g, lambda at, d_at: b.store(e.load(dy, d_at), b.gep(rows, [at])))
         with e.loop(q.K * q.og) as t:                 # _weight_rows, transposed
@@ -224,6 +245,7 @@ def _conv2d_bpi(e, n, a):
             b.store(e.load(w, _lin(b, (g, q.og * q.K), (o, q.K), (k, 1))), b.gep(wt, [t]))
         _dot(e, T, q.K, q.P, q.og, wt, rows, r)
         _col2im(e, r, dx, g, q)
+    _serial(e, n, False)
 
 
 def _conv2d_bpf(e, n, a):
@@ -233,6 +255,7 @@ def _conv2d_bpf(e, n, a):
     out = n.outputs[0]
     dyt, cols, r = _carve(e, n, T, (q.P * q.og, q.K * q.P, q.K * q.og))
     _zero(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
+    _serial(e, n, True)
     with e.loop(q.grp) as g:
         with e.loop(q.N) as nn:                       # dyt[n*HW + p, o] = dy[n, g*og+o, p]
             with e.loop(q.og) as o:                   # (nested: no div/rem per element)
@@ -246,6 +269,7 @@ def _conv2d_bpf(e, n, a):
         with e.loop(q.K * q.og) as t:                 # out[g*og + o, k] = r[k, o]
             k, o = b.udiv(t, const(q.og)), b.urem(t, const(q.og))
             e.store(b.load(b.gep(r, [t])), out, _lin(b, (g, q.og * q.K), (o, q.K), (k, 1)))
+    _serial(e, n, False)
 
 
 def _conv_scratch(n):

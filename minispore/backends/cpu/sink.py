@@ -486,8 +486,17 @@ class SunkProgram:
         self.kernel_launches = 1
         self._steps_fn = None
 
+    serial_blas = False     # CPUBackend.sink: small convs only -> BLAS on the calling thread
+
+    def _call(self, fn, *args):
+        if self.serial_blas:
+            from .blas_threads import call_serial
+            return call_serial(fn, *args)
+        return fn(*args)
+
     def run(self, args: list):
-        outs, news = self.fn(*args, *[p._buf for _, p in self.graph.params], *self.consts)
+        outs, news = self._call(self.fn, *args, *[p._buf for _, p in self.graph.params],
+                                *self.consts)
         return list(outs), list(zip(self.assign_params, news))
 
     def run_steps(self, stacked: list):
@@ -497,8 +506,8 @@ class SunkProgram:
         program). Returns the last step's outputs and the final assignments."""
         if self._steps_fn is None:
             self._steps_fn = module_for("steps", self._steps_source()).steps_fn
-        outs, news = self._steps_fn(*stacked, *[p._buf for _, p in self.graph.params],
-                                    *self.consts)
+        outs, news = self._call(self._steps_fn, *stacked, *[p._buf for _, p in self.graph.params],
+                                *self.consts)
         return list(outs), list(zip(self.assign_params, news))
 
     def _steps_source(self) -> str:
