@@ -51,17 +51,22 @@ def _conv_loss(x, w):
     return (ops.conv2d(x, w, pad_mode="same") ** 2).sum()
 
 
-def test_pynative_and_native_o2_conv_bit_identical():
+def test_pynative_and_every_jit_level_conv_bit_identical():
     x, w = _conv_case()
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU", jit_level="O2")
     grad = ms.grad(_conv_loss, (0, 1))
     eager = [g.asnumpy() for g in grad(x, w)]
     fwd = ops.conv2d(x, w, pad_mode="same").asnumpy()
     o2 = [g.asnumpy() for g in ms.jit(grad)(x, w)]
-    o2_fwd = ms.jit(lambda a, b: ops.conv2d(a, b, pad_mode="same"))(x, w).asnumpy()
-    np.testing.assert_array_equal(o2_fwd, fwd)
     for a, b in zip(o2, eager):
         np.testing.assert_array_equal(a, b)
+    for level in ("O0", "O1", "O2"):
+        ms.set_context(jit_level=level)
+
+        def f(a, b):
+            return ops.conv2d(a, b, pad_mode="same") * 1.0
+        np.testing.assert_array_equal(ms.jit(f)(x, w).asnumpy(), fwd)
+    ms.set_context(jit_level="O2")
 
 
 def test_numba_sink_conv_bit_identical(monkeypatch):

@@ -1,5 +1,5 @@
-"""Which conv GEMMs of the PyNative path run on the calling thread: the thread-count policy for
-scipy's OpenBLAS (the library numba's np.dot, hence every conv kernel, calls).
+"""Which conv GEMMs run on the calling thread: the thread-count policy for scipy's OpenBLAS (the
+library numba's np.dot, hence every conv kernel and lowering, calls).
 
 OpenBLAS splits a GEMM of more than ~256K multiply-adds over its thread pool, and each worker it
 wakes then spins for ~0.1 s waiting for the next call before it sleeps. In PyNative the Python
