@@ -15,7 +15,7 @@ call) -- in EVERY mode, because OpenBLAS's result depends on its thread count (t
 and PyNative and graph mode must give the same numbers:
 - eager kernels (PyNative, O0, O1): kernels_nn wraps the conv kernel call (`call_serial`);
 - the native sink (O2, PyNative's compiled backward): the lowering brackets the node's BLAS calls
-  with `minispore_scipy_set_threads_local` (native_windows._dot), per node;
+  with `minispore_scipy_set_threads_local` (native_windows._blas_on_calling_thread), per node;
 - the numba sink (O2's fallback): per program, when all its convs are small (`graph_serial`); a
   graph mixing small and large convs runs them all on OpenBLAS's pool there.
 MINISPORE_BLAS_PARALLEL_MIN overrides the threshold (0: always OpenBLAS's choice).
@@ -67,18 +67,24 @@ def conv_macs(name: str, in_shapes: tuple, out_shape: tuple, attrs: dict) -> int
     return size_of(dy) * size_of(filt[1:])
 
 
+def node_macs(n) -> int:
+    """conv_macs of a conv2d-family graph node."""
+    from ...core.primitive import attrs_dict
+    return conv_macs(n.op.name, tuple(v.shape for v in n.inputs), n.outputs[0].shape,
+                     attrs_dict(n.attrs))
+
+
 def serial(macs: int) -> bool:
-    """Whether GEMMs of `macs` multiply-adds should run on the calling thread."""
+    """Whether GEMMs of `macs` multiply-adds should run on the calling thread (never when the
+    conv BLAS has no per-thread setting: then every mode leaves it to OpenBLAS)."""
     return macs < PARALLEL_MIN_MACS and _setter() is not None
 
 
 def graph_serial(graph) -> bool:
     """Whether a whole program should run on the calling thread: it has conv nodes and every one
     of them is small (the numba sink, which cannot switch per node)."""
-    from ...core.primitive import attrs_dict
-    macs = [conv_macs(n.op.name, tuple(v.shape for v in n.inputs), n.outputs[0].shape,
-                      attrs_dict(n.attrs))
-            for n in graph.all_nodes() if getattr(n.op, "name", "").startswith("conv2d")]
+    macs = [node_macs(n) for n in graph.all_nodes()
+            if getattr(n.op, "name", "").startswith("conv2d")]
     return bool(macs) and serial(max(macs))
 
 

@@ -19,6 +19,7 @@ pthreads (resolved in the process).
 from __future__ import annotations
 
 import ctypes
+import functools
 import glob
 import hashlib
 import os
@@ -59,6 +60,7 @@ def _find_cblas(paths: list, prefix: str) -> dict | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
 def _blas_symbols() -> dict:
     """The CBLAS routines (s/d gemm, gemv, dot, syrk) of the two OpenBLAS builds the eager
     kernels call: {"numpy": ..., "scipy": ...} as _find_cblas gives them.
@@ -111,7 +113,6 @@ def state() -> dict:
                 setter = setter_address()
                 if setter:                  # the conv BLAS's per-thread thread count
                     llvm.add_symbol(SET_THREADS_LOCAL, setter)
-                blas["scipy"]["set_threads_local"] = bool(setter)
                 tag = f"{llvmlite.__version__}|{cpu}|{feats}|{llvm.get_default_triple()}"
                 _state.update(tm=tm, machine=machine, tag=tag, blas=blas)
     return _state

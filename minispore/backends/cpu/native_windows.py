@@ -26,6 +26,7 @@ lowered; anything else raises NativeUnsupported (the numba sink takes the graph)
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 from llvmlite import ir as L
@@ -91,20 +92,20 @@ def _region_bytes(itemsize, sizes):
 
 
 # ---------------------------------------------------------------- BLAS, as numba's np.dot -------
-def _serial(e, n, on: bool):
+@contextmanager
+def _blas_on_calling_thread(e, n):
     """Bracket a conv node's BLAS calls as blas_threads does for its eager kernel: when the node's
     GEMMs are small, scipy's OpenBLAS runs on the calling thread (set 1 before, 0 = its global
     count after), so O2 multiplies with the thread count, hence the rounding, of PyNative."""
     from . import blas_threads, native_jit
-    if not native_jit.state()["blas"]["scipy"].get("set_threads_local"):
-        return
-    if not blas_threads.serial(blas_threads.conv_macs(
-            n.op.name, tuple(v.shape for v in n.inputs), n.outputs[0].shape,
-            attrs_dict(n.attrs))):
+    if not blas_threads.serial(blas_threads.node_macs(n)):
+        yield
         return
     fn = e.m.globals.get(native_jit.SET_THREADS_LOCAL) or L.Function(
         e.m, L.FunctionType(I32, [I32]), native_jit.SET_THREADS_LOCAL)
-    e.b.call(fn, [const(1 if on else 0, I32)])
+    e.b.call(fn, [const(1, I32)])
+    yield
+    e.b.call(fn, [const(0, I32)])
 
 
 def _dot(e, T, M, N, K, A, B, Cp):
@@ -219,15 +220,13 @@ def _conv2d(e, n, a):
     out = n.outputs[0]
     cols, wr, r = _carve(e, n, T, (q.K * q.P, q.og * q.K, q.og * q.P))
     _zero(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
-    _serial(e, n, True)
-    with e.loop(q.grp) as g:
+    with _blas_on_calling_thread(e, n), e.loop(q.grp) as g:
         base = b.mul(g, const(q.og * q.K))
         with e.loop(q.og * q.K) as t:                              # _weight_rows
             b.store(e.load(w, b.add(base, t)), b.gep(wr, [t]))
         _im2col(e, x, cols, g, q)
         _dot(e, T, q.og, q.P, q.K, wr, cols, r)
         _dy_rows(e, q, g, lambda at, o_at: e.store(b.load(b.gep(r, [at])), out, o_at))
-    _serial(e, n, False)
 
 
 def _conv2d_bpi(e, n, a):
@@ -237,15 +236,13 @@ def _conv2d_bpi(e, n, a):
     dx = n.outputs[0]
     rows, wt, r = _carve(e, n, T, (q.og * q.P, q.K * q.og, q.K * q.P))
     _zero(e, e.ptr(dx), size_of(dx.shape), T)
-    _serial(e, n, True)
-    with e.loop(q.grp) as g:
+    with _blas_on_calling_thread(e, n), e.loop(q.grp) as g:
         _dy_rows(e, q, g, lambda at, d_at: b.store(e.load(dy, d_at), b.gep(rows, [at])))
         with e.loop(q.K * q.og) as t:                 # _weight_rows, transposed
             k, o = b.udiv(t, const(q.og)), b.urem(t, const(q.og))
             b.store(e.load(w, _lin(b, (g, q.og * q.K), (o, q.K), (k, 1))), b.gep(wt, [t]))
         _dot(e, T, q.K, q.P, q.og, wt, rows, r)
         _col2im(e, r, dx, g, q)
-    _serial(e, n, False)
 
 
 def _conv2d_bpf(e, n, a):
@@ -255,8 +252,7 @@ def _conv2d_bpf(e, n, a):
     out = n.outputs[0]
     dyt, cols, r = _carve(e, n, T, (q.P * q.og, q.K * q.P, q.K * q.og))
     _zero(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
-    _serial(e, n, True)
-    with e.loop(q.grp) as g:
+    with _blas_on_calling_thread(e, n), e.loop(q.grp) as g:
         with e.loop(q.N) as nn:                       # dyt[n*HW + p, o] = dy[n, g*og+o, p]
             with e.loop(q.og) as o:                   # (nested: no div/rem per element)
                 src = _lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (o, q.HW))
@@ -269,7 +265,6 @@ def _conv2d_bpf(e, n, a):
         with e.loop(q.K * q.og) as t:                 # out[g*og + o, k] = r[k, o]
             k, o = b.udiv(t, const(q.og)), b.urem(t, const(q.og))
             e.store(b.load(b.gep(r, [t])), out, _lin(b, (g, q.og * q.K), (o, q.K), (k, 1)))
-    _serial(e, n, False)
 
 
 def _conv_scratch(n):

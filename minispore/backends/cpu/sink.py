@@ -27,6 +27,7 @@ from ...core.graph import ir
 from ...core.primitive import OpDef, attrs_dict
 from ...core.shape import normalize_axes, size_of
 from . import sink_index as _sink_index
+from .blas_threads import call_serial
 from . import sink_nn as _sink_nn
 from .codegen import HEADER_IMPORTS, module_for, render
 
@@ -489,10 +490,7 @@ class SunkProgram:
     serial_blas = False     # CPUBackend.sink: small convs only -> BLAS on the calling thread
 
     def _call(self, fn, *args):
-        if self.serial_blas:
-            from .blas_threads import call_serial
-            return call_serial(fn, *args)
-        return fn(*args)
+        return call_serial(fn, *args) if self.serial_blas else fn(*args)
 
     def run(self, args: list):
         outs, news = self._call(self.fn, *args, *[p._buf for _, p in self.graph.params],
