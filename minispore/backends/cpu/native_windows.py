@@ -13,7 +13,10 @@ numba sink's numbers bit for bit:
   scipy's OpenBLAS on the calling thread, as its eager kernel does (blas_threads.py: OpenBLAS
   rounds differently on one and on two threads). The copies are flat loops (c, i, j and small
   index pairs derived by div/rem): LLVM's O3 fully unrolls small constant trip counts, which
-  made a conv node's IR ~25x larger and its compile ~5x slower for no speed.
+  made a conv node's IR ~25x larger and its compile ~5x slower for no speed. Small output
+  planes (UNROLL_PLANE) are the exception: there the copies of one (channel, image) are
+  straight-line code that skips padding at compile time, because the loops ran only a few
+  elements per row (digits CNN backward: 0.73-0.78x the time, +15% compile).
 - max_pool2d, max_pool2d_grad, max_pool2d_gather, avg_pool2d, avg_pool2d_grad: pool_templates.py
   with the window geometry as constants and the window loops unrolled here (the per-geometry
   numba modules): argtap's first-maximum/NaN rule, max_pool's `isnan |= v != v` and numba's
@@ -26,7 +29,7 @@ lowered; anything else raises NativeUnsupported (the numba sink takes the graph)
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from types import SimpleNamespace
 
 from llvmlite import ir as L
@@ -38,6 +41,7 @@ from ...core.shape import size_of
 from .native_emit import F32, F64, FLOAT, I32, I64, NativeUnsupported, const
 
 MAX_TAPS = 256              # larger pooling windows are not unrolled: left to the numba sink
+UNROLL_PLANE = 1024         # conv copies unrolled per (channel, image) up to this many taps
 
 
 # ---------------------------------------------------------------- shared ------------------------
@@ -181,25 +185,65 @@ def _taps_rows(e, q, g, body):
                 body(b.add(base, b.mul(oy, const(q.wo))), src, lo, hi)
 
 
+def _plane_copies(e, q, g, body):
+    """The same copies as _taps_rows for a small output plane (q.kh*q.kw*q.ho*q.wo at most
+    UNROLL_PLANE), unrolled per (channel c, image n): for every tap (i, j) and output (oy, ox)
+    whose input pixel is inside the image, body(index of cols[k, n*Ho*Wo + oy*Wo + ox], index
+    of x[n, g*cg + c, y, xx]), in windows.py's (i, j, oy, ox) order. Which taps read padding is
+    known here, so the copies are straight-line code at constant offsets (LLVM packs the
+    contiguous ones): _taps_rows' loops ran a few elements per row (digits CNN's second conv,
+    4x4 images: im2col ~145 -> ~42 kcycles, col2im ~86 -> ~25)."""
+    b = e.b
+    with e.loop(q.cg) as c:
+        chan = b.add(b.mul(g, const(q.cg)), c)
+        with e.loop(q.N) as nn:
+            img = _lin(b, (nn, q.Cin * q.H * q.W), (chan, q.H * q.W))
+            for i in range(q.kh):
+                for j in range(q.kw):
+                    row = _lin(b, (c, q.kh * q.kw * q.P), (i * q.kw + j, q.P), (nn, q.HW))
+                    for oy in range(q.ho):
+                        y = oy * q.sh + i * q.dh - q.pt
+                        if not 0 <= y < q.H:
+                            continue
+                        for ox in range(q.wo):
+                            xx = ox * q.sw + j * q.dw - q.pl
+                            if 0 <= xx < q.W:
+                                body(b.add(row, const(oy * q.wo + ox)),
+                                     b.add(img, const(y * q.W + xx)))
+
+
+def _copies(e, q, g, row_body, element_body):
+    """_plane_copies(element_body) for a small output plane, else _taps_rows(row_body)."""
+    if q.kh * q.kw * q.ho * q.wo <= UNROLL_PLANE:
+        _plane_copies(e, q, g, element_body)
+    else:
+        _taps_rows(e, q, g, row_body)
+
+
 def _im2col(e, x, cols, g, q):
     """im2col's copies; the padding entries of cols stay as zeroed once per node."""
     b = e.b
 
-    def body(dst, src, lo, hi):
+    def row(dst, src, lo, hi):
         with e.loop(hi, start=lo) as ox:
-            b.store(e.load(x, b.add(src, b.mul(ox, const(q.sw)))),
-                    b.gep(cols, [b.add(dst, ox)]))
-    _taps_rows(e, q, g, body)
+            element(b.add(dst, ox), b.add(src, b.mul(ox, const(q.sw))))
+
+    def element(dst, src):
+        b.store(e.load(x, src), b.gep(cols, [dst]))
+    _copies(e, q, g, row, element)
 
 
 def _col2im(e, r, dx, g, q):
     b = e.b
 
-    def body(dst, src, lo, hi):
+    def row(dst, src, lo, hi):
         with e.loop(hi, start=lo) as ox:
-            at = b.gep(e.ptr(dx), [b.add(src, b.mul(ox, const(q.sw)))])
-            b.store(b.fadd(b.load(at), b.load(b.gep(r, [b.add(dst, ox)]))), at)
-    _taps_rows(e, q, g, body)
+            element(b.add(dst, ox), b.add(src, b.mul(ox, const(q.sw))))
+
+    def element(dst, src):
+        at = b.gep(e.ptr(dx), [src])
+        b.store(b.fadd(b.load(at), b.load(b.gep(r, [dst]))), at)
+    _copies(e, q, g, row, element)
 
 
 def _dy_rows(e, q, g, fn):
@@ -254,12 +298,12 @@ def _conv2d_bpf(e, n, a):
     _zero(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
     with _blas_on_calling_thread(e, n), e.loop(q.grp) as g:
         with e.loop(q.N) as nn:                       # dyt[n*HW + p, o] = dy[n, g*og+o, p]
-            with e.loop(q.og) as o:                   # (nested: no div/rem per element)
-                src = _lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (o, q.HW))
-                dst = _lin(b, (nn, q.HW * q.og), (o, 1))
-                with e.loop(q.HW) as p:
-                    b.store(e.load(dy, b.add(src, p)),
-                            b.gep(dyt, [b.add(dst, b.mul(p, const(q.og)))]))
+            with e.loop(q.HW) as p:                   # (nested: no div/rem per element;
+                src = _lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (p, 1))   # dyt in order)
+                dst = _lin(b, (nn, q.HW * q.og), (p, q.og))
+                with e.loop(q.og) as o:
+                    b.store(e.load(dy, b.add(src, b.mul(o, const(q.HW)))),
+                            b.gep(dyt, [b.add(dst, o)]))
         _im2col(e, x, cols, g, q)
         _dot(e, T, q.K, q.og, q.P, cols, dyt, r)
         with e.loop(q.K * q.og) as t:                 # out[g*og + o, k] = r[k, o]
@@ -295,26 +339,47 @@ def _windows(e, q, body):
         body(nc, oy, ox, _lin(e.b, (nc, q.ho * q.wo), (oy, q.wo), (ox, 1)))
 
 
+def _inside(b, v, lo, hi, size):
+    """(0 <= v < size) for v = o*s + off over outputs o: None when it holds for every o (its
+    least and greatest values lo, hi are inside), else the IR test."""
+    return None if lo >= 0 and hi < size else _in(b, v, size)
+
+
+def _guarded(b, test):
+    """`with b.if_then(test)`, or nothing when test is None (statically true)."""
+    return nullcontext() if test is None else b.if_then(test)
+
+
 def _taps(e, q, oy, ox, tap):
-    """pool_templates' unrolled window: for i, j (constants) inside the image, tap(y, xx)."""
+    """pool_templates' unrolled window: for i, j (constants) inside the image, tap(y, xx). A
+    tap that lies inside for every window (no padding on its side) is not tested, so such a
+    window is straight-line code (_argtap_branch_free relies on it)."""
     b = e.b
     for i in range(q.kh):
         y = b.add(b.mul(oy, const(q.sh)), const(i - q.pt))
-        with b.if_then(_in(b, y, q.H)):
+        with _guarded(b, _inside(b, y, i - q.pt, (q.ho - 1) * q.sh + i - q.pt, q.H)):
             for j in range(q.kw):
                 xx = b.add(b.mul(ox, const(q.sw)), const(j - q.pl))
-                with b.if_then(_in(b, xx, q.W)):
+                with _guarded(b, _inside(b, xx, j - q.pl, (q.wo - 1) * q.sw + j - q.pl, q.W)):
                     tap(y, xx)
+
+
+def _always_inside(q) -> bool:
+    """Every tap of every window lies inside the image (no padding is ever read)."""
+    return (q.pt == 0 and q.pl == 0 and (q.ho - 1) * q.sh + q.kh <= q.H
+            and (q.wo - 1) * q.sw + q.kw <= q.W)
 
 
 def _argtap(e, q, x, nc, oy, ox, T):
     """pool_templates.argtap: y*W + x of the window's first maximum (NaN counts as the
     maximum), -1 if none; compared in x's dtype."""
     b = e.b
+    base = b.mul(nc, const(q.H * q.W))
+    if _always_inside(q):
+        return _argtap_branch_free(e, q, x, base, oy, ox, T)
     best, at = e.alloca(T), e.alloca(I64)
     b.store(L.Constant(T, float("-inf")), best)
     b.store(const(-1), at)
-    base = b.mul(nc, const(q.H * q.W))
 
     def tap(y, xx):
         yx = b.add(b.mul(y, const(q.W)), xx)
@@ -325,6 +390,29 @@ def _argtap(e, q, x, nc, oy, ox, T):
         b.store(b.select(take, yx, b.load(at)), at)
     _taps(e, q, oy, ox, tap)
     return b.load(at)
+
+
+def _argtap_branch_free(e, q, x, base, oy, ox, T):
+    """argtap's answer for a window without padding, as max_pool computes its maximum (a
+    `v > best` chain and a NaN flag: maxss and blends) and then the first tap equal to it (the
+    first NaN if any; -1 if the maximum is -inf, which argtap's `v > best` never takes). The
+    running `v > best or (v is NaN and best is not)` of argtap made LLVM branch on each tap:
+    ~32 cycles a window of random data, from mispredictions (digits CNN, first pool)."""
+    b = e.b
+    taps = []
+    _taps(e, q, oy, ox, lambda y, xx: taps.append(
+        (b.add(b.mul(y, const(q.W)), xx), None)))
+    taps = [(yx, e.load(x, b.add(base, yx))) for yx, _ in taps]
+    best, isnan = L.Constant(T, float("-inf")), const(0, L.IntType(1))
+    for _, v in taps:
+        isnan = b.or_(isnan, b.fcmp_unordered("!=", v, v))
+        best = b.select(b.fcmp_ordered(">", v, best), v, best)
+    at = const(-1)
+    for yx, v in reversed(taps):             # the first match wins
+        hit = b.select(isnan, b.fcmp_unordered("uno", v, v), b.fcmp_ordered("==", v, best))
+        at = b.select(hit, yx, at)
+    none = b.and_(b.not_(isnan), b.fcmp_ordered("==", best, L.Constant(T, float("-inf"))))
+    return b.select(none, const(-1), at)
 
 
 def _max_pool(e, n, a):
