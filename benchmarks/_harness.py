@@ -190,6 +190,11 @@ def run_case(python: str, code: str, *, shapes, target_s: float, repeats: int,
     boot = (f"import sys; sys.path.insert(0, {BENCH_DIR!r}); "
             "import _harness; _harness.child_entry()")
     child_env = dict(os.environ, **(env or {}))
+    # Python's bytecode cache as in an installed package: pip compiled the peers' .pyc files at
+    # install time (PYTHONDONTWRITEBYTECODE does not stop reading them), while this checkout's
+    # modules would be compiled from source in every process (~0.07 s inside minispore's first
+    # graph call, which imports the native sink lazily)
+    child_env.pop("PYTHONDONTWRITEBYTECODE", None)
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy0, t0 = _busy_jiffies(), time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="minispore-bench-") as scratch:
