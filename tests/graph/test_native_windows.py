@@ -78,6 +78,16 @@ def test_conv_family_equals_pynative_bit_for_bit(spec, dtype):
     _check("conv2d_backprop_filter", (x, dy), {**a, "filter_shape": ws})
 
 
+@pytest.mark.parametrize("unroll", [0, 10 ** 6], ids=["loops", "straight_line"])
+@pytest.mark.parametrize("spec", CONV, ids=[f"conv{k}" for k in range(len(CONV))])
+def test_conv_copies_equal_pynative_on_both_paths(spec, unroll, monkeypatch):
+    """The conv copies as loops (_taps_rows) and as straight-line code per (channel, image)
+    (_plane_copies), forced for every geometry above."""
+    from minispore.backends.cpu import native_windows
+    monkeypatch.setattr(native_windows, "UNROLL_PLANE", unroll)
+    test_conv_family_equals_pynative_bit_for_bit(spec, np.float32)
+
+
 def _pool_input(r, xs, dtype, special):
     if not special:
         return r.standard_normal(xs).astype(dtype)

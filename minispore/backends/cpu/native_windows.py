@@ -16,7 +16,9 @@ numba sink's numbers bit for bit:
   made a conv node's IR ~25x larger and its compile ~5x slower for no speed. Small output
   planes (UNROLL_PLANE) are the exception: there the copies of one (channel, image) are
   straight-line code that skips padding at compile time, because the loops ran only a few
-  elements per row (digits CNN backward: 0.73-0.78x the time, +15% compile).
+  elements per row (digits CNN backward, with the pools' branch-free argmax below: 0.79-0.82x
+  the time, and its cold compile 2.2-2.4 -> 0.8 s). Up to 256 copies: with 1024 (the 8x8 first conv too) the LeNet graph step's cold
+  compile grew from ~3.7 to ~6.4 s for ~8 us of run time.
 - max_pool2d, max_pool2d_grad, max_pool2d_gather, avg_pool2d, avg_pool2d_grad: pool_templates.py
   with the window geometry as constants and the window loops unrolled here (the per-geometry
   numba modules): argtap's first-maximum/NaN rule, max_pool's `isnan |= v != v` and numba's
@@ -41,7 +43,7 @@ from ...core.shape import size_of
 from .native_emit import F32, F64, FLOAT, I32, I64, NativeUnsupported, const
 
 MAX_TAPS = 256              # larger pooling windows are not unrolled: left to the numba sink
-UNROLL_PLANE = 1024         # conv copies unrolled per (channel, image) up to this many taps
+UNROLL_PLANE = 256          # conv copies unrolled per (channel, image) up to this many
 
 
 # ---------------------------------------------------------------- shared ------------------------
