@@ -46,13 +46,16 @@ stats = {"compiles": 0, "parses": 0}
 
 
 def _flatten_args(args, objs: list | None = None):
-    """(tensors in order, hashable signature with tensors replaced by their types). Objects
-    compared by identity (Cells, unhashable objects) enter the signature as their id and are
-    appended to `objs`, so the cache can forget their entries when they die."""
+    """(tensors in order, hashable signature with tensors replaced by their types). A numpy
+    array counts as the Tensor _arrays_to_tensors makes of it. Objects compared by identity
+    (Cells, unhashable objects) enter the signature as their id and are appended to `objs`,
+    so the cache can forget their entries when they die."""
     tensors, sig = [], []
     objs = [] if objs is None else objs
 
     def visit(a):
+        if isinstance(a, np.ndarray):
+            a = Tensor(a)
         if isinstance(a, Tensor):
             tensors.append(a)
             return ("T", a.shape, a.dtype)
@@ -206,7 +209,6 @@ def run_steps(fn, prefix, batches, *, key_obj=None, name=None):
 def _entry(fn, args, kwargs, parse, key_obj, name):
     """The compiled entry for this call's signature (compiling it the first time) and the call's
     tensors in graph-input order."""
-    args, kwargs = _arrays_to_tensors(args), _arrays_to_tensors(kwargs)
     objs: list = []
     tensors, sig = _flatten_args(list(args) + [kwargs], objs)
     base = (fn, id(key_obj) if key_obj is not None else None, sig, _options())
@@ -216,6 +218,7 @@ def _entry(fn, args, kwargs, parse, key_obj, name):
     if entry is not None and not _params_match(entry.graph):
         entry = None                      # a Parameter changed shape or dtype: recompile
     if entry is None:
+        args, kwargs = _arrays_to_tensors(args), _arrays_to_tensors(kwargs)
         try:
             g, tree, called = build(fn, args, kwargs, parse,
                                     name or getattr(fn, "__qualname__", "graph"))
