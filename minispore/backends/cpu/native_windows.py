@@ -17,8 +17,9 @@ numba sink's numbers bit for bit:
   planes (UNROLL_PLANE) are the exception: there the copies of one (channel, image) are
   straight-line code that skips padding at compile time, because the loops ran only a few
   elements per row (digits CNN backward, with the pools' branch-free argmax below: 0.79-0.82x
-  the time, and its cold compile 2.2-2.4 -> 0.8 s). Up to 256 copies: with 1024 (the 8x8 first conv too) the LeNet graph step's cold
-  compile grew from ~3.7 to ~6.4 s for ~8 us of run time.
+  the time, and its cold compile 2.2-2.4 -> 0.8 s). Up to 256 copies: with 1024 (the 8x8
+  first conv too) the LeNet graph step's cold compile grew from ~3.7 to ~6.4 s for ~8 us of
+  run time.
 - max_pool2d, max_pool2d_grad, max_pool2d_gather, avg_pool2d, avg_pool2d_grad: pool_templates.py
   with the window geometry as constants and the window loops unrolled here (the per-geometry
   numba modules): argtap's first-maximum/NaN rule, max_pool's `isnan |= v != v` and numba's
@@ -301,8 +302,8 @@ def _conv2d_bpf(e, n, a):
     with _blas_on_calling_thread(e, n), e.loop(q.grp) as g:
         with e.loop(q.N) as nn:                       # dyt[n*HW + p, o] = dy[n, g*og+o, p]
             with e.loop(q.HW) as p:                   # (nested: no div/rem per element;
-                src = _lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (p, 1))   # dyt in order)
-                dst = _lin(b, (nn, q.HW * q.og), (p, q.og))
+                src = _lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (p, 1))   # dyt written in
+                dst = _lin(b, (nn, q.HW * q.og), (p, q.og))                  # order)
                 with e.loop(q.og) as o:
                     b.store(e.load(dy, b.add(src, b.mul(o, const(q.HW)))),
                             b.gep(dyt, [b.add(dst, o)]))
@@ -398,13 +399,13 @@ def _argtap_branch_free(e, q, x, base, oy, ox, T):
     """argtap's answer for a window without padding, as max_pool computes its maximum (a
     `v > best` chain and a NaN flag: maxss and blends) and then the first tap equal to it (the
     first NaN if any; -1 if the maximum is -inf, which argtap's `v > best` never takes). The
-    running `v > best or (v is NaN and best is not)` of argtap made LLVM branch on each tap:
-    ~32 cycles a window of random data, from mispredictions (digits CNN, first pool)."""
+    running `v > best or (v is NaN and best is not)` of argtap made LLVM branch on each tap,
+    mispredicted on random data: the digits CNN's first max_pool2d_grad took ~32 cycles a
+    window, ~13 now."""
     b = e.b
-    taps = []
-    _taps(e, q, oy, ox, lambda y, xx: taps.append(
-        (b.add(b.mul(y, const(q.W)), xx), None)))
-    taps = [(yx, e.load(x, b.add(base, yx))) for yx, _ in taps]
+    offsets = []                             # y*W + x of each tap, in argtap's order
+    _taps(e, q, oy, ox, lambda y, xx: offsets.append(b.add(b.mul(y, const(q.W)), xx)))
+    taps = [(yx, e.load(x, b.add(base, yx))) for yx in offsets]
     best, isnan = L.Constant(T, float("-inf")), const(0, L.IntType(1))
     for _, v in taps:
         isnan = b.or_(isnan, b.fcmp_unordered("!=", v, v))
