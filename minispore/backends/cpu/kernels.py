@@ -112,9 +112,13 @@ def register_all(backend) -> None:
         return factory
 
     def filled(in_metas, attrs, out_meta):
-        """fill / fill_like: the reference's np.full, made once per plan and copied per call
-        (the sensitivity of every gradient is one: ~6 -> ~1 us)."""
-        proto = np.full(out_meta.shape, attrs["value"], out_meta.dtype.np)
+        """fill / fill_like: the reference's np.full; a small result is made once per plan and
+        copied per call (the sensitivity of every gradient is one: ~6 -> ~1 us), a large one
+        is not kept alive by the plan cache."""
+        shape, d, value = tuple(out_meta.shape), out_meta.dtype.np, attrs["value"]
+        if size_of(shape) > 4096:
+            return lambda *bufs: np.full(shape, value, d)
+        proto = np.full(shape, value, d)
         return lambda *bufs: proto.copy()
     backend.register("fill")(filled)
     backend.register("fill_like")(filled)
