@@ -215,38 +215,32 @@ def _plane_copies(e, q, g, body):
                                      b.add(img, const(y * q.W + xx)))
 
 
-def _copies(e, q, g, row_body, element_body):
-    """_plane_copies(element_body) for a small output plane, else _taps_rows(row_body)."""
+def _copies(e, q, g, element):
+    """element(index in cols, index in x) for every copy of group g, in windows.py's order:
+    _plane_copies for a small output plane, else _taps_rows with a loop over each row."""
     if q.kh * q.kw * q.ho * q.wo <= UNROLL_PLANE:
-        _plane_copies(e, q, g, element_body)
-    else:
-        _taps_rows(e, q, g, row_body)
+        return _plane_copies(e, q, g, element)
+    b = e.b
+
+    def row(dst, src, lo, hi):
+        with e.loop(hi, start=lo) as ox:
+            element(b.add(dst, ox), b.add(src, b.mul(ox, const(q.sw))))
+    _taps_rows(e, q, g, row)
 
 
 def _im2col(e, x, cols, g, q):
     """im2col's copies; the padding entries of cols stay as zeroed once per node."""
     b = e.b
-
-    def row(dst, src, lo, hi):
-        with e.loop(hi, start=lo) as ox:
-            element(b.add(dst, ox), b.add(src, b.mul(ox, const(q.sw))))
-
-    def element(dst, src):
-        b.store(e.load(x, src), b.gep(cols, [dst]))
-    _copies(e, q, g, row, element)
+    _copies(e, q, g, lambda dst, src: b.store(e.load(x, src), b.gep(cols, [dst])))
 
 
 def _col2im(e, r, dx, g, q):
     b = e.b
 
-    def row(dst, src, lo, hi):
-        with e.loop(hi, start=lo) as ox:
-            element(b.add(dst, ox), b.add(src, b.mul(ox, const(q.sw))))
-
     def element(dst, src):
         at = b.gep(e.ptr(dx), [src])
         b.store(b.fadd(b.load(at), b.load(b.gep(r, [dst]))), at)
-    _copies(e, q, g, row, element)
+    _copies(e, q, g, element)
 
 
 def _dy_rows(e, q, g, fn):

@@ -196,7 +196,7 @@ def run_steps(fn, prefix, batches, *, key_obj=None, name=None):
     entry, tensors = _entry(fn, calls[0], {}, True, key_obj, name)
     multi = getattr(entry.program, "run_steps", None)
     if multi is not None and len(calls) > 1 and tensors:
-        flat = [_flatten_args(list(_arrays_to_tensors(c)) + [{}], []) for c in calls]
+        flat = [_flatten_args(list(c) + [{}], []) for c in calls]
         if all(f[1] == flat[0][1] for f in flat[1:]):
             stacked = [np.stack([t._buf for t in col]) for col in zip(*[f[0] for f in flat])]
             return _finish(entry, *multi(stacked))
