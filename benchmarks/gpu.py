@@ -242,12 +242,15 @@ def torch_steps(steps: int) -> list:
     data = [(torch.as_tensor(x, device="cuda"), torch.as_tensor(y, device="cuda"))
             for x, y in _batches(steps)]
 
-    def step(x, y):
-        opt.zero_grad(set_to_none=False)
+    def step_body(x, y):
         loss = -(torch.log_softmax(net(x), -1) * y).sum() / x.shape[0]
         loss.backward()
         opt.step()
         return loss
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=False)
+        return step_body(x, y)
     out = []
     step(*data[0])
     torch.cuda.synchronize()
@@ -257,17 +260,20 @@ def torch_steps(steps: int) -> list:
     float(loss)
     dt = (time.perf_counter() - t0) / steps
     out.append({"impl": "PyTorch eager", "steps_per_s": 1 / dt, "ms_per_step": dt * 1e3})
-    try:                                       # the whole step as a CUDA graph (static inputs)
-        sx, sy = data[0][0].clone(), data[0][1].clone()
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
+    del loss                                   # its autograd graph holds the grads' streams
+    try:                                       # the whole step as a CUDA graph (static inputs),
+        sx, sy = data[0][0].clone(), data[0][1].clone()     # as torch's docs capture one:
+        s = torch.cuda.Stream()                # warm-up on a side stream, grads set to None so
+        s.wait_stream(torch.cuda.current_stream())   # the captured backward allocates them in
+        with torch.cuda.stream(s):                   # the graph's pool, no zero_grad inside
             for _ in range(3):
-                step(sx, sy)
+                opt.zero_grad(set_to_none=True)
+                step_body(sx, sy)
         torch.cuda.current_stream().wait_stream(s)
         g = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
         with torch.cuda.graph(g):
-            sloss = step(sx, sy)
+            sloss = step_body(sx, sy)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         for x, y in data:
@@ -278,7 +284,8 @@ def torch_steps(steps: int) -> list:
         dt = (time.perf_counter() - t0) / steps
         out.append({"impl": "PyTorch CUDA graph", "steps_per_s": 1 / dt, "ms_per_step": dt * 1e3})
     except Exception as e:                     # noqa: BLE001
-        out.append({"impl": "PyTorch CUDA graph", "skipped": f"{type(e).__name__}: {e}"})
+        out.append({"impl": "PyTorch CUDA graph",
+                    "skipped": f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"})
     return out
 
 

@@ -257,6 +257,61 @@ def test_the_fused_chain_kernel_matches_pynative(golden, tmp_path):
     np.testing.assert_allclose(got, eager, rtol=2e-6, atol=1e-6)
 
 
+def _misaligned(a, by=1):
+    """A C-contiguous copy of `a` whose data starts `by` elements past a 64-byte boundary."""
+    base = np.empty(a.size + 16, a.dtype)
+    skip = (-base.ctypes.data % 64) // a.itemsize + by
+    v = base[skip:skip + a.size].reshape(a.shape)
+    v[...] = a
+    return v
+
+
+def test_vector_and_scalar_paths_of_an_elementwise_kernel_agree(tmp_path):
+    """Elementwise kernels step through VEC elements per thread with vector loads when every
+    full-shape pointer is aligned, element by element otherwise, and finish a tail of fewer
+    than VEC elements element by element: all three give the same bits."""
+    x0, x1 = C.E.arg(0), C.E.arg(1)
+    n = 4 * 250 + 3
+    e = C.E.tanh(x0 * 1.5 + 0.3) * C.E.sigmoid(x1) - x0 * x0 / 3
+    k = C.fused_kernel(e, ("float32", "float16"), ((n,), (1,)), "float32", (n,))
+    kb = C.fused_kernel(e, ("float32", "float16"), ((7, n), (7, 1)), "float32", (7, n))
+    assert "ms_vec<float>" in k.body and "ms_vec<unsigned short>" not in k.body  # (1,) is scalar
+    mod = HostModule([k, kb], tmp_path)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n).astype(np.float32)
+    h = np.array([0.75], np.float16).view(np.uint16)
+    want = np.tanh(a * np.float32(1.5) + np.float32(0.3)) * (1 / (1 + np.exp(-0.75))) - a * a / 3
+    outs = {}
+    for label, ai, out in (("aligned", a, np.empty(n, np.float32)),
+                           ("input misaligned", _misaligned(a), np.empty(n, np.float32)),
+                           ("output misaligned", a, _misaligned(np.empty(n, np.float32), 2))):
+        for grid in (1, 3, k.grid):
+            outs[label, grid] = mod.run(k, [ai, h], out, grid=grid, block=4).copy()
+    first = outs["aligned", 1]
+    np.testing.assert_allclose(first, want, rtol=2e-6, atol=1e-6)
+    for key, got in outs.items():
+        np.testing.assert_array_equal(got.view(np.uint32), first.view(np.uint32), err_msg=key)
+    # a broadcast input (read at decoded offsets) beside a vector-loaded one
+    a2 = rng.standard_normal((7, n)).astype(np.float32)
+    h2 = rng.standard_normal((7, 1)).astype(np.float16)
+    got = mod.run(kb, [a2, h2.view(np.uint16)], np.empty((7, n), np.float32), grid=5, block=8)
+    got_scalar = mod.run(kb, [_misaligned(a2), h2.view(np.uint16)], np.empty((7, n), np.float32),
+                         grid=5, block=8)
+    np.testing.assert_array_equal(got, got_scalar)
+    hf = h2.astype(np.float32)
+    np.testing.assert_allclose(got, np.tanh(a2 * 1.5 + 0.3) / (1 + np.exp(-hf)) - a2 * a2 / 3,
+                               rtol=2e-6, atol=1e-6)
+
+
+def test_elementwise_index_width_follows_the_size():
+    """32-bit indices (cheaper division for broadcast offsets) unless an index could pass 2^31."""
+    x = C.E.arg(0)
+    small = C.fused_kernel(x * 2.0, ("float32",), ((1 << 20,),), "float32", (1 << 20,))
+    large = C.fused_kernel(x * 2.0, ("float32",), ((1 << 31,),), "float32", (1 << 31,))
+    assert "for (int v = start" in small.body and "long long i" not in small.body
+    assert "for (long long v = start" in large.body and "2147483648LL" in large.body
+
+
 # ------------------------------------------------------- the GEMM of captured graphs (no cuBLAS)
 GEMMS = [("float32", 1, 5, 7, 3), ("float64", 3, 17, 33, 18), ("float32", 2, 40, 1, 20),
          ("float32", 1, 16, 16, 16), ("float32", 4, 128, 64, 10), ("float64", 1, 1, 2, 1)]

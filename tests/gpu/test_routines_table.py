@@ -6,7 +6,8 @@ device_target="GPU": the backend itself always passes cupy (tests marked `gpu` r
 The array module is numpy under CuPy's restrictions that numpy lacks (`CupyLike`): no bfloat16
 arrays (constants, outputs: device storage is uint16 bits), add.at (cupyx.scatter_add) only
 on the dtypes CuPy's atomics take, no concatenate of more than 8 arrays (CuPy uploads a
-pointer table from the host then, which a captured CUDA graph would replay stale)."""
+pointer table from the host then, which a captured CUDA graph would replay stale), no axis on a
+0-d array (numpy's reductions take axis 0 or -1 there; CuPy's raise AxisError: seen on an H200)."""
 from __future__ import annotations
 
 import numpy as np
@@ -43,12 +44,28 @@ class _AddUfunc:
         np.add.at(a, indices, b)
 
 
+# the array module's functions that take an axis and, in CuPy, reject one on a 0-d array
+AXIS_FUNCTIONS = {"sum", "prod", "max", "min", "amax", "amin", "mean", "argmax", "argmin", "any",
+                  "all", "cumsum", "cumprod", "sort", "argsort", "flip"}
+
+
+def _no_axis_on_0d(fn, name):
+    def checked(a, *args, **kw):
+        axis = kw.get("axis", args[0] if args else None)
+        if np.ndim(a) == 0 and axis is not None and axis != ():
+            raise np.exceptions.AxisError(f"cupy.{name}: axis {axis} is out of bounds for "
+                                          f"array of dimension 0")
+        return fn(a, *args, **kw)
+    return checked
+
+
 class CupyLike:
     """numpy as the routines' array module, with the restrictions of cupy listed above."""
     add = _AddUfunc()
 
     def __getattr__(self, name):
-        return getattr(np, name)
+        fn = getattr(np, name)
+        return _no_axis_on_0d(fn, name) if name in AXIS_FUNCTIONS else fn
 
     @staticmethod
     def concatenate(arrays, *a, **kw):
@@ -235,3 +252,20 @@ def test_random_streams_are_the_references_bits():
         full = attrs_dict(normalize_attrs(op, attrs))
         got, _ = _run(name, (key,), attrs)
         np.testing.assert_array_equal(got[0], op.ref(key, **full))
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "argmax", "argmin", "sum", "max",
+                                  "logsumexp"])
+def test_zero_d_input_with_an_axis(name):
+    """A 0-d tensor reduced along axis -1 (MindSpore allows it): the routines must not hand CuPy
+    an axis of a 0-d array (tests/ops' test_zero_d_tensor_accepts_axis_minus_one failed on an
+    H200 for softmax and argmax before)."""
+    x = np.array(1.5, np.float32)
+    op = REGISTRY[name]
+    attrs = {"axis": -1}
+    full = attrs_dict(normalize_attrs(op, attrs))
+    with np.errstate(all="ignore"):
+        want = as_tuple(op.ref(x, **{**full, "axis": 0}))
+    got, _ = _run(name, (x,), attrs)
+    assert got[0].shape == ()
+    assert_close(got[0], np.asarray(want[0]), 0, 0, name)

@@ -55,6 +55,8 @@ _LOAD = {"float16": "ms_h2f", "bfloat16": "ms_bf2f"}
 _STORE_FN = {"float16": "ms_f2h", "bfloat16": "ms_f2bf"}
 BLOCK = 256                  # threads per block of a reduction kernel (a power of two)
 THREADS = 256                # suggested threads per block of an elementwise kernel
+VEC = 4                      # consecutive elements per thread and step of an elementwise kernel
+MAX_GRID = 65535             # blocks of an elementwise kernel at most (a grid-stride loop)
 
 PREAMBLE = r"""
 #define MS_DEV static __device__ __forceinline__
@@ -64,6 +66,7 @@ PREAMBLE = r"""
 #ifndef NAN
 #define NAN __int_as_float(0x7fffffff)
 #endif
+template <typename T> struct alignas(4 * sizeof(T)) ms_vec { T v[4]; };   // VEC elements
 #ifndef MS_HOST_SHIM
 MS_DEV float ms_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
 MS_DEV unsigned short ms_f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
@@ -249,17 +252,21 @@ def _collapse(shape, strides_list):
     return [n for n, _ in out], [[st[i] for _, st in out] for i in range(len(strides_list))]
 
 
-def _offsets(var: str, dims: list, strides: list, prefix: str, base=None) -> list:
-    """Lines computing offset variables {prefix}{j} of index `var` over row-major `dims`."""
-    lines = [f"long long {prefix}{j} = {base[j] if base else 0};" for j in range(len(strides))]
-    if not dims:
+def _offsets(var: str, dims: list, strides: list, prefix: str, base=None,
+             itype: str = "long long") -> list:
+    """Lines computing offset variables {prefix}{j} of index `var` over row-major `dims`, in
+    integer type `itype` (32-bit division is several times cheaper than 64-bit on the device)."""
+    sfx = "LL" if itype == "long long" else ""
+    lines = [f"{itype} {prefix}{j} = {base[j] if base else 0};" for j in range(len(strides))]
+    if not dims or not strides:
         return lines
-    lines.append(f"long long {prefix}_rem = {var};")
+    lines.append(f"{itype} {prefix}_rem = {var};")
     for k in reversed(range(len(dims))):
-        lines.append(f"{{ long long id = {prefix}_rem % {dims[k]}LL; {prefix}_rem /= {dims[k]}LL;")
+        lines.append(f"{{ {itype} id = {prefix}_rem % {dims[k]}{sfx}; "
+                     f"{prefix}_rem /= {dims[k]}{sfx};")
         for j, st in enumerate(strides):
             if st[k]:
-                lines.append(f"  {prefix}{j} += id * {st[k]}LL;")
+                lines.append(f"  {prefix}{j} += id * {st[k]}{sfx};")
         lines.append("}")
     return lines
 
@@ -309,18 +316,53 @@ def expr_kernel(tag, expr, in_dtypes, cdts, in_shapes, out_dtype, out_shape) -> 
     scalar = [not any(st) for st in cst]
     decode = [j for j in range(len(cst)) if not direct[j] and not scalar[j]]
     val, _ = render(expr, [(f"x{j}", c) for j, c in enumerate(comp)], _const_type(cdts))
-    lines = [f"for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < {n}LL;"
-             f" i += (long long)blockDim.x * gridDim.x) {{"]
-    lines += ["  " + t for t in _offsets("i", dims, [cst[j] for j in decode], "o")]
-    for j in range(len(cst)):
-        off = "i" if direct[j] else "0" if scalar[j] else f"o{decode.index(j)}"
-        lines.append(f"  const {comp[j]} x{j} = {_load(f'a{j}[{off}]', in_names[j], comp[j])};")
-    lines.append(f"  out[i] = {_store(val, out_name)};")
+    vec = n >= VEC                                   # the vector loop has a whole group to do
+    items = n // VEC if vec else n
+    grid = max(1, min((items + THREADS - 1) // THREADS, MAX_GRID))
+    # 32-bit indices when no index (nor index + the grid's stride) can pass 2^31 - 1
+    it = "int" if n + grid * THREADS * VEC < 2 ** 31 else "long long"
+    sfx = "" if it == "int" else "LL"
+
+    def element(i, direct_value, sink):
+        """Lines computing element `i`: direct input j read as direct_value(j), result to
+        sink(value)."""
+        lines = _offsets(i, dims, [cst[j] for j in decode], "o", itype=it)
+        for j in range(len(cst)):
+            v = direct_value(j) if direct[j] else f"a{j}[{'0' if scalar[j] else f'o{decode.index(j)}'}]"
+            lines.append(f"const {comp[j]} x{j} = {_load(v, in_names[j], comp[j])};")
+        return lines + [sink(_store(val, out_name))]
+
+    lines = [f"const {it} start = ({it})blockIdx.x * blockDim.x + threadIdx.x, "
+             f"stride = ({it})blockDim.x * gridDim.x;", f"{it} first = 0;"]
+    if vec:
+        # VEC consecutive elements per thread and step, loaded and stored as one aligned vector
+        # (several independent elements in flight per thread: ~1.4x the bandwidth of one
+        # element per step on an H200) when every full-shape pointer is aligned to its vector
+        vin = [j for j in range(len(cst)) if direct[j]]
+        misaligned = " | ".join([f"((unsigned long long)a{j} % sizeof(ms_vec<{in_store[j]}>))"
+                                 for j in vin]
+                                + [f"((unsigned long long)out % sizeof(ms_vec<{out_store}>))"])
+        lines.append(f"if (({misaligned}) == 0) {{")
+        lines.append(f"  for ({it} v = start; v < {items}{sfx}; v += stride) {{")
+        lines += [f"    const ms_vec<{in_store[j]}> l{j} = "
+                  f"*(const ms_vec<{in_store[j]}>*)(a{j} + {VEC} * v);" for j in vin]
+        lines.append(f"    ms_vec<{out_store}> r;")
+        lines.append("    #pragma unroll")
+        lines.append(f"    for (int k = 0; k < {VEC}; ++k) {{")
+        lines.append(f"      const {it} i = {VEC} * v + k;")
+        lines += ["      " + t for t in element("i", lambda j: f"l{j}.v[k]",
+                                                 lambda x: f"r.v[k] = {x};")]
+        lines.append("    }")
+        lines.append(f"    *(ms_vec<{out_store}>*)(out + {VEC} * v) = r;")
+        lines.append("  }")
+        lines.append(f"  first = {VEC * items}{sfx};")
+        lines.append("}")
+    lines.append(f"for ({it} i = first + start; i < {n}{sfx}; i += stride) {{")
+    lines += ["  " + t for t in element("i", lambda j: f"a{j}[i]", lambda x: f"out[i] = {x};")]
     lines.append("}")
     inner = "(" + _signature(in_store, out_store) + ") {\n  " + "\n  ".join(lines) + "\n}\n"
     name = _name(tag, inner)
     body = f'extern "C" __global__ void {name}' + inner
-    grid = max(1, min((n + THREADS - 1) // THREADS, 65535))
     return CudaKernel(name, body, tuple(in_store), out_store, grid, THREADS, False)
 
 

@@ -153,6 +153,13 @@ class CudaGraphProgram(Program):
     def _capture(self, seg: Segment, env: list) -> None:
         rt = self.rt
         keep = seg.escapes + seg.const_escapes
+        kept = set(keep)
+        # a value needed after the segment (an assigned Parameter's new value, say a Momentum
+        # accumulator) may have its last use inside it: in the capture it must outlive the
+        # segment, or its buffer is back in the graph's pool and a later kernel of the same
+        # capture overwrites it
+        steps = [("free", [s for s in st[1] if s not in kept]) if st[0] == "free" else st
+                 for st in seg.steps]
 
         def prepare():
             return {r: rt.fresh(env[r]) for r in seg.reads}
@@ -161,7 +168,7 @@ class CudaGraphProgram(Program):
             local = list(env)
             for r, b in static.items():
                 local[r] = b
-            self._run(seg.steps, local, [])
+            self._run(steps, local, [])
             return {w: local[w] for w in keep}
         try:
             seg.graph, (seg.static, seg.outs) = rt.capture(prepare, body)

@@ -273,7 +273,7 @@ def _arg(fn):
 
         def run(x):
             a = S.to_compute(xp, x, xd)
-            if axis is None:
+            if axis is None or nd == 0:          # CuPy rejects any axis of a 0-d array
                 r = getattr(xp, fn)(a.reshape(-1))
                 return xp.asarray(r).astype(np.int64).reshape((1,) * nd if keep else ())
             return _c(xp, xp.asarray(getattr(xp, fn)(a, axis=axis, keepdims=keep))
@@ -339,17 +339,19 @@ def _matmul(xp, ctx, ms, attrs, out):
 
 def _softmax(log: bool):
     def factory(xp, ctx, ms, attrs, out):
-        axis, xd = attrs["axis"], ms[0].dtype
+        xd, zero_d = ms[0].dtype, len(ms[0].shape) == 0
+        axis = 0 if zero_d else attrs["axis"]   # CuPy rejects any axis of a 0-d array: use (1,)
 
         def run(x):
             a = S.to_compute(xp, x, xd)
+            a = a.reshape(1) if zero_d else a
             s = a - xp.max(a, axis=axis, keepdims=True)
             if log:
                 r = s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
             else:
                 e = xp.exp(s)
                 r = e / xp.sum(e, axis=axis, keepdims=True)
-            return S.from_compute(xp, r, xd)
+            return S.from_compute(xp, r.reshape(()) if zero_d else r, xd)
         return run
     return factory
 
