@@ -103,15 +103,33 @@ def test_momentum_step_keeps_assigned_values_alive_in_the_capture(fake_gpu):
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=1e-6)
 
 
+def two_kernels(x):
+    """The fused chain, then a matmul: two kernels, one segment (a single kernel is never
+    captured)."""
+    y = chain(x)
+    return ops.matmul(y.reshape(8, -1), y.reshape(-1, 8))
+
+
 def test_outputs_survive_the_next_replay(fake_gpu):
-    f = ms.jit(chain)
+    f = ms.jit(two_kernels)
     a = np.linspace(-4, 4, 64, dtype=np.float32)
     r1 = f(Tensor(a))
     r2 = f(Tensor(a * 0.5))                  # replays into the same graph buffers
-    np.testing.assert_allclose(r1.asnumpy(), chain(Tensor(a)).asnumpy(), rtol=2e-6, atol=1e-6)
-    np.testing.assert_allclose(r2.asnumpy(), chain(Tensor(a * 0.5)).asnumpy(), rtol=2e-6,
+    np.testing.assert_allclose(r1.asnumpy(), two_kernels(Tensor(a)).asnumpy(), rtol=2e-6,
+                               atol=1e-6)
+    np.testing.assert_allclose(r2.asnumpy(), two_kernels(Tensor(a * 0.5)).asnumpy(), rtol=2e-6,
                                atol=1e-6)
     assert fake_gpu.rt.counters["graph_launches"] == 2
+
+
+def test_a_single_kernel_is_launched_not_captured(fake_gpu):
+    a = np.linspace(-4, 4, 64, dtype=np.float32)
+    r = [ms.jit(chain)(Tensor(a)).asnumpy() for _ in range(2)]
+    st = _entry().program.stats()
+    assert st["segments"] == 1 and st["kernels"] == [1] and st["captured"] == 0, st
+    assert fake_gpu.rt.counters["captures"] == 0 and fake_gpu.rt.counters["graph_launches"] == 0
+    for g in r:
+        np.testing.assert_allclose(g, chain(Tensor(a)).asnumpy(), rtol=2e-6, atol=1e-6)
 
 
 def control(x, n):
@@ -128,7 +146,8 @@ def control(x, n):
     return y, (y * y).mean(axis=0)
 
 
-def test_control_flow_splits_the_capture(fake_gpu):
+def test_control_flow_splits_the_capture(fake_gpu, monkeypatch):
+    monkeypatch.setattr(CudaGraphProgram, "MIN_KERNELS", 1)     # capture even one-kernel runs
     x = np.linspace(-1, 2, 12, dtype=np.float32).reshape(4, 3)
     got = [t.asnumpy() for t in ms.jit(control)(Tensor(x), Tensor(np.int32(3)))]
     got2 = [t.asnumpy() for t in ms.jit(control)(Tensor(-x), Tensor(np.int32(2)))]
@@ -145,13 +164,13 @@ def test_a_failed_capture_warns_and_runs_kernel_by_kernel(fake_gpu, monkeypatch)
     def refuse(prepare, body):
         raise RuntimeError("cudaErrorStreamCaptureUnsupported (simulated)")
     monkeypatch.setattr(fake_gpu.rt, "capture", refuse)
-    a = np.linspace(-4, 4, 32, dtype=np.float32)
+    a = np.linspace(-4, 4, 64, dtype=np.float32)
     with pytest.warns(RuntimeWarning, match=r"capturing a segment .* failed .*simulated"):
-        r = ms.jit(chain)(Tensor(a))
+        r = ms.jit(two_kernels)(Tensor(a))
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)        # warned once, not every call
-        r2 = ms.jit(chain)(Tensor(a))
-    want = chain(Tensor(a)).asnumpy()
+        r2 = ms.jit(two_kernels)(Tensor(a))
+    want = two_kernels(Tensor(a)).asnumpy()
     np.testing.assert_allclose(r.asnumpy(), want, rtol=2e-6, atol=1e-6)
     np.testing.assert_allclose(r2.asnumpy(), want, rtol=2e-6, atol=1e-6)
     assert _entry().program.stats()["captured"] == 0

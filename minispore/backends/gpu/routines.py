@@ -10,14 +10,21 @@ Arrays are in device storage (storage.py: bfloat16 as uint16 bits); results are 
 `ctx.checks` is False while a CUDA graph is captured (no host synchronisation allowed then),
 `ctx.in_graph` is True while a graph is captured and during its warm-up run (matmul then runs on
 `ctx.gemm`, the runtime's own kernel: CuPy refuses cuBLAS calls during stream capture), and
-`ctx.const(host_array)` uploads a constant once, when the kernel is made."""
+`ctx.const(host_array)` uploads a constant once, when the kernel is made. Where
+`ctx.compiles_cuda` (the CuPy runtime), a routine may launch a generated kernel instead,
+`ctx.raw_kernel(cuda_codegen.CudaKernel)`: softmax and log_softmax do (cuda_softmax.py); the
+tests' numpy compiles nothing, so they check the composed form there and the kernel on the host
+shim and on a GPU."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ...core import dtype as dt
 from ...core.ops.index_ops import _py_slices
 from ...core.ops.reduce import reduction_axes
+from . import cuda_softmax
 from . import storage as S
 
 TABLE: dict = {}
@@ -339,10 +346,23 @@ def _matmul(xp, ctx, ms, attrs, out):
 
 def _softmax(log: bool):
     def factory(xp, ctx, ms, attrs, out):
-        xd, zero_d = ms[0].dtype, len(ms[0].shape) == 0
-        axis = 0 if zero_d else attrs["axis"]   # CuPy rejects any axis of a 0-d array: use (1,)
+        xd, shape = ms[0].dtype, tuple(ms[0].shape)
+        zero_d = not shape
+        axis = 0 if zero_d else attrs["axis"] % len(shape)   # CuPy rejects any axis of a 0-d
+        if getattr(ctx, "compiles_cuda", False):             # one generated kernel
+            outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+            ck = cuda_softmax.softmax_kernel(xd, outer, shape[axis] if shape else 1, inner, log)
+            k, grid, block = ctx.raw_kernel(ck), (ck.grid,), (ck.block,)
+            sd, size = S.storage_np(xd), math.prod(shape)
 
-        def run(x):
+            def run_kernel(x):
+                r = xp.empty(shape, sd)
+                if size:
+                    k(grid, block, (x, r))
+                return r
+            return run_kernel
+
+        def run(x):                  # array modules that compile nothing (the tests' numpy)
             a = S.to_compute(xp, x, xd)
             a = a.reshape(1) if zero_d else a
             s = a - xp.max(a, axis=axis, keepdims=True)

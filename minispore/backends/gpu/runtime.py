@@ -44,6 +44,7 @@ class CapturedGraph:
 
 class CupyRuntime:
     name = "cupy"
+    compiles_cuda = True                    # routines may launch generated kernels (raw_kernel)
 
     def __init__(self):
         import cupy
