@@ -18,8 +18,7 @@ memory pool, so no address the graph writes can ever be handed to another tensor
 as long as the graph. Replays launch on the current stream, so they are ordered with the eager
 work around them.
 
-UNPROVEN ON HARDWARE: written against CuPy 14's documented API; no line of this module has run
-on a GPU yet (README, "GPU backend").
+Run on an H200 with CuPy 14.2 and CUDA 13 (README, "GPU backend").
 """
 from __future__ import annotations
 
