@@ -8,8 +8,8 @@ MindSpore 2.x's `mindspore.Profiler` does (`Profiler(output_path=...)`, `.start(
 
 Each kernel call is recorded with its name, backend, mode (PyNative; Graph KBK = jit_level O0/O1,
 one host launch per kernel; Graph sink = O2), host (wall) time, device time (SIMULATED model time
-on the simulated Ascend; on the CPU the kernel runs on the calling thread, so its device time is
-its host time), device tasks, bytes of its inputs and outputs, host launches, and for graph nodes
+on the simulated Ascend; measured by CUDA events on the GPU; on the CPU the kernel runs on the
+calling thread, so its device time is its host time), device tasks, bytes of its inputs and outputs, host launches, and for graph nodes
 the output types and source line. Graph runs are recorded as spans enclosing their kernels; the
 CPU's O2 program, one numba function for the whole graph, is one kernel.
 
@@ -164,7 +164,8 @@ class Profiler:
         return [{"name": c.info.name, "kind": c.info.kind, "backend": c.info.backend,
                  "mode": c.info.mode, "jit_level": c.info.jit_level,
                  "start_s": c.t0 - s.t0, "host_s": c.t1 - c.t0, "device_s": c.device_s,
-                 "simulated": c.info.simulated, "tasks": c.tasks, "bytes": c.info.nbytes,
+                 "simulated": c.info.simulated, "measured": c.info.measured,
+                 "device_start_s": c.device_t0, "tasks": c.tasks, "bytes": c.info.nbytes,
                  "launches": c.launches, "types": c.info.types, "source": c.info.loc}
                 for c in s.calls]
 
@@ -200,8 +201,10 @@ class Profiler:
         tot = report.totals(s)
         lines = [f"{b}: {t['kernel_calls']} kernel calls, {t['launches']} host launches, "
                  f"{t['graph_runs']} graph runs, kernels {t['kernel_host_s'] * 1e3:.3f} ms host"
-                 + (f", device {t['device_s'] * 1e3:.3f} ms {report.SIM} model time, "
-                    f"{t['tasks']} tasks" if t["device_s"] is not None else "")
+                 + ((f", device {t['device_s'] * 1e3:.3f} ms {report.SIM} model time, "
+                     f"{t['tasks']} tasks" if t.get("device_time") == report.SIM else
+                     f", device {t['device_s'] * 1e3:.3f} ms ({t.get('device_time')})")
+                    if t["device_s"] is not None else "")
                  for b, t in tot.items() if t["kernel_calls"] or t["graph_runs"]]
         with open(p["summary"], "w") as f:
             f.write(text + "\n".join(lines) + "\n")

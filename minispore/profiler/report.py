@@ -4,8 +4,10 @@ tracks.
 
 Clocks: host tracks are wall time (time.perf_counter since the profiler started). A CPU kernel
 runs synchronously on the calling thread, so the CPU device track shows the same intervals. The
-simulated Ascend's tracks are SIMULATED model time (the simulator's clock since the profiler
-started; runtime.py), never a measurement, and every label that shows them says so.
+GPU's device track is measured by CUDA events around each call, placed on the host clock at the
+profiler's first GPU event. The simulated Ascend's tracks are SIMULATED model time (the
+simulator's clock since the profiler started; runtime.py), never a measurement, and every label
+that shows them says so.
 """
 from __future__ import annotations
 
@@ -13,9 +15,15 @@ import csv
 import io
 import json
 
-from .session import GRAPH, KERNEL, Session
+from .session import GRAPH, KERNEL, PYNATIVE, Session
 
 SIM = "SIMULATED"
+EVENTS = "CUDA events"
+
+
+def clock(info) -> str:
+    """What a kernel's device time is: SIMULATED, measured by device events, or the host's."""
+    return SIM if info.simulated else EVENTS if info.measured else "= host (synchronous)"
 
 
 def op_summary(s: Session, kind: str = KERNEL) -> list[dict]:
@@ -30,8 +38,8 @@ def op_summary(s: Session, kind: str = KERNEL) -> list[dict]:
         if g is None:
             g = groups[key] = {"name": i.name, "backend": i.backend, "mode": i.mode,
                                "calls": 0, "host_s": 0.0,
-                               "device_s": 0.0 if i.simulated else None,
-                               "device_time": SIM if i.simulated else "= host (synchronous)",
+                               "device_s": 0.0 if i.simulated or i.measured else None,
+                               "device_time": clock(i),
                                "tasks": 0, "bytes": 0, "launches": 0, "locs": set()}
         g["calls"] += 1
         g["host_s"] += c.t1 - c.t0
@@ -54,7 +62,8 @@ def op_summary(s: Session, kind: str = KERNEL) -> list[dict]:
 def totals(s: Session) -> dict:
     """Per backend: kernel calls, host launches, kernel host time, device tasks and device time
     (simulated devices: from the device's own counters over the window, which also count work
-    outside any kernel, e.g. a loop sink's launch and data queue)."""
+    outside any kernel, e.g. a loop sink's launch and data queue; the GPU: the CUDA-event times of
+    its graph runs and eager kernels)."""
     out: dict = {}
     for c in s.calls:
         i = c.info
@@ -66,6 +75,10 @@ def totals(s: Session) -> dict:
             t["kernel_host_s"] += c.t1 - c.t0
         else:
             t["graph_runs"] += 1
+        # measured device time: graph runs (their kernels are inside them) and eager kernels
+        if i.measured and c.device_s is not None and (i.kind == GRAPH or i.mode == PYNATIVE):
+            t["device_s"] = (t["device_s"] or 0.0) + c.device_s
+            t["device_time"] = EVENTS
     for w in s.windows:
         t = out.setdefault(w.backend, {"kernel_calls": 0, "graph_runs": 0, "launches": 0,
                                        "kernel_host_s": 0.0, "device_s": None, "tasks": 0})
@@ -87,15 +100,17 @@ def table(rows: list[dict], title: str = "", limit: int | None = None):
     from rich.table import Table
     from rich.text import Text
     t = Table(title=title or None, title_justify="left",
-              caption=f"device µs: {SIM} model time on Ascend (sim); on the CPU a kernel runs on "
-                      f"the calling thread (device = host)", caption_justify="left")
+              caption=f"device µs: {SIM} model time on Ascend (sim); on the GPU measured by "
+                      f"{EVENTS}; on the CPU a kernel runs on the calling thread (device = "
+                      f"host)", caption_justify="left")
     heads = ("op", "backend/mode", "calls", "host ms", "host %", "µs/call", "device µs",
              "tasks", "launches", "MB", "source")
     for h in heads:
         t.add_column(h, justify="left" if h in ("op", "backend/mode", "source") else "right",
                      overflow="fold", max_width=48 if h == "op" else None)
     for r in rows[:limit]:
-        dev = "-" if r["device_s"] is None else f"{r['device_s'] * 1e6:.1f} sim"
+        dev = "-" if r["device_s"] is None else f"{r['device_s'] * 1e6:.1f}" + (
+            " sim" if r["device_time"] == SIM else "")
         t.add_row(Text(r["name"]), f"{r['backend']} {r['mode']}", str(r["calls"]),
                   f"{r['host_s'] * 1e3:.3f}", f"{r['host_pct']:.1f}", f"{r['host_mean_us']:.1f}",
                   dev, str(r["tasks"]), str(r["launches"]), f"{r['bytes'] / 1e6:.3f}",
@@ -128,7 +143,8 @@ def kernel_csv(s: Session) -> str:
         w.writerow([i.name, i.kind, i.backend, i.mode, i.jit_level,
                     f"{(c.t0 - s.t0) * 1e6:.3f}", f"{(c.t1 - c.t0) * 1e6:.3f}",
                     "" if c.device_s is None else f"{c.device_s * 1e6:.3f}",
-                    SIM if i.simulated else "host", c.tasks, i.nbytes, c.launches, i.types,
+                    SIM if i.simulated else EVENTS if i.measured else "host", c.tasks,
+                    i.nbytes, c.launches, i.types,
                     i.loc])
     return buf.getvalue()
 
@@ -165,20 +181,24 @@ def chrome_trace(s: Session) -> dict:
         if i.loc:
             args["source"] = i.loc
         if c.device_s is not None:
-            args[f"device_us ({SIM})"] = c.device_s * 1e6
-            args["device_tasks"] = c.tasks
+            args[f"device_us ({SIM if i.simulated else EVENTS})"] = c.device_s * 1e6
+            if i.simulated:
+                args["device_tasks"] = c.tasks
         ts, dur = (c.t0 - s.t0) * 1e6, (c.t1 - c.t0) * 1e6
         ev.append({"name": i.name, "cat": f"{i.backend},{i.mode},{i.kind}", "ph": "X",
                    "ts": ts, "dur": dur, "pid": HOST_PID, "tid": 1, "args": args})
-        if i.kind == KERNEL and not i.simulated:
+        if (i.kind == KERNEL or i.measured) and not i.simulated:
             if i.backend not in pids:
                 pid = pids[i.backend] = HOST_PID + 1 + len(pids)
-                ev.append(_meta("process_name", pid, None,
-                                f"{i.backend} device (kernels run on the host thread: wall "
-                                f"clock)"))
+                what = (f"{EVENTS}, aligned to the host clock at the profiler's first event"
+                        if i.measured else "kernels run on the host thread: wall clock")
+                ev.append(_meta("process_name", pid, None, f"{i.backend} device ({what})"))
                 ev.append(_meta("thread_name", pid, 1, "kernels"))
+                ev.append(_meta("thread_name", pid, 2, "graph runs"))
+            if i.measured and c.device_t0 is not None:
+                ts, dur = c.device_t0 * 1e6, c.device_s * 1e6
             ev.append({"name": i.name, "cat": f"{i.backend},{i.mode}", "ph": "X", "ts": ts,
-                       "dur": dur, "pid": pids[i.backend], "tid": 1,
+                       "dur": dur, "pid": pids[i.backend], "tid": 1 if i.kind == KERNEL else 2,
                        "args": {"bytes": i.nbytes}})
     for k, w in enumerate(s.windows):
         pid = 100 + k
@@ -204,7 +224,8 @@ def chrome_trace(s: Session) -> dict:
                        "ph": "i", "s": "p", "ts": 0.0, "pid": pid, "tid": 0})
     return {"traceEvents": ev, "displayTimeUnit": "ms",
             "otherData": {"producer": "minispore.Profiler",
-                          "clocks": f"host: wall clock; Ascend device: {SIM} model time"}}
+                          "clocks": f"host: wall clock; GPU device: {EVENTS}; Ascend device: "
+                                    f"{SIM} model time"}}
 
 
 def _meta(kind: str, pid: int, tid, name: str) -> dict:

@@ -6,9 +6,11 @@ The backends call `Session.wrap` when they MAKE a kernel or a program and
 Note [Profiling hook]); nothing here runs when no profiler is active. Each call of a wrapped
 kernel appends one `Call` tuple: (info, wall start, wall end, device seconds, device tasks,
 host launches). Device seconds and tasks come from the simulated Ascend's counters (SIMULATED
-model time, never measured); a CPU kernel runs synchronously on the calling thread, so its device
-time is its host time and is recorded as None. The simulated devices' own timelines (tasks,
-copies, graph launches) are kept for the window the profiler ran (`DeviceWindow`).
+model time, never measured); on the GPU from CUDA events recorded on the stream before and after
+each call (measured; resolved when the session stops, so recording never waits for the device);
+a CPU kernel runs synchronously on the calling thread, so its device time is its host time and
+is recorded as None. The simulated devices' own timelines (tasks, copies, graph launches) are
+kept for the window the profiler ran (`DeviceWindow`).
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ class KernelInfo:
     loc: str = ""         # source line of a graph node
     types: str = ""       # output type(s), e.g. f32[32,10]
     simulated: bool = False
+    measured: bool = False    # device time from the device's own events (CUDA events on the GPU)
 
 
 class Call(NamedTuple):
@@ -48,6 +51,8 @@ class Call(NamedTuple):
     device_s: float | None    # simulated device busy time (Ascend); None where device = host
     tasks: int                # device tasks submitted (Ascend)
     launches: int             # host launches of this call
+    device_t0: float | None = None   # measured devices: start on the device's clock, seconds
+    #                                  since the profiler started (aligned at its first event)
 
 
 def _bytes(metas) -> int:
@@ -64,6 +69,13 @@ def sim_device(backend):
     """The simulated device of a backend that has one (its counters are model time), else None."""
     dev = getattr(backend, "device", None)
     return dev if hasattr(dev, "busy") and hasattr(dev, "timeline") else None
+
+
+def device_timer(backend):
+    """(record, elapsed) of a backend whose device times itself (the GPU: CUDA events), else
+    None: record() marks the stream now, elapsed(a, b) the device seconds between two marks."""
+    timer = getattr(backend, "device_timer", None)
+    return timer() if timer is not None else None
 
 
 class DeviceWindow:
@@ -115,6 +127,8 @@ class Session:
         self._seen: dict = {}              # id(backend) -> (backend, launches counter at start)
         self._devices: set = set()
         self.launch_delta: dict[str, int] = {}
+        self._pending: list = []           # (call index, start mark, end mark, elapsed)
+        self._anchors: dict = {}           # backend name -> (first mark, host time then)
 
     # -- what the profiler has seen -----------------------------------------------------------
     def see(self, backend) -> None:
@@ -133,6 +147,26 @@ class Session:
             w.close()
         for backend, n0 in self._seen.values():
             self.launch_delta[backend.name] = backend.counters["launches"] - n0
+        for k, m0, m1, elapsed, name in self._pending:      # waits for the device once, here
+            anchor, host = self._anchors[name]
+            if m0 is None or m1 is None or anchor is None:    # a call inside a capture
+                continue
+            self.calls[k] = self.calls[k]._replace(
+                device_s=elapsed(m0, m1), device_t0=host - self.t0 + elapsed(anchor, m0))
+        self._pending.clear()
+
+    def _marks(self, backend, timer, info: KernelInfo, call, *args):
+        """call(*args) between two device marks; the Call's device time is filled in at close."""
+        record, elapsed = timer
+        if self._anchors.get(backend.name, (None,))[0] is None:
+            self._anchors[backend.name] = (record(), time.perf_counter())
+        m0 = record()
+        t0 = time.perf_counter()
+        r = call(*args)
+        t1 = time.perf_counter()
+        self._pending.append((len(self.calls), m0, record(), elapsed, backend.name))
+        self.calls.append(Call(info, t0, t1, None, 0, info.launches))
+        return r
 
     # -- wrapping (device.py calls these) -----------------------------------------------------
     def wrap(self, kind: str, backend, made, args: tuple, kwargs: dict):
@@ -147,7 +181,8 @@ class Session:
             name = "Fused"
         info = KernelInfo(name, backend.name, PYNATIVE, KERNEL,
                           _bytes(in_metas or ()) + _bytes((out_meta,)), 1,
-                          simulated=sim_device(backend) is not None)
+                          simulated=sim_device(backend) is not None,
+                          measured=device_timer(backend) is not None)
         return self.timed(backend, info, made)
 
     def wrap_node(self, program, node: ir.Node, made):
@@ -162,14 +197,21 @@ class Session:
                           jit_level=context._state["jit_level"],
                           loc=node.loc.short() if node.loc else "",
                           types=", ".join(v.type_str() for v in node.outputs),
-                          simulated=sim_device(backend) is not None)
+                          simulated=sim_device(backend) is not None,
+                          measured=device_timer(backend) is not None)
         return self.timed(backend, info, made)
 
     def timed(self, backend, info: KernelInfo, k):
         """`k` with each call recorded while this session records (a kernel made while profiling
         and still held after stop runs untimed)."""
         calls, pc, session = self.calls, time.perf_counter, self
-        if sim_device(backend) is None:
+        timer = device_timer(backend)
+        if timer is not None:
+            def run(*bufs):
+                if not session.recording:
+                    return k(*bufs)
+                return session._marks(backend, timer, info, k, *bufs)
+        elif sim_device(backend) is None:
             def run(*bufs):
                 if not session.recording:
                     return k(*bufs)
@@ -243,7 +285,8 @@ class ProfiledProgram:
                                 _bytes(g.inputs) + _bytes(g.outputs), 1 if one_kernel else 0,
                                 jit_level=context._state["jit_level"],
                                 types=", ".join(v.type_str() for v in g.outputs),
-                                simulated=sim_device(backend) is not None)
+                                simulated=sim_device(backend) is not None,
+                                measured=device_timer(backend) is not None)
 
     def run(self, args: list):
         return self._record(self._program.run, args)
@@ -261,6 +304,9 @@ class ProfiledProgram:
             return call(arg)
         dev = sim_device(self._backend)
         pc = time.perf_counter
+        timer = device_timer(self._backend)
+        if timer is not None:
+            return s._marks(self._backend, timer, info, call, arg)
         if dev is None:
             t0 = pc()
             r = call(arg)

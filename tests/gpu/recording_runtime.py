@@ -67,6 +67,15 @@ class RecordingRuntime:
     def synchronize(self):
         pass
 
+    def event_timer(self):
+        """As CupyRuntime.event_timer, with the host clock for the device's: a mark is the time
+        it was made (None inside a capture), elapsed the difference."""
+        import time
+
+        def record():
+            return None if self.in_graph else time.perf_counter()
+        return record, lambda a, b: b - a
+
     def launch(self, fn, args):
         r = fn(*args)
         if self._rec is not None:

@@ -237,3 +237,25 @@ def test_a_failing_capture_ends_it_and_resets_the_flags():
         rt.capture(dict, body)
     assert "end_capture" in log and (rt.checks, rt.in_graph) == (True, False)
     assert not rt.cp.cuda.get_current_stream().capturing and rt.counters["captures"] == 0
+
+
+@pytest.mark.parametrize("m", [pytest.param(0, marks=needs_gpu)])
+def test_profiler_measures_device_time_with_cuda_events(m, tmp_path):
+    """The Profiler's GPU device time: CUDA events around eager kernels and graph runs (an O2
+    replay included), resolved at stop; kernels inside the capture get none."""
+    _on("GPU")
+    x = Tensor(np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32))
+    with ms.Profiler(output_path=str(tmp_path)) as prof:
+        (ms.ops.matmul(x, x) * 2.0).sum().asnumpy()
+        _on("GPU", ms.GRAPH_MODE, "O2")
+        _mlp(3)
+    recs = prof.records()
+    eager = [r for r in recs if r["mode"] == "PyNative" and r["kind"] == "kernel"]
+    graphs = [r for r in recs if r["kind"] == "graph"]
+    assert eager and graphs
+    for r in eager + graphs:
+        assert r["measured"] and r["device_s"] is not None and r["device_s"] > 0, r
+    matmul = [r for r in eager if r["name"] == "matmul"]
+    assert matmul and matmul[0]["device_s"] > 1e-6          # 2*512^3 flops take microseconds
+    assert prof.totals()["GPU"]["device_time"] == "CUDA events"
+    prof.analyse(print_summary=False)

@@ -109,6 +109,11 @@ class GPUBackend(Backend):
     def synchronize(self) -> None:
         self.rt.synchronize()
 
+    def device_timer(self):
+        """The Profiler's device clock (profiler/session.py): CUDA events on the current stream,
+        or None where the runtime has no device (the tests' recording runtime)."""
+        return self.rt.event_timer() if hasattr(self.rt, "event_timer") else None
+
     def sink(self, graph):
         """jit_level O2: the step as captured CUDA graphs, replayed (graph.py)."""
         from .graph import CudaGraphProgram

@@ -148,6 +148,24 @@ class CupyRuntime:
         self.raw_kernel(ck)((ck.grid,), (ck.block,), (a, b, out))
         return out
 
+    def event_timer(self):
+        """(record, elapsed): record() puts a CUDA event on the current stream (None while a
+        graph is captured or warmed up: an event recorded there would be a node of the graph);
+        elapsed(a, b) waits for b and gives the device seconds from a to b."""
+        cp = self.cp
+
+        def record():
+            if self.in_graph:
+                return None
+            e = cp.cuda.Event()
+            e.record()
+            return e
+
+        def elapsed(a, b):
+            b.synchronize()
+            return cp.cuda.get_elapsed_time(a, b) / 1e3
+        return record, elapsed
+
     def raw_kernel(self, ck: C.CudaKernel):
         k = self._raw.get(ck.name)
         if k is None:
