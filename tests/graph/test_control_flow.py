@@ -565,6 +565,63 @@ def test_grad_through_tensor_while(x):
     grads_in_both_modes(lambda: ms.value_and_grad(net, 0, net.trainable_params()), x)
 
 
+class CountedWhile(nn.Cell):
+    """n trips (a tensor) carrying a float state and an int counter, reading a Parameter and an
+    outer value (x) inside the body."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(t([0.9, 1.05, 0.5]), name="w")
+
+    def construct(self, x, n):
+        i = ops.zeros((), ms.int32)
+        y = x
+        while i < n:
+            y = ops.tanh(y * self.w) + 0.1 * x
+            i = i + 1
+        return (y * y).sum()
+
+
+@pytest.mark.parametrize("slots", [3, 64], ids=["3-slots", "64-slots"])
+@pytest.mark.parametrize("trips", [0, 1, 2, 7, 9, 10, 40])
+def test_grad_through_a_long_tensor_while(trips, slots, monkeypatch):
+    """The While gradient's checkpoints (cf_grad): with 3 slots, 7 trips fill whole segments
+    of 3, 9 = 3^2 is the last count each segment keeps whole, 10 and 40 recompute past the
+    kept slots; every count gives PyNative's gradients. Within 1 ulp, not bit for bit: x, read
+    by every iteration, sums its per-iteration gradients in another order than the tape does
+    (the same numbers as before the checkpoints, when every state was recomputed)."""
+    from minispore.core.graph import cf_grad
+    monkeypatch.setattr(cf_grad, "MAX_CHECKPOINTS", slots)
+    net = CountedWhile()
+    x, n = t([0.3, -0.7, 1.2]), Tensor(np.int32(trips))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    eager = ms.value_and_grad(net, 0, net.trainable_params())(x, n)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    graph = ms.value_and_grad(net, 0, net.trainable_params())(x, n)
+    (gv, (gx, (gw,))), (ev, (ex, (ew,))) = graph, eager
+    for a, b_ in ((gv, ev), (gx, ex), (gw, ew)):
+        np.testing.assert_allclose(a.asnumpy(), b_.asnumpy(), rtol=3e-7, atol=1e-7)
+
+
+def test_while_gradient_cost_grows_linearly_with_the_trips():
+    """Kernels run by one O0 gradient call (counted by ms.Profiler) at 16, 32 and 64 trips:
+    linear (each doubling ~2x), where recomputing every state from the first was quadratic."""
+    from minispore.profiler import KBK, KERNEL
+    net = CountedWhile()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O0")
+    f = ms.value_and_grad(net, 0, net.trainable_params())
+    x = t([0.3, -0.7, 1.2])
+    f(x, Tensor(np.int32(1)))                                  # compile once
+    counts = []
+    for trips in (16, 32, 64):
+        with ms.Profiler(output_path=os.devnull) as prof:
+            f(x, Tensor(np.int32(trips)))
+        counts.append(sum(1 for r in prof.records() if r["kind"] == KERNEL and r["mode"] == KBK))
+    ms.set_context(jit_level="O2")
+    assert counts[0] > 0
+    assert counts[1] / counts[0] < 2.3 and counts[2] / counts[1] < 2.3, counts
+
+
 def test_grad_through_tensor_ifexp_and_return_in_branch():
     def f(x):
         y = ops.exp(x) if x.sum() > 0 else x * x

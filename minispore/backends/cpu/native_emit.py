@@ -390,6 +390,8 @@ class Emitter:
             if not (x.type == I1 and y.type == I1):
                 x, y = self.as_num(x, T), self.as_num(y, T)
             return b.select(c, x, y)
+        if op == "isnan" and not fl:            # an integer is never NaN (minimum/maximum's
+            return const(0, I1)                 # NaN rule on integer tensors)
         if not fl:
             raise NativeUnsupported(f"integer scalar op '{op}'")
         if op == "isnan":

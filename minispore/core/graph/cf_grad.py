@@ -6,15 +6,21 @@ for While, its initial carried values. Its bprop builds new IR through the build
 
 - If: a new If on the same condition whose branches replay the forward branch with the tape on
   and return the branch's vector-Jacobian product for every free value;
-- While (no tape of iterations is kept): count the trips N, then for k = N-1 .. 0 recompute the
-  carried state after k trips from the initial state and apply the body's VJP there. This costs
-  O(N^2) body evaluations and O(1) extra memory; N is usually small where gradients flow through a
-  data-dependent loop (a stack-based O(N) version can replace it without changing the interface).
+- While: the static-shape IR has no stack of dynamic size, so the carried states are kept as
+  checkpoints in buffers of a fixed number C of slots (`checkpoint_slots`: C = 2..64, by the
+  state's size). Count the trips N; run the loop again, keeping state k at slot k // s for every
+  s-th k, s = ceil(N / C); then walk the segments backwards: recompute a segment's states from
+  its checkpoint into a second C-slot buffer, and for k = end-1 .. start apply the body's VJP at
+  state k read from it. That is 3N body evaluations and N VJPs while N <= C^2 (a state past a
+  segment's C kept slots is recomputed from the last kept one: O(N^2 / C) beyond); memory 2C + 1
+  states. The states are recomputed by the same body, so the gradients are the same numbers as
+  with a tape. (Before: every state recomputed from the initial one, O(N^2).)
 """
 from __future__ import annotations
 
 from .. import dtype as dt
-from ..primitive import Meta, OpDef
+from ..primitive import Meta, OpDef, apply
+from ..shape import size_of
 from ..pynative import TAPE, Leaf, backward, record
 from ..tensor import Tensor
 from . import ir
@@ -255,21 +261,83 @@ def _while_bprop(ins, out, dout, node, n_init):
     n_free = len(free)
     adj_free0 = [_zeros(v.meta) for v in free]
 
-    # 2. k = N-1 .. 0
-    def back_cond(s):
-        return [s[0] >= 0]
+    from ..ops.array import zeros
+    from ..ops.index_ops import GATHER, SCATTER_UPDATE
+    from ..ops.math import FLOOR_DIV, MAXIMUM, MINIMUM, MOD, where
 
-    def back_body(s):
-        k, adj_c, adj_f = s[0], s[1:1 + n_init], s[1 + n_init:]
-        state_k = loop([zero_i()] + init, lambda t: [t[0] < k],
-                       lambda t: [t[0] + 1] + body_of(t[1:]))[1:]
-        env = {v.id: t for v, t in zip(body_g.inputs, state_k)}
-        wrt = list(body_g.inputs) + free
-        g_all = _vjp(b, body_g, env, wrt, adj_c)
-        new_adj_c = g_all[:n_init]
-        new_adj_f = [a + g_ for a, g_ in zip(adj_f, g_all[n_init:])]
-        return [k - 1] + new_adj_c + new_adj_f
-    res = loop([n_trips - 1] + adj + adj_free0, back_cond, back_body)
+    def binary(op):
+        return lambda x, y: apply(op, x, y)
+    maximum, minimum, floor_div, mod = (binary(op) for op in (MAXIMUM, MINIMUM, FLOOR_DIV, MOD))
+
+    def gather(x, i, axis):
+        return apply(GATHER, x, i, axis=axis)
+
+    def scatter_update(x, i, u, axis):
+        return apply(SCATTER_UPDATE, x, i, u, axis=axis)
+
+    # 2. checkpoints: state k at slot k // s when k % s == 0, s = ceil(N / C) (slot C: a
+    #    scratch slot the other iterations write, so the update needs no branch)
+    C = checkpoint_slots(carried_meta)
+    n = len(init)
+    stride = maximum(floor_div(n_trips + (C - 1), const_i(C)), const_i(1))
+
+    def ck_body(t):
+        k, state, bufs = t[0], t[1:1 + n], t[1 + n:]
+        slot = where(mod(k, stride) == 0, floor_div(k, stride), const_i(C))
+        bufs = [scatter_update(buf, slot, st, 0) for buf, st in zip(bufs, state)]
+        return [k + 1] + body_of(state) + bufs
+    empty = [zeros((C + 1,) + tuple(m.shape), m.dtype) for m in carried_meta]
+    ckpts = loop([zero_i()] + init + empty, lambda t: [t[0] < n_trips], ck_body)[1 + n:]
+
+    # 3. segments g = G-1 .. 0: the segment's first C states from its checkpoint into a buffer,
+    #    then k = end-1 .. start, each state read from the buffer (or, past its C slots,
+    #    recomputed from the last of them), and the body's VJP there
+    def seg_body(t):
+        g, adj_c, adj_f = t[0], t[1:1 + n], t[1 + n:]
+        start = g * stride
+        seg_len = minimum(n_trips - start, stride)
+        first = [gather(cb, g, 0) for cb in ckpts]
+        kept = minimum(seg_len, const_i(C))
+
+        def fill_body(u):
+            i, state, bufs = u[0], u[1:1 + n], u[1 + n:]
+            bufs = [scatter_update(buf, i, st, 0) for buf, st in zip(bufs, state)]
+            return [i + 1] + body_of(state) + bufs
+        seg = loop([zero_i()] + first + [zeros((C,) + tuple(m.shape), m.dtype)
+                                         for m in carried_meta],
+                   lambda u: [u[0] < kept], fill_body)[1 + n:]
+
+        def step_back(v):
+            i, a_c, a_f = v[0], v[1:1 + n], v[1 + n:]
+            base = minimum(i, const_i(C - 1))
+            state_i = loop([base] + [gather(sb, base, 0) for sb in seg],
+                           lambda w: [w[0] < i],
+                           lambda w: [w[0] + 1] + body_of(w[1:]))[1:]
+            env = {val.id: x for val, x in zip(body_g.inputs, state_i)}
+            g_all = _vjp(b, body_g, env, list(body_g.inputs) + free, a_c)
+            return ([i - 1] + g_all[:n_init]
+                    + [a + g_ for a, g_ in zip(a_f, g_all[n_init:])])
+        r = loop([seg_len - 1] + adj_c + adj_f, lambda v: [v[0] >= 0], step_back)
+        return [g - 1] + r[1:]
+    n_seg = floor_div(n_trips + stride - 1, stride)
+    res = loop([n_seg - 1] + adj + adj_free0, lambda t: [t[0] >= 0], seg_body)
     grads_init = res[1:1 + n_init]
     grads_free = res[1 + n_init:1 + n_init + n_free]
     return tuple(grads_init) + tuple(grads_free)
+
+
+CHECKPOINT_BYTES = 1 << 18     # the checkpoint buffers' size per slot count (see below)
+MAX_CHECKPOINTS = 64
+
+
+def checkpoint_slots(metas) -> int:
+    """C, the checkpoints a While's gradient keeps: as many as fit CHECKPOINT_BYTES of carried
+    state, from 2 to MAX_CHECKPOINTS. Each iteration's checkpoint update copies its buffer (IR
+    values are immutable), so the budget bounds that copy as well as the memory."""
+    nbytes = sum(size_of(m.shape) * m.dtype.itemsize for m in metas)
+    return max(2, min(MAX_CHECKPOINTS, CHECKPOINT_BYTES // max(1, nbytes)))
+
+
+def const_i(v):
+    from ..ops.array import full
+    return full((), v, dtype=dt.int64)
