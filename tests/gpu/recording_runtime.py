@@ -90,7 +90,13 @@ class RecordingRuntime:
         return np.matmul(a, b)
 
     def copy_into(self, dst, src):
-        np.copyto(dst.a, src.a if isinstance(src, GpuArray) else storage_of(src))
+        """A copy made while capturing is a node of the graph (as a stream's memcpy is): it
+        runs at each launch, not now."""
+        s = src.a if isinstance(src, GpuArray) else storage_of(src)
+        if self._rec is not None:
+            self._rec.append((lambda d=dst.a, s=s: np.copyto(d, s), [], ()))
+        else:
+            np.copyto(dst.a, s)
 
     def copy_out(self, src):
         return GpuArray(np.array(src.a, copy=True), src.dtype)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import minispore as ms
-from minispore import Tensor, ops
+from minispore import Tensor, nn, ops
 from minispore.backends.gpu import GPUBackend
 from minispore.backends.gpu.graph import CudaGraphProgram
 from minispore.core import device
@@ -65,6 +65,10 @@ def test_mlp_step_is_one_graph_replayed(fake_gpu):
     assert rt.graphs[0].launches == 4
     seg = prog.segments[0]
     assert len(seg.assigns) == 3 and len(seg.reads) >= 5      # x, y and the three Parameters
+    # the three Parameters stay in the graph's buffers: only the loss is copied out
+    assert [p.name for _, _, p in seg.resident] == [p.name for p in step.params]
+    assert len(seg.escapes) == 1
+    assert all(p._buf is seg.static[r] for r, _, p in seg.resident)
     # the captured matmuls (and their warm-up) ran on the runtime's GEMM, never cupy.matmul:
     # CuPy refuses cuBLAS calls during stream capture (the recording's replays rerun the
     # routines outside any capture, so the count is the warm-up's plus the capture's)
@@ -108,6 +112,53 @@ def two_kernels(x):
     captured)."""
     y = chain(x)
     return ops.matmul(y.reshape(8, -1), y.reshape(-1, 8))
+
+
+def test_resident_parameters_read_between_steps_are_current(fake_gpu):
+    """Eager reads of the Parameters between replays see each step's values (they live in the
+    graph's static buffers, updated in place), as PyNative's do on the CPU."""
+    step = TrainStep(MLP())
+    r = np.random.default_rng(4)
+    xs = [Tensor(r.standard_normal((5, 6)).astype(np.float32)) for _ in range(3)]
+    y = Tensor(np.eye(3, dtype=np.float32)[[0, 2, 1, 1, 0]])
+    got = []
+    for x in xs:
+        step(x, y)
+        got.append([(p * 1.0).asnumpy() for p in step.params])     # an eager kernel reads p
+    device.current.backend = None
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    ref = TrainStep(MLP())
+    for x, g in zip(xs, got):
+        ref(x, y)
+        for a, b in zip(g, (p.asnumpy() for p in ref.params)):
+            np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
+
+
+class ReturnsItsUpdate(nn.Cell):
+    """Assigns a Parameter and returns the new value: the output must not be the buffer the
+    next replay overwrites, so this Parameter is not kept resident."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = ms.Parameter(Tensor(np.ones(4, np.float32)), name="w")
+
+    def construct(self, x):
+        new = ops.tanh(self.w * x) - 0.5 * x
+        ops.assign(self.w, new)
+        return new
+
+
+def test_an_assigned_value_that_is_also_returned_is_not_kept_resident(fake_gpu, monkeypatch):
+    monkeypatch.setattr(CudaGraphProgram, "MIN_KERNELS", 1)     # its one fused kernel too
+    net = ReturnsItsUpdate()
+    x = Tensor(np.linspace(-1, 1, 4, dtype=np.float32))
+    r1 = net(x)
+    first = r1.asnumpy().copy()
+    r2 = net(x)
+    seg = _entry().program.segments[0]
+    assert seg.graph is not None and seg.resident == []
+    np.testing.assert_array_equal(r1.asnumpy(), first)          # not overwritten by call 2
+    np.testing.assert_array_equal(net.w.asnumpy(), r2.asnumpy())
 
 
 def test_outputs_survive_the_next_replay(fake_gpu):
