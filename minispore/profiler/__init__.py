@@ -9,8 +9,8 @@ MindSpore 2.x's `mindspore.Profiler` does (`Profiler(output_path=...)`, `.start(
 Each kernel call is recorded with its name, backend, mode (PyNative; Graph KBK = jit_level O0/O1,
 one host launch per kernel; Graph sink = O2), host (wall) time, device time (SIMULATED model time
 on the simulated Ascend; measured by CUDA events on the GPU; on the CPU the kernel runs on the
-calling thread, so its device time is its host time), device tasks, bytes of its inputs and outputs, host launches, and for graph nodes
-the output types and source line. Graph runs are recorded as spans enclosing their kernels; the
+calling thread, so its device time is its host time), device tasks, bytes of its inputs and
+outputs, host launches, and for graph nodes the output types and source line. Graph runs are recorded as spans enclosing their kernels; the
 CPU's O2 program, one numba function for the whole graph, is one kernel.
 
 Cost: none on the hot path while no profiler runs (device.py, Note [Profiling hook]): kernels are

@@ -50,8 +50,9 @@ def softmax_kernel(dtype, outer: int, n: int, inner: int, log: bool) -> C.CudaKe
              f"    const {c} w = {load}; {nan_max}", "  }"]
     lines += ["  " + x for x in tree(nan_max)]
     lines += [f"  const {c} top = part[0];", "  __syncthreads();",
-              f"  acc = 0;",
-              f"  for (long long j = threadIdx.x; j < {n}LL; j += {block}) acc += {exp}({load} - top);"]
+              "  acc = 0;",
+              f"  for (long long j = threadIdx.x; j < {n}LL; j += {block}) "
+              f"acc += {exp}({load} - top);"]
     lines += ["  " + x for x in tree("acc += w;")]
     lines += [f"  const {c} total = part[0];", "  __syncthreads();",
               f"  for (long long j = threadIdx.x; j < {n}LL; j += {block}) {{",

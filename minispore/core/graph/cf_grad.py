@@ -13,8 +13,8 @@ for While, its initial carried values. Its bprop builds new IR through the build
   its checkpoint into a second C-slot buffer, and for k = end-1 .. start apply the body's VJP at
   state k read from it. That is 3N body evaluations and N VJPs while N <= C^2 (a state past a
   segment's C kept slots is recomputed from the last kept one: O(N^2 / C) beyond); memory 2C + 1
-  states. The states are recomputed by the same body, so the gradients are the same numbers as
-  with a tape. (Before: every state recomputed from the initial one, O(N^2).)
+  states. Every state is recomputed by the same body, so the gradients are the numbers the
+  earlier version gave, which recomputed every state from the initial one (O(N^2)).
 """
 from __future__ import annotations
 
@@ -326,7 +326,7 @@ def _while_bprop(ins, out, dout, node, n_init):
     return tuple(grads_init) + tuple(grads_free)
 
 
-CHECKPOINT_BYTES = 1 << 18     # the checkpoint buffers' size per slot count (see below)
+CHECKPOINT_BYTES = 1 << 18     # carried-state bytes a buffer's C slots may hold in all
 MAX_CHECKPOINTS = 64
 
 
