@@ -44,6 +44,7 @@ class _AddUfunc:
         np.add.at(a, indices, b)
 
 
+AxisError = getattr(np, "exceptions", np).AxisError          # numpy < 1.25: np.AxisError
 # the array module's functions that take an axis and, in CuPy, reject one on a 0-d array
 AXIS_FUNCTIONS = {"sum", "prod", "max", "min", "amax", "amin", "mean", "argmax", "argmin", "any",
                   "all", "cumsum", "cumprod", "sort", "argsort", "flip"}
@@ -53,7 +54,7 @@ def _no_axis_on_0d(fn, name):
     def checked(a, *args, **kw):
         axis = kw.get("axis", args[0] if args else None)
         if np.ndim(a) == 0 and axis is not None and axis != ():
-            raise np.exceptions.AxisError(f"cupy.{name}: axis {axis} is out of bounds for "
+            raise AxisError(f"cupy.{name}: axis {axis} is out of bounds for "
                                           f"array of dimension 0")
         return fn(a, *args, **kw)
     return checked
