@@ -328,8 +328,10 @@ def expr_kernel(tag, expr, in_dtypes, cdts, in_shapes, out_dtype, out_shape) -> 
         sink(value)."""
         lines = _offsets(i, dims, [cst[j] for j in decode], "o", itype=it)
         for j in range(len(cst)):
-            off = "0" if scalar[j] else f"o{decode.index(j)}" if not direct[j] else None
-            v = direct_value(j) if direct[j] else f"a{j}[{off}]"
+            if direct[j]:
+                v = direct_value(j)
+            else:
+                v = f"a{j}[{'0' if scalar[j] else f'o{decode.index(j)}'}]"
             lines.append(f"const {comp[j]} x{j} = {_load(v, in_names[j], comp[j])};")
         return lines + [sink(_store(val, out_name))]
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from . import cuda_codegen as C
 
-MAX_GRID = 65535
-
 
 def _block_for(n: int) -> int:
     """Threads per block: a power of two from 32 to C.BLOCK, about one per element of a row."""
@@ -62,4 +60,4 @@ def softmax_kernel(dtype, outer: int, n: int, inner: int, log: bool) -> C.CudaKe
                  + "\n  ".join(lines) + "\n}\n")
     kname = C._name("log_softmax" if log else "softmax", inner_src)
     body = f'extern "C" __global__ void {kname}' + inner_src
-    return C.CudaKernel(kname, body, (t,), t, max(1, min(rows, MAX_GRID)), block, True)
+    return C.CudaKernel(kname, body, (t,), t, max(1, min(rows, C.MAX_GRID)), block, True)

@@ -227,7 +227,6 @@ def _while_bprop(ins, out, dout, node, n_init):
     carried_meta = [v.meta for v in node.inputs]
     douts = _as_list(dout, len(node.outputs))
     adj = [d if d is not None else _zeros(m) for d, m in zip(douts, carried_meta)]
-    i64 = dt.int64
 
     def loop(init_tensors, cond_fn, body_fn):
         """Emit a While over init_tensors with Python-built cond/body regions."""
@@ -250,44 +249,40 @@ def _while_bprop(ins, out, dout, node, n_init):
         env = {v.id: t for v, t in zip(body_g.inputs, state)}
         return replay(b, body_g, env)
 
-    def zero_i():
-        from ..ops.array import zeros
-        return zeros((), i64)
-
     # 1. trip count
-    counted = loop([zero_i()] + init, lambda s: [cond_of(s[1:])],
+    counted = loop([const_i(0)] + init, lambda s: [cond_of(s[1:])],
                    lambda s: [s[0] + 1] + body_of(s[1:]))
     n_trips = counted[0]
     n_free = len(free)
     adj_free0 = [_zeros(v.meta) for v in free]
 
     from ..ops.array import zeros
-    from ..ops.index_ops import GATHER, SCATTER_UPDATE
+    from ..ops.index_ops import SCATTER_UPDATE, gather
     from ..ops.math import FLOOR_DIV, MAXIMUM, MINIMUM, MOD, where
 
     def binary(op):
         return lambda x, y: apply(op, x, y)
     maximum, minimum, floor_div, mod = (binary(op) for op in (MAXIMUM, MINIMUM, FLOOR_DIV, MOD))
+    n = n_init
 
-    def gather(x, i, axis):
-        return apply(GATHER, x, i, axis=axis)
-
-    def scatter_update(x, i, u, axis):
-        return apply(SCATTER_UPDATE, x, i, u, axis=axis)
+    def keep_and_step(slot_of):
+        """A loop body over (k, state, buffers): state k into slot slot_of(k) of the buffers,
+        then one trip of the forward body."""
+        def body(t):
+            k, state, bufs = t[0], t[1:1 + n], t[1 + n:]
+            slot = slot_of(k)
+            bufs = [apply(SCATTER_UPDATE, buf, slot, st, axis=0) for buf, st in zip(bufs, state)]
+            return [k + 1] + body_of(state) + bufs
+        return body
 
     # 2. checkpoints: state k at slot k // s when k % s == 0, s = ceil(N / C) (slot C: a
     #    scratch slot the other iterations write, so the update needs no branch)
     C = checkpoint_slots(carried_meta)
-    n = len(init)
     stride = maximum(floor_div(n_trips + (C - 1), const_i(C)), const_i(1))
-
-    def ck_body(t):
-        k, state, bufs = t[0], t[1:1 + n], t[1 + n:]
-        slot = where(mod(k, stride) == 0, floor_div(k, stride), const_i(C))
-        bufs = [scatter_update(buf, slot, st, 0) for buf, st in zip(bufs, state)]
-        return [k + 1] + body_of(state) + bufs
+    ck_body = keep_and_step(lambda k: where(mod(k, stride) == 0, floor_div(k, stride),
+                                            const_i(C)))
     empty = [zeros((C + 1,) + tuple(m.shape), m.dtype) for m in carried_meta]
-    ckpts = loop([zero_i()] + init + empty, lambda t: [t[0] < n_trips], ck_body)[1 + n:]
+    ckpts = loop([const_i(0)] + init + empty, lambda t: [t[0] < n_trips], ck_body)[1 + n:]
 
     # 3. segments g = G-1 .. 0: the segment's first C states from its checkpoint into a buffer,
     #    then k = end-1 .. start, each state read from the buffer (or, past its C slots,
@@ -298,14 +293,9 @@ def _while_bprop(ins, out, dout, node, n_init):
         seg_len = minimum(n_trips - start, stride)
         first = [gather(cb, g, 0) for cb in ckpts]
         kept = minimum(seg_len, const_i(C))
-
-        def fill_body(u):
-            i, state, bufs = u[0], u[1:1 + n], u[1 + n:]
-            bufs = [scatter_update(buf, i, st, 0) for buf, st in zip(bufs, state)]
-            return [i + 1] + body_of(state) + bufs
-        seg = loop([zero_i()] + first + [zeros((C,) + tuple(m.shape), m.dtype)
-                                         for m in carried_meta],
-                   lambda u: [u[0] < kept], fill_body)[1 + n:]
+        seg = loop([const_i(0)] + first + [zeros((C,) + tuple(m.shape), m.dtype)
+                                           for m in carried_meta],
+                   lambda u: [u[0] < kept], keep_and_step(lambda i: i))[1 + n:]
 
         def step_back(v):
             i, a_c, a_f = v[0], v[1:1 + n], v[1 + n:]
