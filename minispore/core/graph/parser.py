@@ -85,8 +85,10 @@ class InlineCall:
 
 
 def is_user_function(fn) -> bool:
-    return isinstance(fn, types.FunctionType) and not (fn.__module__ or "").startswith(
-        "minispore.")
+    """A Python function outside minispore (judged by the module that defines its code:
+    functools.wraps copies the wrapped function's __module__ onto a wrapper such as ms.jit's)."""
+    return isinstance(fn, types.FunctionType) and not (
+        fn.__globals__.get("__name__") or "").startswith("minispore.")
 
 
 class Parser:
@@ -102,6 +104,8 @@ class Parser:
 
     # -- entry points --------------------------------------------------------------------------
     def call_function(self, fn, args, kwargs=None):
+        if not is_user_function(fn):        # e.g. an @ms.jit construct: its wrapper inlines it
+            return fn(*args, **(kwargs or {}))
         src = Source.of(fn)
         frame = Frame(fn, src, {})
         return self._invoke(src.node, frame, args, kwargs or {}, fn)
@@ -160,7 +164,8 @@ class Parser:
     def _bind(self, a: ast.arguments, frame, args, kwargs, fn, defaults=None):
         if fn is not None:
             try:
-                bound = inspect.signature(fn).bind(*args, **kwargs)
+                # the parsed code's own parameters, not those of a function it wraps
+                bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
             except TypeError as e:
                 raise _error(frame.src, frame.src.node, f"{fn.__qualname__}(): {e}",
                              TypeError) from None

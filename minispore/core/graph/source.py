@@ -22,11 +22,17 @@ class Source:
         code = fn.__code__
         self.file = code.co_filename
         try:
-            lines, start = inspect.getsourcelines(fn)
+            # the code object's own source: inspect would follow a functools.wraps decorator's
+            # __wrapped__ to the inner function and skip the wrapper's work
+            lines, start = inspect.getsourcelines(code)
         except (OSError, TypeError) as e:
+            inner = getattr(fn, "__wrapped__", None)
+            what = (f"{code.co_name}, the decorator's wrapper around {inner.__qualname__} (the "
+                    f"graph runs the wrapper's code too)" if inner is not None
+                    else fn.__qualname__)
             raise GraphSyntaxError(
-                f"graph mode needs the Python source of {fn.__qualname__}, which is not "
-                f"available ({e}); define it in a .py file or run in PyNative mode") from None
+                f"graph mode needs the Python source of {what}, which is not available ({e}); "
+                f"define it in a .py file or run in PyNative mode") from None
         self.lines = lines
         self.first = start
         src = textwrap.dedent("".join(lines))
@@ -43,10 +49,15 @@ class Source:
         match the line and the parameter names, then the columns of the code's body)."""
         code = fn.__code__
         params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
-        if fn.__name__ != "<lambda>":
-            for n in ast.walk(tree):
-                if isinstance(n, ast.FunctionDef) and n.name == fn.__name__:
+        if code.co_name != "<lambda>":          # not fn.__name__: functools.wraps copies it
+            defs = [n for n in ast.walk(tree)
+                    if isinstance(n, ast.FunctionDef) and n.name == code.co_name]
+            for n in defs:
+                first = min([n.lineno] + [d.lineno for d in n.decorator_list])
+                if first == code.co_firstlineno:
                     return n
+            if defs:
+                return defs[0]
         lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
         candidates = []
         for n in lambdas:
