@@ -19,10 +19,14 @@ def _zeros_like(t: Tensor) -> Tensor:
 
 
 def _flatten_outputs(out) -> list:
+    """The Tensors of an output, in order: tuples, lists and dict values are differentiated
+    (MindSpore differentiates every Tensor of a nested output)."""
     if isinstance(out, Tensor):
         return [out]
     if isinstance(out, (tuple, list)):
         return [t for o in out for t in _flatten_outputs(o)]
+    if isinstance(out, dict):
+        return [t for o in out.values() for t in _flatten_outputs(o)]
     return []
 
 
@@ -32,25 +36,28 @@ def _detach(obj):
     elif isinstance(obj, (tuple, list)):
         for o in obj:
             _detach(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _detach(o)
 
 
 def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tuple,
                    has_aux: bool, sens=None):
     """Run fn(*args) on the tape; return (output, input grads, weight grads).
 
-    Grads for non-Tensor inputs are () (MindSpore PyNative); unreachable inputs get zeros."""
-    for p in positions:
-        if not -len(args) <= p < len(args):
-            raise ValueError(f"grad: grad_position {p} is out of range for {len(args)} "
-                             f"positional input(s)")
+    Grads for non-Tensor inputs are (); unreachable inputs and Parameters with
+    requires_grad=False get zeros (MindSpore PyNative: such a Parameter is not differentiated)."""
+    check_positions(positions, args)
     fn = _callable(fn)
     watched = [args[p] for p in positions] + list(weights)
+    frozen = {id(w) for w in weights if isinstance(w, Parameter) and not w.requires_grad}
     marked = []
     for t in watched:
-        if isinstance(t, Tensor) and t._node is None:
+        if isinstance(t, Tensor) and t._node is None and id(t) not in frozen:
             t._node = Leaf()
             marked.append(t)
-    targets = [t._node if isinstance(t, Tensor) else None for t in watched]
+    targets = [t._node if isinstance(t, Tensor) and id(t) not in frozen else
+               (_FROZEN if isinstance(t, Tensor) else None) for t in watched]
     try:
         TAPE.depth += 1
         try:
@@ -65,6 +72,23 @@ def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tup
         _detach(out)
         _detach(grads)
     return out, grads[:len(positions)], grads[len(positions):]
+
+
+_FROZEN = object()      # the target of a Parameter that is not differentiated: its grad is zeros
+
+
+def check_positions(positions, args) -> None:
+    for p in positions:
+        if not -len(args) <= p < len(args):
+            raise ValueError(f"grad: grad_position {p} is out of range for {len(args)} "
+                             f"positional input(s)")
+
+
+def tensor_positions(positions, args) -> tuple:
+    """The positions whose input is a Tensor: MindSpore leaves a Python scalar (or any other
+    non-Tensor input) listed in grad_position out of the returned gradients."""
+    check_positions(positions, args)
+    return tuple(p for p in positions if isinstance(args[p], Tensor))
 
 
 def _backward_from(out, watched, targets, has_aux, sens) -> list:
@@ -84,14 +108,14 @@ def _backward_from(out, watched, targets, has_aux, sens) -> list:
         if len(sens_list) != len(diff_out):
             raise ValueError(f"grad: sens has {len(sens_list)} tensor(s) for "
                              f"{len(diff_out)} output(s)")
-    live = [t for t in targets if t is not None]
+    live = [t for t in targets if t is not None and t is not _FROZEN]
     got = dict(zip(map(id, live), backward(diff_out, sens_list, live)))
     grads = []
     for t, target in zip(watched, targets):
         if target is None:
             grads.append(())
             continue
-        g = got.get(id(target))
+        g = None if target is _FROZEN else got.get(id(target))
         grads.append(g if g is not None else _zeros_like(t))
     return grads
 
@@ -123,20 +147,21 @@ def _weights(weights) -> tuple[tuple, bool]:
                     f"{type(weights).__name__}")
 
 
-def _structure(pos_grads, w_grads, positions, weights, single_pos, single_w, return_ids):
+def _structure(pos_grads, w_grads, positions, weights, single_pos, single_w, return_ids,
+               asked_positions):
     if return_ids:
         pos_grads = [(p, g) for p, g in zip(positions, pos_grads)]
         w_grads = [(w.name if isinstance(w, Parameter) else i, g)
                    for i, (w, g) in enumerate(zip(weights, w_grads))]
     pg = pos_grads[0] if single_pos else tuple(pos_grads)
     wg = w_grads[0] if single_w else tuple(w_grads)
-    if positions and weights:
+    if asked_positions and weights:
         return pg, wg
-    return pg if positions else wg
+    return pg if asked_positions else wg
 
 
 def _grad_impl(fn, grad_position, weights, has_aux, return_ids, sens_param, with_value):
-    positions, single_pos = _positions(grad_position)
+    positions, _ = _positions(grad_position)
     wts, single_w = _weights(weights)
     if not positions and not wts:
         raise ValueError("`grad_position` and `weight` can not be None at the same time.")
@@ -155,8 +180,10 @@ def _grad_impl(fn, grad_position, weights, has_aux, return_ids, sens_param, with
                     raise TypeError("grad: sens_param=True needs the sensitivity as the last "
                                     "argument")
                 args, sens = args[:-1], args[-1]
-        out, pg, wg = run_with_grads(fn, args, kwargs, positions, wts, has_aux, sens)
-        g = _structure(pg, wg, positions, wts, single_pos, single_w, return_ids)
+        used = tensor_positions(positions, args)
+        out, pg, wg = run_with_grads(fn, args, kwargs, used, wts, has_aux, sens)
+        g = _structure(pg, wg, used, wts, len(used) == 1, single_w, return_ids,
+                       bool(positions))
         if has_aux:
             aux = tuple(out[1:])
             return (tuple(out), g) if with_value else (g, aux)
@@ -208,7 +235,10 @@ class GradOperation:
         if self.get_by_list and weights is None:
             raise TypeError("GradOperation(get_by_list=True) needs the weights: "
                             "GradOperation(get_by_list=True)(net, ParameterTuple(...))")
-        wts = tuple(weights) if (self.get_by_list and weights is not None) else ()
+        if self.get_by_list:
+            wts, single_w = _weights(weights)
+        else:
+            wts, single_w = (), False
         op = self
 
         def grad_fn(*args):
@@ -225,13 +255,16 @@ class GradOperation:
             positions = tuple(range(len(args))) if op.get_all else ((0,) if args else ())
             if not op.get_by_list and not positions:
                 raise ValueError("GradOperation: the function has no input to differentiate")
+            if op.get_all:
+                positions = tensor_positions(positions, args)
             out, pg, wg = run_with_grads(fn, args, {}, positions if (op.get_all or not
                                                                      op.get_by_list) else (),
                                          wts, False, sens)
+            wg = wg[0] if single_w else tuple(wg)
             if op.get_all and op.get_by_list:
-                return tuple(pg), tuple(wg)
+                return tuple(pg), wg
             if op.get_by_list:
-                return tuple(wg)
+                return wg
             if op.get_all:
                 return tuple(pg)
             return pg[0]
