@@ -28,6 +28,7 @@ from . import ir
 from .builder import GraphBuilder, sym
 from .execute import Program
 from .parser import Parser
+from .semantics import as_output
 
 
 class Compiled:
@@ -150,6 +151,7 @@ def build(fn, args, kwargs, parse: bool, name: str):
             skw = _symbolic_args(b, kwargs)
             stats["parses"] += 1
             result = b.parser.call_function(fn, sargs, skw) if parse else fn(*sargs, **skw)
+            result = as_output(result)          # Python values as MindSpore returns them
             values: list = []
             tree = _flatten_out(result, b, values)
             b.root.outputs = values
@@ -182,7 +184,8 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         # an eager gradient is being taken through this call: interpret the source eagerly so
         # the tape sees every op (MindSpore differentiates through jit graphs the same way)
         from ..pynative import EAGER
-        return Parser(EAGER).call_function(fn, args, kwargs) if parse else fn(*args, **kwargs)
+        return as_output(Parser(EAGER).call_function(fn, args, kwargs) if parse
+                         else fn(*args, **kwargs))
     entry, tensors = _entry(fn, args, kwargs, parse, key_obj, name)
     return _finish(entry, *entry.program.run([t._buf for t in tensors]))
 

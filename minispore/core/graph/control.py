@@ -16,6 +16,7 @@ from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
 from .cf_grad import record_if, record_while
 from .parser import BREAK, CONTINUE, _Flow, has_return
+from .semantics import first_store, truth_error, unbound_message
 from .source import Frame
 from .source import error as _error
 
@@ -46,10 +47,8 @@ def _builder(parser, node, frame) -> GraphBuilder:
 def _cond_value(b: GraphBuilder, cond: Tensor, node, frame) -> ir.Value:
     from ..ops.array import reshape
     from ..ops.math import cast
-    if cond.size != 1:
-        raise _error(frame.src, node, f"the condition must be a single-element tensor, got "
-                     f"shape {cond.shape}", ValueError,
-                     hint="reduce it first, e.g. (x > 0).all() or x.sum() > 0")
+    if cond.size != 1:                      # no truth value: PyNative's error
+        raise truth_error(cond, node, frame)
     if cond.shape != ():
         cond = reshape(cond, ())
     if cond.dtype is not dt.bool_:
@@ -111,8 +110,11 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
                      hint="loop with `while <tensor condition>:` instead")
     if _has(branches[0] + branches[1], ast.Return):
         gs, flows = [], []
-        for name, body in zip(("then", "else"), branches):
+        for name, body, other, label in zip(("then", "else"), branches, branches[::-1],
+                                            ("else-branch", "then-branch")):
             fr = frame.copy()
+            for v in _assigned_names(other) - _assigned_names(body) - set(frame.local):
+                _mark_unbound(fr, v, label, st, other)
             with b.region(name) as g:        # the branch, then the rest of the function
                 flow = parser.exec_block(body + rest, fr)
                 if flow is None or flow.kind != "return":
@@ -157,8 +159,10 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
     merged, vals1, vals2, locs = [], [], [], []
     for name in names:
         a, c = f1.local.get(name, _MISSING), f2.local.get(name, _MISSING)
-        if a is _MISSING or c is _MISSING:
-            frame.local.pop(name, None)         # defined on one path only: unusable after
+        if a is _MISSING or c is _MISSING:      # defined on one path only: unusable after
+            frame.local.pop(name, None)
+            _mark_unbound(frame, name, "then-branch" if c is _MISSING else "else-branch", st,
+                          branches[0] if c is _MISSING else branches[1])
             continue
         if not isinstance(a, Tensor) and not isinstance(c, Tensor):
             if a is c or (type(a) is type(c) and a == c):
@@ -263,6 +267,7 @@ def _tensor_while(parser, st: ast.While, frame: Frame):
                      "condition is not supported",
                      hint="fold the exit test into the loop condition")
     names = [n for n in sorted(_assigned_names(st.body)) if n in frame.local]
+    body_only = sorted(_assigned_names(st.body) - set(frame.local))
     carried, init = [], []
     for n in names:
         v = frame.local[n]
@@ -305,6 +310,11 @@ def _tensor_while(parser, st: ast.While, frame: Frame):
     init_t = [frame.local[n] for n in carried]
     for n, t in zip(carried, record_while(b, res, b.graph.nodes[-1], init_t)):
         frame.local[n] = t
+    for n in body_only:                     # the body's own names: unusable after the loop
+        frame.unbound[n] = (unbound_message(n, frame, "in the body of the tensor `while`", st,
+                                            first_store(st.body, n),
+                                            "when the loop runs zero times"),
+                            f"define '{n}' before the loop")
     return None
 
 
@@ -334,6 +344,15 @@ def assign_attribute(parser, obj, attr, value, node, frame):
                      f"attribute '{attr}'", hint="make it a Parameter and assign to it, or "
                                                   "return the tensor")
     setattr(obj, attr, value)
+
+
+def _mark_unbound(frame, name, label, st, stmts):
+    """Reading `name` in `frame` from now on is an error naming the branch that assigns it."""
+    frame.unbound[name] = (unbound_message(name, frame, f"in the {label} of the tensor `if`", st,
+                                           first_store(stmts, name),
+                                           "when the other branch runs"),
+                           f"define '{name}' before the `if` (e.g. {name} = ops.zeros_like(x)), "
+                           f"or assign it in both branches")
 
 
 class _Missing:

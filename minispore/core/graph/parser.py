@@ -22,6 +22,7 @@ import types
 from ..errors import GraphSyntaxError, MinisporeError
 from ..tensor import Tensor
 from .builder import is_symbolic
+from .semantics import check_call_depth, materialised, truth_error
 from .source import Frame, Source
 from .source import error as _error
 
@@ -101,6 +102,8 @@ class Parser:
         # ("for", loop, remaining items), ("while", loop). A `return` under a tensor `if` needs
         # "the rest of the function" as the other path (see finish()); one stack per activation.
         self.conts: list = []
+        self.site = None                    # (node, frame) of the call being made
+        self.active: list = []              # (function node, open regions) per activation
 
     # -- entry points --------------------------------------------------------------------------
     def call_function(self, fn, args, kwargs=None):
@@ -121,10 +124,14 @@ class Parser:
         return self.call_function(fn, (cell,) + tuple(args), kwargs)
 
     def _invoke(self, fdef, frame, args, kwargs, fn, defaults=None):
+        site = self.site or (fdef, frame)
         self.depth += 1
-        if self.depth > 200:
-            raise _error(frame.src, fdef, "graph mode: recursion deeper than 200 calls",
-                         hint="recursion must end at compile time; use a loop instead")
+        try:
+            check_call_depth(self, fdef, frame, site, self.active)
+        except GraphSyntaxError:
+            self.depth -= 1
+            raise
+        self.active.append((fdef, len(getattr(self.ex, "stack", ()))))
         saved_conts, self.conts = self.conts, []
         try:
             self._bind(fdef.args, frame, args, kwargs, fn, defaults)
@@ -134,6 +141,7 @@ class Parser:
             return flow.value if flow is not None and flow.kind == "return" else None
         finally:
             self.depth -= 1
+            self.active.pop()
             self.conts = saved_conts
 
     def finish(self, frame: Frame, flow=None):
@@ -394,6 +402,8 @@ class Parser:
         v = self.eval(n.operand, f)
         if isinstance(n.op, ast.Not):
             if isinstance(v, Tensor):
+                if v.size != 1:             # no truth value, as in PyNative
+                    raise truth_error(v, n, f)
                 from ..ops.math import logical_not
                 return self._native(logical_not, (v,), {}, n, f)
             return not v
@@ -527,7 +537,11 @@ class Parser:
                 kwargs.update(self.eval(k.value, f))
             else:
                 kwargs[k.arg] = self.eval(k.value, f)
-        return self.call(func, args, kwargs, n, f)
+        saved, self.site = self.site, (n, f)
+        try:
+            return self.call(func, args, kwargs, n, f)
+        finally:
+            self.site = saved               # (holds no frame once the parse is done)
 
     # -- calls ---------------------------------------------------------------------------------
     def call(self, func, args, kwargs, node, frame):
@@ -555,7 +569,7 @@ class Parser:
             raise _error(frame.src, node, f"creating a Cell ({func.__name__}) inside construct "
                          f"is not supported", hint="create it in __init__ and call it here")
         args = [InlineCall(self, a) if is_user_function(a) else a for a in args]
-        return self._native(func, args, kwargs, node, frame)
+        return materialised(func, self._native(func, args, kwargs, node, frame))
 
     def _native(self, func, args, kwargs, node, frame):
         """Call Python/minispore code as is; errors get the user's line attached."""

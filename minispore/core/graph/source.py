@@ -100,6 +100,7 @@ class Frame:
     def __init__(self, fn, source: Source, local: dict):
         self.fn, self.src, self.local = fn, source, local
         self.locs: dict = {}                 # name -> ir.Loc of its latest assignment
+        self.unbound: dict = {}              # name -> (why it has no value, hint)
         self.closure = {}
         if getattr(fn, "__closure__", None):
             for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
@@ -110,6 +111,9 @@ class Frame:
         self.globals = fn.__globals__
 
     def lookup(self, name, node):
+        if name not in self.local and name in self.unbound:  # bound on another path only
+            why, hint = self.unbound[name]
+            raise error(self.src, node, why, hint=hint)
         for d in (self.local, self.closure, self.globals):
             if name in d:
                 return d[name]
@@ -122,6 +126,7 @@ class Frame:
         f.fn, f.src, f.closure, f.globals = self.fn, self.src, self.closure, self.globals
         f.local = dict(self.local)
         f.locs = dict(self.locs)
+        f.unbound = dict(self.unbound)
         return f
 
 
