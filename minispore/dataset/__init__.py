@@ -5,7 +5,8 @@ tuple or dict iterators.
 A dataset is a chain of nodes; iterating it pulls rows (tuples of numpy arrays, one per column)
 from the source through each node, epoch by epoch. Random order comes from `config.set_seed`
 (MindSpore's `dataset.config.set_seed`) combined with the epoch number, so a seeded pipeline
-gives the same batches in every run and a different order in every epoch.
+gives the same batches in every run and a different order in every epoch. Which rows of a
+random-access source an epoch reads is a sampler's choice (`samplers.py`).
 """
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from . import config
+from . import config, samplers
 from .digits import load_digits
+from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler,
+                       SubsetRandomSampler, SubsetSampler, WeightedRandomSampler)
 
 
 class Dataset:
@@ -120,52 +123,137 @@ def _as_row(item, n: int) -> tuple:
 
 class GeneratorDataset(Dataset):
     """Rows from a Python source: a callable returning an iterator, an iterable, or a
-    random-access object (`__getitem__` + `__len__`, shuffled by default as in MindSpore)."""
+    random-access object (`__getitem__` + `__len__`). A random-access source is read through a
+    sampler chosen from `sampler`, `shuffle` (default: shuffled, as in MindSpore),
+    `num_samples`, `num_shards` and `shard_id` (see `samplers.select_sampler`); an iterable
+    source is read in its own order, at most `num_samples` rows.
 
-    def __init__(self, source, column_names, shuffle=None, num_samples=None, **_ignored):
+    `num_parallel_workers`, `python_multiprocessing` and `max_rowsize` are validated; rows are
+    produced in the calling thread, which gives the same rows in the same order as MindSpore's
+    parallel workers. `column_types` casts each column to that dtype."""
+
+    def __init__(self, source, column_names=None, column_types=None, schema=None,
+                 num_samples=None, num_parallel_workers=1, shuffle=None, sampler=None,
+                 num_shards=None, shard_id=None, python_multiprocessing=True, max_rowsize=None,
+                 batch_sampler=None, collate_fn=None):
         super().__init__()
-        if isinstance(column_names, str):
-            column_names = [column_names]
-        self.column_names = list(column_names)
+        who = type(self).__name__
+        for name, v in [("schema", schema), ("batch_sampler", batch_sampler),
+                        ("collate_fn", collate_fn)]:
+            if v is not None:
+                raise NotImplementedError(f"{who}: {name}= is not supported by minispore; "
+                                          f"name the columns with column_names and batch "
+                                          f"with .batch()")
+        if column_names is None:
+            raise ValueError(f"{who}: column_names is required (one name per column the "
+                             f"source yields)")
+        self.column_names = [column_names] if isinstance(column_names, str) \
+            else list(column_names)
+        self.column_types = None
+        if column_types is not None:
+            from ..core import dtype as dt
+            if not isinstance(column_types, list) or \
+                    len(column_types) != len(self.column_names):
+                raise TypeError(f"{who}: column_types must be a list of one dtype per column "
+                                f"({len(self.column_names)}), got {column_types!r}")
+            self.column_types = [dt.to_dtype(t).np for t in column_types]
+        _check_workers(who, num_parallel_workers, python_multiprocessing, max_rowsize)
+        if shuffle is not None and not isinstance(shuffle, bool):
+            raise TypeError(f"{who}: shuffle must be a bool or None, got {shuffle!r} "
+                            f"({type(shuffle).__name__})")
+        self.num_samples = samplers._check_num_samples(num_samples, who)
+        _check_shards(who, num_shards, shard_id)
         self.source = source
         self.random_access = hasattr(source, "__getitem__") and hasattr(source, "__len__")
-        if shuffle and not self.random_access:
-            raise ValueError("GeneratorDataset: shuffle=True needs a random-access source "
-                             "(__getitem__ and __len__); use .shuffle(buffer_size) instead")
-        self.do_shuffle = self.random_access if shuffle is None else bool(shuffle)
-        self.num_samples = num_samples
+        if not callable(source) and not hasattr(source, "__iter__") and not self.random_access:
+            raise TypeError(f"{who}: source must be callable, iterable or random-access "
+                            f"(__getitem__ and __len__), got {type(source).__name__}")
+        if self.random_access:
+            self.sampler = samplers.select_sampler(who, num_samples, sampler, shuffle,
+                                                   num_shards, shard_id)
+        else:
+            for name, v in [("sampler", sampler), ("num_shards", num_shards)]:
+                if v is not None:
+                    raise ValueError(f"{who}: {name}= needs a random-access source "
+                                     f"(__getitem__ and __len__), got "
+                                     f"{type(source).__name__}")
+            if shuffle:
+                raise ValueError(f"{who}: shuffle=True needs a random-access source "
+                                 f"(__getitem__ and __len__); use .shuffle(buffer_size) "
+                                 f"instead")
+            self.sampler = None
+
+    def _row(self, item):
+        row = _as_row(item, len(self.column_names))
+        if self.column_types is not None:
+            row = tuple(x.astype(t, copy=False) for x, t in zip(row, self.column_types))
+        return row
 
     def _rows(self, epoch):
-        n = len(self.column_names)
         if self.random_access:
-            order = np.arange(len(self.source))
-            if self.do_shuffle:
-                order = config.rng(epoch).permutation(order)
-            if self.num_samples is not None:
-                order = order[:self.num_samples]
-            for i in order:
-                yield _as_row(self.source[int(i)], n)
+            for i in self.sampler.indices(len(self.source), epoch):
+                yield self._row(self.source[int(i)])
             return
         it = self.source() if callable(self.source) else iter(self.source)
         for k, item in enumerate(it):
-            if self.num_samples is not None and k >= self.num_samples:
+            if self.num_samples and k >= self.num_samples:
                 return
-            yield _as_row(item, n)
+            yield self._row(item)
 
     def _size(self):
         if self.random_access:
-            n = len(self.source)
-        else:
-            n = sum(1 for _ in (self.source() if callable(self.source) else iter(self.source)))
-        return n if self.num_samples is None else min(n, self.num_samples)
+            return len(self.sampler.indices(len(self.source), 0))
+        n = sum(1 for _ in (self.source() if callable(self.source) else iter(self.source)))
+        return min(n, self.num_samples) if self.num_samples else n
 
 
-class NumpySlicesDataset(Dataset):
+def _check_workers(who, num_parallel_workers, python_multiprocessing, max_rowsize):
+    if not isinstance(num_parallel_workers, int) or isinstance(num_parallel_workers, bool) \
+            or num_parallel_workers < 1:
+        raise ValueError(f"{who}: num_parallel_workers must be an int >= 1, got "
+                         f"{num_parallel_workers!r}")
+    if not isinstance(python_multiprocessing, bool):
+        raise TypeError(f"{who}: python_multiprocessing must be a bool, got "
+                        f"{python_multiprocessing!r}")
+    if max_rowsize is not None and (not isinstance(max_rowsize, int) or max_rowsize < -1):
+        raise ValueError(f"{who}: max_rowsize must be an int >= -1, got {max_rowsize!r}")
+
+
+def _check_shards(who, num_shards, shard_id):
+    if (num_shards is None) != (shard_id is None):
+        raise ValueError(f"{who}: num_shards and shard_id must be passed together, got "
+                         f"num_shards={num_shards!r}, shard_id={shard_id!r}")
+    if num_shards is None:
+        return
+    for name, v in [("num_shards", num_shards), ("shard_id", shard_id)]:
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"{who}: {name} must be an int, got {v!r}")
+    if num_shards < 1:
+        raise ValueError(f"{who}: num_shards must be >= 1, got {num_shards}")
+    if not 0 <= shard_id < num_shards:
+        raise ValueError(f"{who}: shard_id must be in [0, {num_shards - 1}] for "
+                         f"num_shards={num_shards}, got {shard_id}")
+
+
+class _Slices:
+    """Random access to row i of equally long columns."""
+
+    def __init__(self, cols):
+        self.cols = cols
+
+    def __len__(self):
+        return len(self.cols[0])
+
+    def __getitem__(self, i):
+        return tuple(c[i] for c in self.cols)
+
+
+class NumpySlicesDataset(GeneratorDataset):
     """Rows are slices along the first axis of arrays: a list/tuple of arrays, a dict
-    {column: array} or one array."""
+    {column: array} or one array. Sampling arguments as in GeneratorDataset."""
 
-    def __init__(self, data, column_names=None, shuffle=None, **_ignored):
-        super().__init__()
+    def __init__(self, data, column_names=None, num_samples=None, num_parallel_workers=1,
+                 shuffle=None, sampler=None, num_shards=None, shard_id=None):
         if isinstance(data, dict):
             names, cols = list(data), [np.asarray(v) for v in data.values()]
         elif isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
@@ -182,18 +270,10 @@ class NumpySlicesDataset(Dataset):
         if len(lens) != 1:
             raise ValueError(f"NumpySlicesDataset: the columns have different lengths "
                              f"{[len(c) for c in cols]}; slice arrays with equal first dims")
-        self.cols, self.column_names = cols, names
-        self.do_shuffle = True if shuffle is None else bool(shuffle)
-
-    def _rows(self, epoch):
-        order = np.arange(len(self.cols[0]))
-        if self.do_shuffle:
-            order = config.rng(epoch).permutation(order)
-        for i in order:
-            yield tuple(c[i] for c in self.cols)
-
-    def _size(self):
-        return len(self.cols[0])
+        self.cols = cols
+        super().__init__(_Slices(cols), names, num_samples=num_samples,
+                         num_parallel_workers=num_parallel_workers, shuffle=shuffle,
+                         sampler=sampler, num_shards=num_shards, shard_id=shard_id)
 
 
 # ------------------------------------------------------------------------------ pipeline -----
@@ -305,4 +385,6 @@ class RepeatDataset(Dataset):
         return self.parent._size() * self.count
 
 
-__all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "load_digits"]
+__all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "load_digits",
+           "samplers", "Sampler", "SequentialSampler", "RandomSampler", "SubsetSampler",
+           "SubsetRandomSampler", "DistributedSampler", "WeightedRandomSampler"]
