@@ -4,6 +4,7 @@ either mode, a variable bound on one path of a tensor `if` (or only in a tensor 
 reported by name, and recursion that cannot end at compile time is a GraphSyntaxError."""
 from __future__ import annotations
 
+import collections
 import functools
 
 import numpy as np
@@ -105,6 +106,32 @@ def test_wraps_decorator_without_source_names_the_decorator():
     assert "tracer" in msg and "g" in msg and "decorator" in msg, msg
 
 
+def guarded(f):
+    @functools.wraps(f)
+    def guard(*args):
+        try:
+            return f(*args)
+        finally:
+            pass
+    return guard
+
+
+class _GuardedConstruct(nn.Cell):
+    @guarded
+    def construct(self, x):
+        return x + 1
+
+
+def test_wraps_decorator_the_graph_cannot_run_is_rejected_naming_it():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    with pytest.raises(GraphSyntaxError) as info:
+        _GuardedConstruct()(t([1.0]))
+    msg = str(info.value)
+    assert "try" in msg and "guarded.<locals>.guard" in msg and "_GuardedConstruct.construct" \
+        in msg and "decorator" in msg, msg
+    assert f"line {line_of(guarded, 'try:')}" in msg, msg
+
+
 # ---------------------------------------------------------------- iterators at the output --------
 class _Returns(nn.Cell):
     def __init__(self, kind):
@@ -155,6 +182,16 @@ def test_iterator_nested_in_the_output_is_materialised():
     x, z = _Returns("nested")(t([1.0]))
     assert z == ((1, 3), (2, 4))
     np.testing.assert_array_equal(x.asnumpy(), np.array([1.0], F32))
+
+
+_Pair = collections.namedtuple("_Pair", "tensor number")
+
+
+def test_namedtuple_output_keeps_its_type():
+    def f(x):
+        return _Pair(x + 1, 2)
+    out = graph_vs_pynative(f, t([1.0]))
+    assert type(out) is _Pair and out.number == 2
 
 
 def test_zip_over_tensors_in_a_graph_is_reiterable():

@@ -101,7 +101,10 @@ def _flatten_out(obj, b: GraphBuilder, values: list):
         values.append(b.value_of(obj))
         return ("T", len(values) - 1)
     if isinstance(obj, (tuple, list)):
-        return (type(obj).__name__, tuple(_flatten_out(o, b, values) for o in obj))
+        items = tuple(_flatten_out(o, b, values) for o in obj)
+        if isinstance(obj, tuple) and hasattr(type(obj), "_fields"):   # a namedtuple: its type
+            return ("namedtuple", items, type(obj))
+        return ("list" if isinstance(obj, list) else "tuple", items)
     if isinstance(obj, dict):
         return ("dict", tuple((k, _flatten_out(v, b, values)) for k, v in obj.items()))
     return ("C", obj)
@@ -116,6 +119,8 @@ def _rebuild(tree, outs):
     if kind == "dict":
         return {k: _rebuild(t, outs) for k, t in tree[1]}
     items = [_rebuild(t, outs) for t in tree[1]]
+    if kind == "namedtuple":
+        return tree[2](*items)
     return tuple(items) if kind == "tuple" else list(items)
 
 

@@ -22,7 +22,7 @@ import types
 from ..errors import GraphSyntaxError, MinisporeError
 from ..tensor import Tensor
 from .builder import is_symbolic
-from .semantics import check_call_depth, materialised, truth_error
+from .semantics import check_call_depth, in_wrapper, materialised, truth_error
 from .source import Frame, Source
 from .source import error as _error
 
@@ -111,7 +111,15 @@ class Parser:
             return fn(*args, **(kwargs or {}))
         src = Source.of(fn)
         frame = Frame(fn, src, {})
-        return self._invoke(src.node, frame, args, kwargs or {}, fn)
+        if getattr(fn, "__wrapped__", None) is None:
+            return self._invoke(src.node, frame, args, kwargs or {}, fn)
+        try:                                # a decorator's wrapper: its errors name it
+            return self._invoke(src.node, frame, args, kwargs or {}, fn)
+        except GraphSyntaxError as e:
+            new = in_wrapper(e, fn, src)
+            if new is None:
+                raise
+            raise new from None
 
     def call_parsed(self, node, frame, args, kwargs, defaults=None):
         return self._invoke(node, frame.copy(), args, kwargs, None, defaults)

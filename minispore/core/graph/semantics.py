@@ -4,7 +4,7 @@ iterated again as in MindSpore), values leave a graph as MindSpore returns them 
 a multi-element tensor has no truth value (`truth_error`, PyNative's error), a name bound on one
 path only is reported by name where it is read (`unbound_message`), and recursion that cannot end
 at compile time stops with a GraphSyntaxError before Python's own stack does
-(`check_call_depth`)."""
+(`check_call_depth`); an error in a functools.wraps wrapper names the decorator (`in_wrapper`)."""
 from __future__ import annotations
 
 import ast
@@ -34,9 +34,10 @@ def materialised(func, result):
 def as_output(v):
     """A graph's Python-value result as MindSpore returns it: ranges and dict keys/values as
     tuples, dict items as a list, builtin iterators as their containers, numpy scalars as Python
-    numbers (containers are converted item by item)."""
+    numbers (containers are converted item by item; a namedtuple keeps its type)."""
     if isinstance(v, tuple):
-        return tuple(as_output(x) for x in v)
+        items = [as_output(x) for x in v]
+        return type(v)(*items) if hasattr(type(v), "_fields") else tuple(items)
     if isinstance(v, list):
         return [as_output(x) for x in v]
     if isinstance(v, dict):
@@ -116,3 +117,24 @@ def check_call_depth(parser, fdef, frame, site, active) -> None:
                  f"({parser.depth} nested calls of user functions"
                  + (f", {len(mine)} of them `{name}`" if mine else "") + ")",
                  hint="recursion must end at compile time within the limit; use a loop instead")
+
+
+def in_wrapper(e, fn, src):
+    """`e` (raised while parsing `fn`, a functools.wraps wrapper) with a note naming the
+    decorator when it points into the wrapper's own lines; None otherwise."""
+    line = getattr(e, "lineno", None)
+    if (getattr(e, "filename", None) != src.file or line is None
+            or not src.first <= line < src.first + len(src.lines)
+            or getattr(e, "_ms_in_wrapper", False)):
+        return None
+    inner = getattr(fn.__wrapped__, "__qualname__", repr(fn.__wrapped__))
+    note = (f"\n  note: `{fn.__code__.co_qualname}` is the wrapper a decorator puts around "
+            f"`{inner}` (functools.wraps); graph mode runs the wrapper's code too: make it "
+            f"graph-compatible, or apply the decorator only in PyNative mode")
+    try:
+        new = type(e)(e.args[0] + note)
+    except Exception:
+        return None
+    new.filename, new.lineno, new.offset = e.filename, e.lineno, getattr(e, "offset", None)
+    new._ms_located = new._ms_in_wrapper = True
+    return new
