@@ -43,6 +43,13 @@ class DType:
     def is_int(self) -> bool:
         return self.kind in "iu"
 
+    @property
+    def has_grad(self) -> bool:
+        """Whether a gradient flows to a tensor of this dtype: floats and integers do (an
+        integer input's gradient is computed through the bprops and cast to its dtype, as in
+        MindSpore); bool does not."""
+        return self.kind != "b"
+
 
 _ALIAS = {"Bool": "bool_"}
 

@@ -294,7 +294,7 @@ def backward(roots: list, sens: list, targets: list) -> list:
             gs = node.op.bprop(ins, tuple(outs), tuple(douts), **attrs_dict(node.attrs))
         for x, g in zip(ins, gs):
             ref = x._node
-            if ref is None or g is None or not x.dtype.is_float:
+            if ref is None or g is None or not x.dtype.has_grad:
                 continue
             if g.dtype is not x.dtype:
                 g = cast(g, x.dtype)

@@ -160,7 +160,12 @@ class GraphBuilder:
         v = self.value_of(value)
         self.value_of(p)                           # make sure p is a graph input
         self.emit(ir.ASSIGN, [v], (("param", p, Parameter),), [])
-        self._current[id(p)] = v
+        # later reads of p are reads of the Parameter, not of the expression assigned: their own
+        # IR value (a stop_gradient alias, free in the backends), so that control flow on the
+        # tape (cf_grad looks tape identities up by value) sees p's identity, as a straight
+        # read does, and no gradient flows back through the assignment (as in PyNative)
+        from ..ops.array import STOP_GRADIENT
+        self._current[id(p)] = self.emit(STOP_GRADIENT, [v], (), [Meta(v.shape, v.dtype)])[0]
 
     def print_node(self, args, sep=" ", end="\n", file=None) -> None:
         """A runtime Print node: strings now, tensors with their values at every run."""

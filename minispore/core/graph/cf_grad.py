@@ -49,7 +49,8 @@ def free_values(g: ir.Graph) -> list:
 
 
 def _float(v) -> bool:
-    return v.dtype.is_float
+    """Whether a gradient flows through this value (floats and integers, not bool)."""
+    return v.dtype.has_grad
 
 
 def _tracked(b, vals) -> bool:
@@ -186,7 +187,7 @@ def _vjp(b, g: ir.Graph, env_free: dict, wrt: list, douts: list) -> list:
         outs = replay(b, g, env)
     finally:
         TAPE.depth -= 1
-    pairs = [(o, d) for o, d in zip(outs, douts) if o.dtype.is_float and d is not None]
+    pairs = [(o, d) for o, d in zip(outs, douts) if o.dtype.has_grad and d is not None]
     grads = backward([o for o, _ in pairs], [d for _, d in pairs],
                      [t._node for t in leaves]) if pairs else [None] * len(leaves)
     return [g_ if g_ is not None else _zeros(Meta(t.shape, t.dtype))

@@ -230,7 +230,7 @@ def _cast_infer(x, dtype):
 
 
 def _cast_bprop(i, o, g, dtype):
-    return (cast(g, i[0].dtype) if i[0].dtype.is_float else None,)
+    return (cast(g, i[0].dtype) if i[0].dtype.has_grad else None,)
 
 
 CAST = defop("cast", infer=_cast_infer, ref=lambda x, dtype: x.astype(dt.to_dtype(dtype).np),
