@@ -1,6 +1,6 @@
 """The native CPU sink (backends/cpu/native_sink.py): a graph as one LLVM function with an arena
 laid out by the memory plan, compiled without numba, cached on disk as an object file; graphs it
-cannot lower go to the numba sink without a warning."""
+cannot lower go to the numba sink with a RuntimeWarning naming the node (test_sink_ops.py)."""
 import warnings
 
 import numpy as np

@@ -692,6 +692,22 @@ def test_two_lambdas_on_one_line_are_told_apart():
     graph_vs_pynative(TwoLambdas(), X(3))
 
 
+_LAMBDAS_IN_A_CALL = dict(double=lambda v: v * 2, shift=lambda v: v - 1,
+                          square=lambda v:
+                          v * v)                      # a lambda spanning lines of a call too
+
+
+def test_lambdas_inside_an_expression_spanning_lines():
+    """A lambda whose line is no complete statement (an argument of a call that continues on
+    the next lines) is found in the parsed file: its source lines alone do not parse."""
+    x = X(3)
+    for name, want in (("double", x.asnumpy() * 2), ("shift", x.asnumpy() - 1),
+                       ("square", x.asnumpy() * x.asnumpy())):
+        ms.set_context(mode=ms.GRAPH_MODE)
+        got = ms.jit(_LAMBDAS_IN_A_CALL[name])(x)
+        np.testing.assert_array_equal(got.asnumpy(), want, err_msg=name)
+
+
 class Base(nn.Cell):
     def construct(self, x):
         return x * 2

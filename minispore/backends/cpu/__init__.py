@@ -1,8 +1,8 @@
 """The CPU backend: buffers are C-contiguous numpy arrays; elementwise kernels are generated numba
 loops (elementwise.py, codegen.py); the rest is in kernels.py. At jit_level O2 a graph becomes one
 native function (native_sink.py, LLVM IR without numba) or, when it holds a node that sink cannot
-lower, one numba function (sink.py); MINISPORE_NATIVE_SINK=0 forces the numba sink. Always
-available."""
+lower, one numba function (sink.py) with a RuntimeWarning naming that node;
+MINISPORE_NATIVE_SINK=0 forces the numba sink (no warning). Always available."""
 from __future__ import annotations
 
 from ...core.device import Backend
@@ -26,7 +26,7 @@ class CPUBackend(Backend):
     def sink(self, graph):
         """jit_level O2: the whole graph as one native function (native_sink.py, LLVM IR) when
         it has a lowering for every node, else as one numba function (sink.py)."""
-        native = self._native(graph)
+        native = self._native(graph, warn=True)
         if native is not None:
             return native
         from . import blas_threads
@@ -40,9 +40,11 @@ class CPUBackend(Backend):
         disk); a tape it cannot lower keeps the eager bprops rather than pay numba's seconds."""
         return self._native(graph)
 
-    def _native(self, graph):
+    def _native(self, graph, warn: bool = False):
         """The graph as a NativeProgram; None when MINISPORE_NATIVE_SINK=0, when the native path
-        is unavailable here, or when a node has no native lowering."""
+        is unavailable here, or when a node has no native lowering. With `warn` (the O2 sink),
+        the last two say so in a RuntimeWarning naming the node: the numba sink that takes the
+        graph instead is another program (other code, seconds of compile), never silently."""
         import os
         if os.environ.get("MINISPORE_NATIVE_SINK", "1") == "0":
             return None
@@ -50,7 +52,12 @@ class CPUBackend(Backend):
         from .native_sink import NativeProgram, NativeUnsupported
         try:
             return NativeProgram(graph, self)
-        except (NativeUnsupported, NativeUnavailable):
+        except (NativeUnsupported, NativeUnavailable) as e:
+            if warn:
+                import warnings
+                warnings.warn(f"jit_level O2: the native CPU sink could not lower graph "
+                              f"'{graph.name}' ({e}); it runs as one numba function (the numba "
+                              f"sink) instead", RuntimeWarning, stacklevel=2)
             return None
 
 

@@ -379,7 +379,10 @@ def check(g: ir.Graph, nested: bool = False):
     """NativeUnsupported naming the first node (or dtype) without a lowering."""
     for n in g.nodes:
         for v in n.inputs + n.outputs:
-            storage(v.dtype)
+            try:
+                storage(v.dtype)
+            except NativeUnsupported as e:
+                raise NativeUnsupported(f"node '{n.name}': {e}") from None
         if n.op == ir.CONST or (n.op == ir.ASSIGN and not nested):
             continue
         if n.op in (ir.IF, ir.WHILE):

@@ -19,8 +19,9 @@ If/While (branches and loops; a While's outputs hold its state), and Print (a ca
 Python, `printer`, through a callback address in the table). `graph` returns 0, or the code
 of a failed run-time check (an index out of range), which `run` raises as PyNative's error
 (self.errors). A graph with any other node (half precision, print to a file) raises
-NativeUnsupported naming it, and the numba sink takes it. `run_steps` runs
-N steps over stacked inputs in one call (the data sink), carrying the assigned Parameters.
+NativeUnsupported naming it, and the numba sink takes it with a RuntimeWarning (backends/cpu).
+`run_steps` runs N steps over stacked inputs in one call (the data sink), carrying the assigned
+Parameters.
 """
 from __future__ import annotations
 
@@ -133,7 +134,12 @@ class NativeProgram:
         fn.args[0].add_attribute("noalias")
         e = Emitter(g, module, fn, slots, offsets, alias)
         for n in g.nodes:
-            lower_node(e, n)
+            try:
+                lower_node(e, n)
+            except NativeUnsupported as exc:      # the fallback's warning names the node
+                if str(exc).startswith("node '"):
+                    raise
+                raise NativeUnsupported(f"node '{n.name}': {exc}") from None
         e.finish()
         self.errors = e.errors            # error code k + 1 -> (exception type, message)
         self._carry = self._emit_steps(module, fn)

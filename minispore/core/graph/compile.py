@@ -44,6 +44,16 @@ _cache: dict = {}
 _guards: dict = {}
 _dump_ids = itertools.count()
 stats = {"compiles": 0, "parses": 0}
+# the latest top-level graph call's Compiled entry and the number of such calls (one inlined
+# into an enclosing graph or interpreted under an eager gradient is none): which program ran
+ran = {"last": None, "calls": 0}
+
+
+def last_compiled():
+    """The Compiled entry (graph and program) the latest top-level graph call ran, or None:
+    which program ran (kernel by kernel, the numba sink, the native sink) is its `program`'s
+    type."""
+    return ran["last"]
 
 
 def _flatten_args(args, objs: list | None = None):
@@ -192,6 +202,8 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         return as_output(Parser(EAGER).call_function(fn, args, kwargs) if parse
                          else fn(*args, **kwargs))
     entry, tensors = _entry(fn, args, kwargs, parse, key_obj, name)
+    ran["last"] = entry
+    ran["calls"] += 1
     return _finish(entry, *entry.program.run([t._buf for t in tensors]))
 
 
@@ -206,6 +218,8 @@ def run_steps(fn, prefix, batches, *, key_obj=None, name=None):
     if multi is not None and len(calls) > 1 and tensors:
         flat = [_flatten_args(list(c) + [{}], []) for c in calls]
         if all(f[1] == flat[0][1] for f in flat[1:]):
+            ran["last"] = entry
+            ran["calls"] += 1
             stacked = [np.stack([t._buf for t in col]) for col in zip(*[f[0] for f in flat])]
             return _finish(entry, *multi(stacked))
     out = None
@@ -353,4 +367,4 @@ def clear_cache() -> None:
     _by_object.clear()
 
 
-__all__ = ["run", "build", "clear_cache", "stats", "sym"]
+__all__ = ["run", "build", "clear_cache", "last_compiled", "stats", "sym"]

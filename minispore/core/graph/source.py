@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import linecache
 import textwrap
 
 from ..errors import GraphSyntaxError
@@ -33,10 +34,17 @@ class Source:
             raise GraphSyntaxError(
                 f"graph mode needs the Python source of {what}, which is not available ({e}); "
                 f"define it in a .py file or run in PyNative mode") from None
+        try:
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+        except SyntaxError:
+            if code.co_name != "<lambda>":
+                raise
+            # a lambda inside an expression that spans lines (an argument of a call, an item of
+            # a list): its own lines are no statement, so parse the whole file and find it there
+            lines, start = linecache.getlines(self.file), 1
+            tree = ast.parse("".join(lines))
         self.lines = lines
         self.first = start
-        src = textwrap.dedent("".join(lines))
-        tree = ast.parse(src)
         ast.increment_lineno(tree, start - 1)
         # the columns textwrap.dedent removed (the common indent of the non-blank lines)
         self.indent = min((len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()),
