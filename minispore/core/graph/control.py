@@ -5,6 +5,8 @@ Assign node; other attributes are set once, at compile time, as in MindSpore).
 
 Variables an `if` branch assigns become the If node's outputs; both branches must give them the
 same shape and dtype. Variables a `while` body assigns that exist before the loop are carried.
+A variable assigned on one path only (one branch, or only in a tensor `while` body) has no value
+after it: reading it raises a GraphSyntaxError naming it, where it was assigned and the fix.
 """
 from __future__ import annotations
 

@@ -10,6 +10,9 @@ parsed and inlined; minispore's own functions (ops, grad) run as they are, throu
 Control flow: `if`/`while` on a Python value run at compile time (branch picked, loop unrolled);
 on a tensor they become If/While nodes with subgraphs (control.py). `for` loops over Python
 iterables unroll. Anything else raises GraphSyntaxError showing the user's line and a fix.
+Where graph mode's Python semantics depart from running the code as is (builtin iterators, the
+truth of a tensor, names bound on one path only, recursion limits, decorators' wrappers), the
+rules are in semantics.py.
 """
 from __future__ import annotations
 
