@@ -1,6 +1,7 @@
 """MindSpore's rules for what a gradient covers, in both modes: integer inputs, Python scalars
 in grad_position, one Parameter or a frozen one in `weights`, dict outputs, a Cell's own bprop,
-control flow after an assign."""
+control flow after an assign; and broadcast_to's -1 (which keeps an input dim) with its
+gradient."""
 import numpy as np
 import pytest
 
@@ -167,3 +168,23 @@ def test_if_after_assign_reads_the_parameter_not_the_assigned_expression(mode):
     net = IfAfterAssign()
     ops.GradOperation(get_all=True)(net)(Tensor(2.0, ms.float32))
     assert float(net.p.asnumpy()) == 4.0            # the assignment itself still happens
+
+
+def broadcast_keep_last(x):
+    return ops.broadcast_to(x, (2, -1, 3)) * 2
+
+
+def broadcast_minus_one_first(x):
+    return ops.broadcast_to(x, (-1, 2, 3))
+
+
+def test_broadcast_to_minus_one(mode):
+    x = Tensor(np.ones((1, 3), np.float32))
+    g = ms.grad(broadcast_keep_last)(x)
+    np.testing.assert_array_equal(g.asnumpy(), np.full((1, 3), 4.0, np.float32))
+    # a -1 before the input's dims has no dim to keep: MindSpore raises ValueError
+    with pytest.raises(ValueError, match=r"^broadcast_to: -1 in shape \(-1, 2, 3\) at index 0 "
+                                         r"has no matching dim in the input of shape \(1, 3\)"):
+        ms.jit(broadcast_minus_one_first)(x) if mode == "graph" else broadcast_minus_one_first(x)
+    with pytest.raises(ValueError, match=r"-1 in shape \(-1, 3\) at index 0"):
+        ops.BroadcastTo((-1, 3))(Tensor(np.ones((3,), np.float32)))

@@ -315,6 +315,12 @@ def broadcast_to(input, shape):
     shape = _shape_arg("broadcast_to", shape)
     if -1 in shape:
         lead = len(shape) - len(input.shape)
+        bad = [i for i, d in enumerate(shape) if d == -1 and i < lead]
+        if bad:     # a -1 there has no input dim to keep (indexing from the end would wrap)
+            raise ShapeError(
+                f"broadcast_to: -1 in shape {shape} at index {bad[0]} has no matching dim in the "
+                f"input of shape {tuple(input.shape)}; -1 keeps an input dim, so it can only be "
+                f"at index {lead} onwards (give that dim's size instead)")
         shape = tuple(input.shape[i - lead] if d == -1 else d for i, d in enumerate(shape))
     return apply(BROADCAST_TO, input, shape=shape)
 
