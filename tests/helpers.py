@@ -2,6 +2,8 @@
 failure messages, input generators (domains) and finite differences in float64."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 import minispore as ms
@@ -200,11 +202,42 @@ def _op_graph(name, attrs, *xs):
 
 def run_op(name: str, args, attrs):
     """Run primitive `name` on numpy `args` through `apply`: a Tensor, or a tuple of them. In
-    GRAPH_MODE the call is compiled: a jitted function whose graph holds the op."""
+    GRAPH_MODE the call is compiled: a jitted function whose graph holds the op (asserted)."""
     ts = [to_tensor(a) for a in args]
     if ms.get_context("mode") == ms.GRAPH_MODE:
-        return ms.jit(_op_graph)(name, attrs, *ts)
+        return in_graph(_op_graph, name, attrs, *ts)
     return apply(REGISTRY[name], *ts, **attrs)
+
+
+def in_graph(fn, *args):
+    """`ms.jit(fn)(*args)`, asserting that a compiled graph ran it (not the eager path): the
+    compile module counts every top-level graph call."""
+    from minispore.core.graph import compile as graph_compile
+    before = graph_compile.ran["calls"]
+    out = ms.jit(fn)(*args)
+    assert graph_compile.ran["calls"] == before + 1, \
+        f"{getattr(fn, '__qualname__', fn)}: GRAPH_MODE ran no compiled graph"
+    return out
+
+
+@contextlib.contextmanager
+def graph_runs(what: str = "the block"):
+    """In GRAPH_MODE, asserts that the block compiled or ran a graph (ms.grad, a Cell call, an
+    ms.jit function): its ops did not all run eagerly. Nothing is checked in PyNative."""
+    from minispore.core.graph import compile as graph_compile
+    before = graph_compile.stats["parses"], graph_compile.ran["calls"]
+    yield
+    if ms.get_context("mode") == ms.GRAPH_MODE:
+        after = graph_compile.stats["parses"], graph_compile.ran["calls"]
+        assert after != before, f"{what}: GRAPH_MODE compiled and ran no graph"
+
+
+def in_mode(fn, *args):
+    """fn(*args) as the context mode says: eagerly in PyNative, compiled (in_graph) in
+    GRAPH_MODE. The graph cells of the op tests call their ops through this."""
+    if ms.get_context("mode") == ms.GRAPH_MODE:
+        return in_graph(fn, *args)
+    return fn(*args)
 
 
 def as_tuple(x):

@@ -10,6 +10,8 @@ import pytest
 import minispore as ms
 from minispore import ops
 
+from helpers import graph_runs, in_mode
+
 
 def _draws(x):
     return (ops.normal((400,), 0.0, 1.0), ops.uniform((400,), -1.0, 3.0),
@@ -34,46 +36,60 @@ def test_same_seed_same_numbers_in_both_modes(backend):
     ms.set_seed(42)
     graph1, graph2 = _run(compiled, x), _run(compiled, x)
     for k, (e, g) in enumerate(zip(eager1 + eager2, graph1 + graph2)):
-        np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-6,
-                                   err_msg=f"output {k}: graph and PyNative differ for one seed")
+        np.testing.assert_array_equal(g, e, err_msg=f"output {k}: graph and PyNative differ "
+                                                    f"for one seed")
     ms.set_seed(43)
     assert not np.array_equal(_run(compiled, x)[0], graph1[0]), "another seed, other numbers"
 
 
+def _standard_normal(seed):
+    return ops.standard_normal((50,), seed=seed)
+
+
 def test_op_seed_selects_another_stream(backend, mode):
     ms.set_seed(1)
-    a = ops.standard_normal((50,), seed=0).asnumpy()
+    a = in_mode(_standard_normal, 0).asnumpy()
     ms.set_seed(1)
-    b = ops.standard_normal((50,), seed=5).asnumpy()
+    b = in_mode(_standard_normal, 5).asnumpy()
     ms.set_seed(1)
-    c = ops.standard_normal((50,), seed=5).asnumpy()
+    c = in_mode(_standard_normal, 5).asnumpy()
     assert not np.array_equal(a, b) and np.array_equal(b, c)
+
+
+def _moment_draws(n):
+    return (ops.normal((n,), 2.0, 0.5), ops.uniform((n,), -1.0, 3.0), ops.randint(-2, 3, (n,)),
+            ops.randn(3, 4), ops.rand((2, 2)))
 
 
 def test_moments(backend, mode):
     ms.set_seed(7)
     n = 20000
-    z = ops.normal((n,), 2.0, 0.5).asnumpy()
+    z, u, r, rn, ru = (t.asnumpy() for t in in_mode(_moment_draws, n))
     assert z.dtype == np.float32
     assert abs(z.mean() - 2.0) < 4 * 0.5 / np.sqrt(n) and abs(z.std() - 0.5) < 0.02
-    u = ops.uniform((n,), -1.0, 3.0).asnumpy()
     assert u.min() >= -1.0 and u.max() < 3.0
     assert abs(u.mean() - 1.0) < 0.05 and abs(u.var() - 16 / 12) < 0.05
-    r = ops.randint(-2, 3, (n,)).asnumpy()
     assert r.dtype == np.int64 and set(np.unique(r)) == {-2, -1, 0, 1, 2}
     assert np.all(np.abs(np.bincount(r + 2) / n - 0.2) < 0.02)
-    rn = ops.randn(3, 4).asnumpy()
-    assert rn.shape == (3, 4) and ops.rand((2, 2)).shape == (2, 2)
+    assert rn.shape == (3, 4) and ru.shape == (2, 2)
+
+
+def _dropouts(x):
+    return ops.dropout(x, p=0.3), ops.dropout(x, p=0.3, training=False), ops.dropout(x, p=0.0)
 
 
 def test_dropout_keeps_and_scales(backend, mode):
     ms.set_seed(3)
     x = ms.Tensor(np.full((100, 100), 2.0, np.float32))
-    y = ops.dropout(x, p=0.3).asnumpy()
+    y, off, p0 = in_mode(_dropouts, x)
+    y = y.asnumpy()
     kept = y != 0
     assert abs(kept.mean() - 0.7) < 0.02
     np.testing.assert_allclose(y[kept], 2.0 / 0.7, rtol=1e-6)
-    assert ops.dropout(x, p=0.3, training=False) is x and ops.dropout(x, p=0.0) is x
+    np.testing.assert_array_equal(off.asnumpy(), x.asnumpy())       # training=False, p=0: x
+    np.testing.assert_array_equal(p0.asnumpy(), x.asnumpy())
+    if mode == "pynative":                                           # the input itself, eagerly
+        assert ops.dropout(x, p=0.3, training=False) is x and ops.dropout(x, p=0.0) is x
 
 
 def test_dropout_gradient_uses_the_same_mask(backend, mode):
@@ -83,7 +99,8 @@ def test_dropout_gradient_uses_the_same_mask(backend, mode):
     def f(t):
         y = ops.dropout(t, p=0.5)
         return ops.sum(y * y), y
-    (loss, y), g = ms.value_and_grad(f, has_aux=True)(x)
+    with graph_runs("value_and_grad"):
+        (loss, y), g = ms.value_and_grad(f, has_aux=True)(x)
     # d/dx sum((x * m / 0.5)^2) = 2 * y * m / 0.5 = 2 * y / 0.5 where kept
     np.testing.assert_allclose(g.asnumpy(), 4.0 * y.asnumpy(), rtol=1e-6)
 
