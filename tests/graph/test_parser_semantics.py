@@ -227,7 +227,13 @@ def _ifexp(x):
     return x + 1 if x else x
 
 
-@pytest.mark.parametrize("fn", [_not, _if, _and, _or, _ifexp])
+def _while(x):
+    while x:
+        x = x - 1
+    return x
+
+
+@pytest.mark.parametrize("fn", [_not, _if, _and, _or, _ifexp, _while])
 def test_truth_of_a_multi_element_tensor_raises_the_pynative_error_in_graph_mode(fn):
     x = t([1.0, 0.0])
     ms.set_context(mode=ms.PYNATIVE_MODE)
