@@ -87,6 +87,20 @@ def test_jit_function_called_inside_a_graph_is_inlined():
     np.testing.assert_array_equal(out.asnumpy(), np.array([4.0, 7.0], F32))
 
 
+class _JitConstruct(nn.Cell):
+    @ms.jit
+    def construct(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+
+def test_jit_decorated_construct_compiles_in_both_modes():
+    # ms.jit's own wrapper runs as it is (it compiles, or inlines, the construct it wraps)
+    out = graph_vs_pynative(_JitConstruct(), t([1.0, 2.0]))
+    np.testing.assert_array_equal(out.asnumpy(), np.array([2.0, 4.0], F32))
+
+
 def test_wraps_decorator_without_source_names_the_decorator():
     namespace: dict = {}
     exec("import functools\n"

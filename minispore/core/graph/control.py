@@ -163,8 +163,9 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
         a, c = f1.local.get(name, _MISSING), f2.local.get(name, _MISSING)
         if a is _MISSING or c is _MISSING:      # defined on one path only: unusable after
             frame.local.pop(name, None)
-            _mark_unbound(frame, name, "then-branch" if c is _MISSING else "else-branch", st,
-                          branches[0] if c is _MISSING else branches[1])
+            if a is not c:                      # (both: a comprehension's own variable)
+                _mark_unbound(frame, name, "then-branch" if c is _MISSING else "else-branch",
+                              st, branches[0] if c is _MISSING else branches[1])
             continue
         if not isinstance(a, Tensor) and not isinstance(c, Tensor):
             if a is c or (type(a) is type(c) and a == c):
