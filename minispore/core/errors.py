@@ -25,3 +25,8 @@ class KernelNotFound(MinisporeError, NotImplementedError):
 
 class GraphSyntaxError(MinisporeError, SyntaxError, RuntimeError):
     """Python source that graph mode cannot compile."""
+
+
+class OutOfRangeError(MinisporeError, OverflowError, TypeError):
+    """A value that does not fit the dtype it must become (numpy raises OverflowError, MindSpore
+    TypeError, for a Python int outside int64 in Tensor(...))."""

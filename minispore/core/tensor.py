@@ -156,8 +156,11 @@ def format_value(a: np.ndarray) -> str:
 
 
 def to_numpy(data, dtype=None) -> np.ndarray:
-    """A fresh C-contiguous numpy array for `data` with MindSpore's default dtypes: Python floats
-    give float32, Python ints int64, bools bool; numpy arrays keep their dtype."""
+    """A fresh C-contiguous, native-byte-order numpy array for `data` with MindSpore's default
+    dtypes: Python floats give float32, Python ints int64, bools bool; numpy arrays keep their
+    dtype (a big-endian array is converted to native order). Values that cannot become the
+    dtype raise instead of wrapping: Python ints outside int64 (or outside an integer `dtype`),
+    and NaN, inf or out-of-range floats cast to an integer dtype."""
     target = dt.to_dtype(dtype).np if dtype is not None else None
     if isinstance(data, Tensor):
         arr = data._concrete()
@@ -168,17 +171,76 @@ def to_numpy(data, dtype=None) -> np.ndarray:
     else:
         if isinstance(data, (list, tuple)):
             data = _unwrap_nested(data)
-        arr = np.asarray(data)
+        arr = _python_data(data, target)
         if target is None and arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        if arr.dtype == object:
-            raise TypeError(f"Tensor: cannot convert {type(data).__name__} with ragged or "
-                            f"non-numeric elements to a tensor")
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if target is not None and arr.dtype != target:
+        _check_cast(arr, target)
         arr = arr.astype(target)
     elif target is None:
         dt.to_dtype(arr.dtype)                        # rejects unsupported dtypes clearly
     return np.array(arr, order="C", copy=True)
+
+
+def _python_data(data, target) -> np.ndarray:
+    """numpy's conversion of Python data, with its integers checked against int64 (numpy makes
+    objects, uint64 or float64 of larger ones) and against an integer target dtype."""
+    if target is not None and target.kind == "f":
+        return np.asarray(data, dtype=np.float64 if target.itemsize < 8 else target)
+    try:
+        arr = np.asarray(data)
+    except ValueError:
+        arr = np.asarray(None, dtype=object)          # ragged: reported below
+    if arr.dtype == object or arr.dtype == np.uint64 or \
+            (arr.dtype == np.float64 and bool(np.any(np.abs(arr) >= 2.0**63))):
+        i64 = np.iinfo(np.int64)
+        big = next((v for v in _leaves(data) if isinstance(v, int) and not isinstance(v, bool)
+                    and not i64.min <= v <= i64.max), None)
+        if big is not None:
+            _out_of_range(big, np.dtype(np.int64))
+    if arr.dtype == object:
+        raise TypeError(f"Tensor: cannot convert {type(data).__name__} with ragged or "
+                        f"non-numeric elements to a tensor")
+    if target is not None and target.kind in "iu" and arr.dtype.kind in "iu" and arr.size:
+        info = np.iinfo(target)
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < info.min or hi > info.max:
+            _out_of_range(lo if lo < info.min else hi, target)
+    return arr
+
+
+def _out_of_range(value: int, dtype: np.dtype):
+    from .errors import OutOfRangeError
+    info = np.iinfo(dtype)
+    raise OutOfRangeError(f"Tensor: the Python int {value} does not fit {dtype.name} "
+                          f"[{info.min}, {info.max}]; use a dtype that holds it, or a float "
+                          f"(dtype=ms.float32) if an approximate value is meant")
+
+
+def _leaves(data):
+    if isinstance(data, (list, tuple)):
+        for x in data:
+            yield from _leaves(x)
+    else:
+        yield data
+
+
+def _check_cast(arr: np.ndarray, target: np.dtype) -> None:
+    """A float array cast to an integer dtype must hold finite values that fit it (numpy's cast
+    of NaN, inf or too-large floats gives arbitrary integers)."""
+    if arr.dtype.kind != "f" or target.kind not in "iu" or arr.size == 0:
+        return
+    from .errors import OutOfRangeError
+    a = arr.astype(np.float64)
+    info = np.iinfo(target)
+    ok = np.isfinite(a) & (a >= info.min) & (a < float(info.max) + 1)
+    if not ok.all():
+        v = a[~ok].flat[0]
+        raise OutOfRangeError(f"Tensor: the float value {v} cannot become {target.name} (NaN, "
+                              f"inf and values outside [{info.min}, {info.max}] have no "
+                              f"integer value); clean or clip the data first")
 
 
 def _unwrap_nested(seq):
