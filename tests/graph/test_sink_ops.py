@@ -86,3 +86,32 @@ def test_native_fallback_warns_naming_the_node(monkeypatch):
         out = run_op("concat", (a, b), {"axis": 0})
     assert type(graph_compile.last_compiled().program) is SunkProgram
     assert_close(out.asnumpy(), np.concatenate([a, b]).astype(np.float32), 0, 0, "concat")
+
+
+_BOOL_GRAPHS = {
+    "add": (lambda x, y, z: x + y, lambda x, y, z: x | y),
+    "mul_add": (lambda x, y, z: x * y + x, lambda x, y, z: (x & y) | x),
+    "add_read_by_equal": (lambda x, y, z: ms.ops.equal(x + y, z), lambda x, y, z: (x | y) == z),
+    "sum_read_by_not_equal": (lambda x, y, z: ms.ops.not_equal(x + y + z, z),
+                              lambda x, y, z: (x | y | z) != z),
+    "add_read_by_xor": (lambda x, y, z: ms.ops.bitwise_xor(x + y, z),
+                        lambda x, y, z: (x | y) ^ z),
+    "add_cast_to_float": (lambda x, y, z: (x + y).astype(ms.float32) * 2.0,
+                          lambda x, y, z: (x | y).astype(np.float32) * 2.0),
+}
+
+
+@pytest.mark.parametrize("level,sink", [("O1", "kernels"), ("O2", "native"), ("O2", "numba")])
+@pytest.mark.parametrize("name", list(_BOOL_GRAPHS))
+def test_bool_arithmetic_is_logic_in_fused_and_sunk_graphs(name, level, sink, monkeypatch):
+    """bool + bool is logical or and bool * bool logical and, as PyNative computes them, also
+    when the sum is one member of a fused loop (read there by eq/xor/cast) and in the native
+    sink, where bools are 1-bit integers (1 + 1 would wrap to 0)."""
+    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0" if sink == "numba" else "1")
+    fn, ref = _BOOL_GRAPHS[name]
+    x, y, z = (np.array(v, bool) for v in ([1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 1, 0]))
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
+    got = ms.jit(fn)(*(ms.Tensor(v) for v in (x, y, z)))
+    if level == "O2":
+        assert type(graph_compile.last_compiled().program) is SINKS[sink]
+    assert_close(got.asnumpy(), ref(x, y, z), 0, 0, f"{name} at {level} ({sink})")

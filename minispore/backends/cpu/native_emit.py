@@ -331,7 +331,14 @@ class Emitter:
                 raise NativeUnsupported(f"constant {v!r} in integer arithmetic")
             return L.Constant(T, float(v) if fl else int(v))
         if op in ("add", "sub", "mul", "div", "pow"):
-            x, y = (self.as_num(self.scalar(z, xs, T, signed), T) for z in a)
+            x, y = (self.scalar(z, xs, T, signed) for z in a)
+            if x.type == I1 and y.type == I1 and op in ("add", "mul"):
+                # bool + bool is True unless both are False and bool * bool is logical and,
+                # as in every other backend (an i1 add would wrap: 1 + 1 = 0)
+                return b.or_(x, y) if op == "add" else b.and_(x, y)
+            if T == I1:
+                raise NativeUnsupported(f"bool '{op}'")
+            x, y = self.as_num(x, T), self.as_num(y, T)
             if not fl:
                 if op in ("div", "pow"):
                     raise NativeUnsupported(f"integer '{op}'")

@@ -63,7 +63,18 @@ def _expr_of(n: ir.Node, args: list) -> E.Expr:
         if a is o:
             return x
         return E.where(x, 1.0, 0.0) if a is dt.bool_ else x.ne(0)
-    return E.lift(n.op.scalar(*args, **attrs_dict(n.attrs)))
+    expr = E.lift(n.op.scalar(*args, **attrs_dict(n.attrs)))
+    if n.outputs[0].dtype is dt.bool_ and expr.op not in _BOOL_VALUED:
+        # a bool member's arithmetic (add: or, mul: and) stored as a bool, as the unfused node
+        # stores it: a template renders `x + y` on bools as an integer (True + True is 2), and
+        # a consumer inside the group (eq, xor, ...) must read True, not 2
+        expr = expr.ne(0)
+    return expr
+
+
+# template results that are 0 or 1 whenever their arguments are (no rounding to bool needed)
+_BOOL_VALUED = ("arg", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "isnan",
+                "band", "bor", "bxor")
 
 
 def _uses(g: ir.Graph) -> dict:
