@@ -6,8 +6,12 @@ MINISPORE_NATIVE_SINK=0 forces the numba sink (no warning). Always available."""
 from __future__ import annotations
 
 from ...core.device import Backend
-from . import kernels
-from .elementwise import elementwise_kernel, fused_kernel
+from . import kernel_cache
+
+kernel_cache.install()      # before any module below defines a numba function with cache=True
+
+from . import kernels  # noqa: E402
+from .elementwise import elementwise_kernel, fused_kernel  # noqa: E402
 
 
 class CPUBackend(Backend):

@@ -4,17 +4,20 @@
 writes a generated module to a real file under the cache directory (MINISPORE_CACHE_DIR, default
 ~/.cache/minispore), imports it under a unique name registered in sys.modules, and its functions
 use `@njit(cache=True)`: a second process loads compiled machine code instead of compiling again.
-A file whose content does not match the source it should hold is rewritten, never trusted.
+The module is compiled from the source in memory (no .pyc is read); a file whose bytes differ from
+that source is rewritten, never trusted; a cache directory that cannot be written leaves the
+module in memory only (kernel_cache.py owns those rules and numba's cache files).
 """
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
+import linecache
 import sys
+import types
 from pathlib import Path
 
 from ...core import scalar_expr as E
+from . import kernel_cache
 
 
 def _vecmath_digest() -> str:
@@ -121,30 +124,40 @@ def elementwise_source(expr: E.Expr, arity: int, const_dtype: str, variant: str)
 
 
 def cache_dir() -> Path:
-    d = Path(os.environ.get("MINISPORE_CACHE_DIR", Path.home() / ".cache" / "minispore"))
-    return d / "cpu_kernels"
+    return kernel_cache.cache_root() / "cpu_kernels"
 
 
 _modules: dict[str, object] = {}
 
 
 def module_for(tag: str, source: str):
-    """Import the module holding `source` from the disk cache (writing it first if needed)."""
+    """The module holding `source`, named by its hash: the file in the disk cache when it holds
+    exactly `source` (else written first), so numba's cache=True finds its machine code beside
+    it; compiled from `source` itself, never from the file or a .pyc. When the file cannot be
+    written the module lives in memory only (its functions compile, uncached)."""
     digest = hashlib.sha1(source.encode()).hexdigest()[:16]
     name = f"_minispore_k_{tag}_{digest}"
     mod = _modules.get(name)
     if mod is not None:
         return mod
-    d = cache_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    path = d / f"{name}.py"
-    if not path.exists() or path.read_text() != source:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
-        os.replace(tmp, path)            # atomic: a concurrent reader never sees half a file
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
+    data = source.encode()
+    path = cache_dir() / f"{name}.py"
+    held = kernel_cache.read_entry(path)
+    on_disk = held == data
+    if not on_disk:
+        if held is not None:
+            kernel_cache.warn_bad(path, "does not hold the source its name is the hash of")
+        on_disk = kernel_cache.write_entry(path, data)
+    filename = str(path) if on_disk else f"<minispore kernel {name}>"
+    # tracebacks and inspect.getsource show the source even when it is in memory only
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    mod = types.ModuleType(name)
+    mod.__file__ = filename
     sys.modules[name] = mod
-    spec.loader.exec_module(mod)
+    try:
+        exec(compile(source, filename, "exec"), mod.__dict__)
+    except BaseException:
+        del sys.modules[name]
+        raise
     _modules[name] = mod
     return mod

@@ -7,8 +7,9 @@ numba's target context, whose initialisation (typing registries, importing scipy
 BLAS) costs ~0.9 s in a fresh process: that was the floor of a warm start through numba's cache.
 
 Disk cache: object files under <MINISPORE_CACHE_DIR>/native/, named by a hash of the IR text, the
-host CPU name and features and the llvmlite version; each file ends with a SHA-1 of its content,
-so a truncated or corrupt entry is compiled again and rewritten (atomically), never loaded.
+target CPU name and features and the llvmlite version, sealed (kernel_cache.seal) with that whole
+key and their content hash: a truncated or corrupt entry, or one written under another key, is
+compiled again and rewritten (atomically), never loaded; an unwritable cache keeps it in memory.
 
 External symbols the programs call: `minispore_sgemm`, `_dgemm`, `_sgemv`, ... (gemm, gemv, dot,
 syrk), bound to the CBLAS routines of numpy's own OpenBLAS (the library numpy.matmul calls:
@@ -28,7 +29,7 @@ import threading
 import llvmlite
 import llvmlite.binding as llvm
 
-from .codegen import cache_dir
+from . import kernel_cache
 
 _lock = threading.Lock()
 _state: dict = {}
@@ -148,21 +149,16 @@ def _compile(ir_text: str) -> bytes:
 def _cached_object(ir_text: str) -> tuple[bytes, bool]:
     """(object code, whether it came from the disk cache)."""
     st = state()
-    key = hashlib.sha1(f"{st['tag']}\n{ir_text}".encode()).hexdigest()[:24]
-    d = cache_dir().parent / "native"
-    path = d / f"{key}.o"
-    try:
-        blob = path.read_bytes()
-        body, check = blob[:-20], blob[-20:]
-        if len(blob) > 20 and hashlib.sha1(body).digest() == check:
-            return body, True
-    except OSError:
-        pass
+    key = f"{st['tag']}\n{ir_text}"
+    path = kernel_cache.cache_root() / "native" / f"{hashlib.sha1(key.encode()).hexdigest()[:24]}.o"
+    blob = kernel_cache.read_entry(path)
+    if blob is not None:
+        # an ELF file is an entry of the unsealed format this code wrote before: rebuilt silently
+        obj = kernel_cache.unseal(blob, key, path, legacy=(b"\x7fELF",))
+        if obj is not None:
+            return obj, True
     obj = _compile(ir_text)
-    d.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_bytes(obj + hashlib.sha1(obj).digest())
-    os.replace(tmp, path)                 # atomic: a concurrent reader never sees half a file
+    kernel_cache.write_entry(path, kernel_cache.seal(key, obj))
     return obj, False
 
 
