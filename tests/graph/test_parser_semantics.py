@@ -261,6 +261,26 @@ def test_truth_of_a_multi_element_tensor_raises_the_pynative_error_in_graph_mode
     assert "shape (2,)" in first
 
 
+class _IfConstantTensor(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.mask = t([1.0, 0.0])               # a constant (not a Parameter): known now
+
+    def construct(self, x):
+        if self.mask:
+            return x + 1
+        return x
+
+
+def test_truth_of_a_multi_element_constant_tensor_shows_the_line():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    with pytest.raises(ValueError) as info:
+        _IfConstantTensor()(t([1.0]))
+    msg = str(info.value)
+    assert "shape (2,)" in msg and "ambiguous" in msg, msg
+    assert f"line {line_of(_IfConstantTensor, 'if self.mask:')}" in msg, msg
+
+
 def test_not_of_a_one_element_tensor_is_a_bool_tensor_in_graph_mode():
     ms.set_context(mode=ms.GRAPH_MODE)
     out = ms.jit(_not)(t([1.0]))

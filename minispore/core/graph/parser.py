@@ -27,7 +27,7 @@ from ..errors import GraphSyntaxError, MinisporeError
 from ..tensor import Tensor
 from .builder import is_symbolic
 from .expressions import _BINOPS, Expressions, ParsedLambda
-from .semantics import check_call_depth, in_wrapper, materialised
+from .semantics import check_call_depth, in_wrapper, materialised, truth_error
 from .source import Frame, Source
 from .source import error as _error
 
@@ -428,9 +428,9 @@ class Parser(Expressions):
                 self.ex.loc = saved
 
     def truth(self, v, node, frame) -> bool:
-        if isinstance(v, Tensor):
-            return bool(v)                  # eager executor: a concrete value
-        return bool(v)
+        if isinstance(v, Tensor) and v.size != 1:
+            raise truth_error(v, node, frame)   # PyNative's error, at the user's line
+        return bool(v)                      # a Tensor here is concrete (the eager executor)
 
     def _at(self, frame, st):
         if hasattr(self.ex, "loc"):
