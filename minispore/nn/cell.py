@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..core import context
+from ..core import context, custom_bprop
 from ..core.graph import compile as graph_compile
 from ..core.graph.builder import GraphBuilder
 from ..core.primitive import executor
@@ -80,6 +80,9 @@ class Cell:
                                                              not TAPE.depth):
             return graph_compile.run(type(self).construct, (self,) + args, kwargs, key_obj=self,
                                      name=type(self).__name__)
+        if TAPE.depth and custom_bprop.has_bprop(self):   # a gradient through the Cell's bprop
+            return custom_bprop.call(self, args, kwargs,
+                                     lambda *a: self.construct(*a, **kwargs))
         return self.construct(*args, **kwargs)
 
     # -- introspection ------------------------------------------------------------------------

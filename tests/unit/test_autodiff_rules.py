@@ -188,3 +188,145 @@ def test_broadcast_to_minus_one(mode):
         ms.jit(broadcast_minus_one_first)(x) if mode == "graph" else broadcast_minus_one_first(x)
     with pytest.raises(ValueError, match=r"-1 in shape \(-1, 3\) at index 0"):
         ops.BroadcastTo((-1, 3))(Tensor(np.ones((3,), np.float32)))
+
+
+class MulAdd(nn.Cell):
+    def construct(self, x, y):
+        return 2 * x + y
+
+    def bprop(self, x, y, out, dout):
+        return 2 * dout, 2 * y          # deliberately not the automatic gradient (1, 1) * 2
+
+
+class InlineMulAdd(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.mul_add = MulAdd()
+
+    def construct(self, x, y):
+        return self.mul_add(x, y) + x + 2 * y
+
+
+def test_cell_bprop_replaces_the_automatic_gradient(mode):
+    x, y = Tensor(1, ms.int32), Tensor(2, ms.int32)
+    gx, gy = ops.GradOperation(get_all=True)(MulAdd())(x, y)
+    assert (int(gx.asnumpy()), int(gy.asnumpy())) == (2, 4)
+    gx, gy = ops.GradOperation(get_all=True)(InlineMulAdd())(x, y)
+    assert (int(gx.asnumpy()), int(gy.asnumpy())) == (3, 6)
+
+
+class TenTimes(nn.Cell):
+    def construct(self, x):
+        return x * x
+
+    def bprop(self, x, out, dout):
+        return (10 * x * dout,)
+
+
+TEN_TIMES = TenTimes()
+
+
+def grad_of_ten_times(x):
+    return ms.grad(TEN_TIMES)(x)
+
+
+def test_cell_bprop_first_and_second_order(mode):
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(ms.grad(TEN_TIMES)(x).asnumpy(), [10.0, 20.0])
+    # the second order differentiates the user's bprop: d/dx (10 x) = 10
+    np.testing.assert_array_equal(ms.grad(grad_of_ten_times)(x).asnumpy(), [10.0, 10.0])
+
+
+class ScaledByParameter(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(Tensor(np.array([3.0], np.float32)), name="w")
+
+    def construct(self, x):
+        return x * self.w
+
+    def bprop(self, x, out, dout):
+        return (dout * 7,)
+
+
+def test_cell_bprop_parameters_inside_get_zeros(mode):
+    net = ScaledByParameter()
+    (gx,), (gw,) = ops.GradOperation(get_all=True, get_by_list=True)(net, net.trainable_params())(
+        Tensor(np.array([1.0, 2.0], np.float32)))
+    np.testing.assert_array_equal(gx.asnumpy(), [7.0, 7.0])
+    np.testing.assert_array_equal(gw.asnumpy(), [0.0])
+
+
+class Relu2(nn.Cell):
+    def construct(self, x, y):
+        return ops.relu(x)
+
+
+class GradInForward(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.f = Relu2()
+
+    def construct(self, x, y):
+        return self.f(x, y), ops.GradOperation(get_all=True)(self.f)(x, y)
+
+    def bprop(self, x, y, out, dout):
+        grads = ops.GradOperation(get_all=True)(self.f)(x, y)
+        return out[1][0], grads[1]
+
+
+class OuterBprop(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.f = GradInForward()
+
+    def construct(self, x, y):
+        return self.f(x, y)
+
+    def bprop(self, x, y, out, dout):
+        return x + y + y + out[0], x + x + y + y + dout[0]
+
+
+def test_cell_bprop_with_nested_outputs_and_gradients_inside(mode):
+    x = Tensor(np.ones((2, 2), np.float32))
+    y = Tensor(np.ones((2, 2), np.float32))
+    gx, gy = ops.GradOperation(get_all=True)(OuterBprop())(x, y)
+    np.testing.assert_array_equal(gx.asnumpy(), np.full((2, 2), 4.0))
+    np.testing.assert_array_equal(gy.asnumpy(), np.full((2, 2), 5.0))
+
+
+class Identity3(nn.Cell):
+    def construct(self, x):
+        return x
+
+    def bprop(self, x, out, dout):
+        return (3 * dout,)
+
+
+IDENTITY3 = Identity3()
+
+
+def times_identity(x):
+    return (IDENTITY3(x) * x).sum()
+
+
+def test_cell_bprop_forward_returning_its_input(mode):
+    # d/dx (id(x) * x) = x * 3 (through the bprop) + x: the input keeps its own tape identity
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(ms.grad(times_identity)(x).asnumpy(), [4.0, 8.0])
+
+
+class WrongCount(nn.Cell):
+    def construct(self, x, y):
+        return 2 * x + y
+
+    def bprop(self, x, y, out, dout):
+        return (2 * dout,)
+
+
+def test_cell_bprop_with_the_wrong_number_of_gradients_raises(mode):
+    x = Tensor(np.ones(2, np.float32))
+    for exc in (ValueError, RuntimeError):
+        with pytest.raises(exc, match=r"^WrongCount\.bprop must return a tuple of one gradient "
+                                      r"per input \(2: .*got 1 value"):
+            ops.GradOperation(get_all=True)(WrongCount())(x, x + 1)
