@@ -3,6 +3,7 @@
 listing the valid choices; a device whose backend cannot be used raises RuntimeError saying why."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 GRAPH_MODE = 0
@@ -99,25 +100,33 @@ def _set_ascend_config(v):
 
 
 _UNITS = {"GB": 2**30, "MB": 2**20, "KB": 2**10}
+_SIZE = re.compile(r"(\d+)(?:\.(\d+))?(GB|MB|KB)", re.IGNORECASE | re.ASCII)
+
+
+def _size_bytes(v) -> int | None:
+    """Bytes of a size string such as '3.5GB' (MindSpore's "xxGB" format; MB and KB too),
+    exactly (no float rounding or overflow); None if `v` is not such a string."""
+    m = _SIZE.fullmatch(v) if isinstance(v, str) else None
+    if m is None:
+        return None
+    whole, frac, unit = m.group(1), m.group(2) or "", m.group(3).upper()
+    return int(whole + frac) * _UNITS[unit] // 10**len(frac)
 
 
 def _set_max_device_memory(v):
-    n = None
-    if isinstance(v, str) and v[-2:].upper() in _UNITS:
-        try:
-            n = int(float(v[:-2]) * _UNITS[v[-2:].upper()])
-        except ValueError:
-            n = None
-    if v is not None and (n is None or n <= 0):
-        raise ValueError(f"set_context: max_device_memory={v!r} is not valid; use a size such "
-                         f"as '2GB' or '512MB'")
+    if v is not None:
+        n = _size_bytes(v)
+        if n is None or n <= 0:
+            raise ValueError(f"set_context: max_device_memory={v!r} is not valid; use a "
+                             f"positive size of digits and a unit, such as '2GB', '3.5GB' or "
+                             f"'512MB'")
     _state["max_device_memory"] = v
     _reconfigure_ascend()
 
 
 def max_device_memory_bytes() -> int | None:
     v = _state["max_device_memory"]
-    return None if v is None else int(float(v[:-2]) * _UNITS[v[-2:].upper()])
+    return None if v is None else _size_bytes(v)
 
 
 _SETTERS = {

@@ -65,3 +65,19 @@ def test_unusable_device_raises_runtime_error_with_reason(target):
 def test_get_context_unknown_key():
     with pytest.raises(ValueError, match="unknown key"):
         ms.get_context("nope")
+
+
+@pytest.mark.parametrize("size", ["1e400GB", "infGB", "nanGB", "1e3GB", "0GB", "-1GB", "2 GB",
+                                  "2", "GB", ".5GB", "0.0001KB", 2, 2.5])
+def test_malformed_max_device_memory_raises_value_error(size):
+    with pytest.raises(ValueError, match="max_device_memory=.* is not valid"):
+        ms.set_context(max_device_memory=size)
+    assert ms.get_context("max_device_memory") is None
+
+
+def test_max_device_memory_sizes_are_exact():
+    from minispore.core.context import max_device_memory_bytes
+    for size, n in [("2GB", 2 * 2**30), ("3.5GB", 7 * 2**29), ("0.5KB", 512),
+                    ("12345678901234567890GB", 12345678901234567890 * 2**30)]:
+        ms.set_context(max_device_memory=size)
+        assert max_device_memory_bytes() == n and ms.get_context("max_device_memory") == size

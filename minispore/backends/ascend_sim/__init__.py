@@ -35,14 +35,15 @@ class AscendBackend(Backend):
 
     def configure(self) -> None:
         """(Re)build the device from the context: a new profile or capacity gives a fresh
-        device; a new precision mode drops the cached kernels."""
+        device (clocks, streams) that keeps the old one's memory pool, so live tensors stay
+        valid and counted; a new precision mode drops the cached kernels."""
         cfg = context._state.get("ascend_config") or {}
         profile = PROFILES[cfg.get("device_profile", DEFAULT)]
         capacity = context.max_device_memory_bytes()
         dev = getattr(self, "device", None)
         if dev is None or dev.profile is not profile or dev.pool.capacity != (
                 capacity or profile.hbm_bytes):
-            self.device = Device(profile, capacity)
+            self.device = Device(profile, capacity, pool=None if dev is None else dev.pool)
         self.precision_mode = cfg.get("precision_mode", kernels.DEFAULT_PRECISION_MODE)
         self.cube_dtype = kernels.PRECISION_MODES[self.precision_mode]
         self.plans.clear()

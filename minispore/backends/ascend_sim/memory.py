@@ -6,7 +6,9 @@ in O(1) (what MindSpore's and PyTorch's caching pools do); when the bump pointer
 capacity, the slow path coalesces adjacent free blocks, lowers the bump pointer over a free tail,
 and places the request first-fit, splitting a larger block. A request that still does not fit
 raises RuntimeError naming the request, the free bytes, the largest free block and the peak, and
-changes nothing, so the device stays usable.
+changes nothing, so the device stays usable. A reconfigured device (new capacity or profile)
+adopts the pool, so live buffers stay valid and counted (`adopt`, which moves them down when
+they would lie beyond a smaller capacity).
 
 `DeviceArray` is a buffer on the device: the bytes (a numpy array, in ND or FRACTAL_NZ layout),
 its address and size in the pool; dropping the last reference returns the block (buffers are
@@ -151,6 +153,61 @@ class MemoryPool:
             self.cached.setdefault(s, []).append(a)
             self.cached_bytes += s
         return chosen
+
+    def adopt(self, capacity: int, align: int, device) -> None:
+        """Serve a reconfigured device (set_context changed max_device_memory or the device
+        profile) keeping every live buffer, so the tensors that hold them stay valid and are
+        counted against the new capacity. Live blocks that would lie beyond the new capacity
+        (or a new alignment) are moved down, as a compacting allocator would; live bytes that
+        exceed the new capacity raise OutOfDeviceMemory and change nothing."""
+        capacity, align = int(capacity), int(align)
+        if self.allocated > capacity:
+            raise OutOfDeviceMemory(
+                f"Ascend (simulated): cannot set the device memory to {capacity} bytes: live "
+                f"tensors hold {self.allocated} bytes. Delete the tensors you no longer need "
+                f"(or copy them to the host with asnumpy() and delete them) first, or choose "
+                f"a capacity of at least {self.allocated} bytes")
+        blocks = self._free_blocks()
+        top = self.top
+        if blocks and blocks[-1][0] + blocks[-1][1] == top:     # a free tail: give it back
+            top = blocks.pop()[0]
+        if top > capacity or (align != self.align and self.allocated):
+            top, blocks = self._compact(align, capacity)
+        self.top, self.capacity, self.align, self.device = top, capacity, align, device
+        self.cached.clear()
+        self.cached_bytes = 0
+        for a, s in blocks:
+            self.cached.setdefault(s, []).append(a)
+            self.cached_bytes += s
+
+    def _compact(self, align: int, capacity: int) -> tuple[int, list]:
+        """Move every live buffer down to consecutive `align`ed addresses from 0 (raising,
+        with nothing moved, if they do not fit `capacity`); returns the new bump pointer and
+        no free blocks. The buffers are found among the objects the
+        garbage collector tracks (this runs only on a reconfiguration, never per op)."""
+        import gc
+        arrays = [o for o in gc.get_objects() if type(o) is DeviceArray and o.pool is self]
+        owners = sorted((a for a in arrays if a.size), key=lambda a: a.addr)
+        if sum(a.size for a in owners) != self.allocated:
+            raise DeviceError(
+                f"Ascend (simulated): cannot move the device memory: {self.allocated} bytes "
+                f"are in use but tensors own {sum(a.size for a in owners)}; keep the current "
+                f"max_device_memory or restart the process")
+        moved, top = {}, 0
+        for a in owners:
+            moved[id(a)] = top
+            top += (a.size + align - 1) // align * align
+        if top > capacity:
+            raise OutOfDeviceMemory(
+                f"Ascend (simulated): cannot set the device memory to {capacity} bytes: live "
+                f"tensors need {top} bytes at an alignment of {align}; delete the tensors you "
+                f"no longer need first, or choose a capacity of at least {top} bytes")
+        for a in owners:
+            a.addr = moved[id(a)]
+        for v in arrays:                    # views follow the buffer they share
+            if not v.size and v.base is not None and id(v.base) in moved:
+                v.addr = moved[id(v.base)]
+        return top, []
 
     def stats(self) -> dict:
         """allocated/peak/reserved bytes and fragmentation = 1 - largest free block / free

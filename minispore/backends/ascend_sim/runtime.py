@@ -56,9 +56,15 @@ class Event:
 
 
 class Device:
-    def __init__(self, profile: DeviceProfile, capacity: int | None = None):
+    def __init__(self, profile: DeviceProfile, capacity: int | None = None,
+                 pool: MemoryPool | None = None):
+        """`pool`: the memory of the device this one replaces; its live buffers are kept."""
+        if pool is None:
+            pool = MemoryPool(capacity or profile.hbm_bytes, profile.mem_align, self)
+        else:
+            pool.adopt(capacity or profile.hbm_bytes, profile.mem_align, self)
         self.profile = profile
-        self.pool = MemoryPool(capacity or profile.hbm_bytes, profile.mem_align, self)
+        self.pool = pool
         self.compute = Stream(0, "compute")
         self.copy = Stream(1, "copy")
         self.host_t = 0.0
