@@ -5,7 +5,8 @@ profile, and the MINISPORE_TEST_BACKENDS filter (notes/testing.md 6.1-6.2).
   that cannot run here is still a parameter; its cells SKIP with the reason from
   `minispore.core.device.availability()`. GPU cells also carry the `gpu` marker.
 - `mode`: 'pynative' or 'graph'; a test with a `mode` parameter runs in that context mode (in
-  GRAPH_MODE, helpers.run_op and ms.grad compile their functions to graphs).
+  GRAPH_MODE, helpers.run_op/in_mode and ms.grad compile their functions to graphs). The op
+  matrix adds 'graph-O1' and 'graph-O2' on the CPU: GRAPH_MODE at that jit_level.
 - jit_level is O0 (bit-identical to PyNative) unless a test sets it;
 - every other test runs in PYNATIVE_MODE on CPU unless a `backend` parameter says otherwise; the
   previous context is restored afterwards.
@@ -52,10 +53,13 @@ def _context_per_test(request):
     'graph'; the previous context is restored afterwards."""
     saved = dict(_context._state)
     callspec = getattr(request.node, "callspec", None)
-    graph = callspec is not None and callspec.params.get("mode") == "graph"
-    # O0: graph results are bit-identical to PyNative there; tests of O1/O2 set it themselves
+    mode = callspec.params.get("mode") if callspec is not None else None
+    graph = isinstance(mode, str) and mode.startswith("graph")
+    # O0: graph results are bit-identical to PyNative there; the op matrix's graph-O1 and
+    # graph-O2 columns (helpers.LEVEL_MODES) name their level, other tests of O1/O2 set it
+    level = mode.split("-")[1] if graph and "-" in mode else "O0"
     ms.set_context(mode=ms.GRAPH_MODE if graph else ms.PYNATIVE_MODE, device_target="CPU",
-                   jit_level="O0")
+                   jit_level=level)
     yield
     reconfigure = any(_context._state[k] != saved[k]
                       for k in ("ascend_config", "max_device_memory"))

@@ -290,6 +290,9 @@ def fd_jacobian(f, xs, wrt: int, eps: float = FD_EPS):
 # ---------------------------------------------------------------- the matrix --------------------
 ALL_BACKENDS = ("CPU", "GPU", "Ascend")
 MODES = ("pynative", "graph")
+# the op matrix's extra graph columns on the CPU: jit_level O1 (fusion) and O2 (the sinks);
+# conftest sets the level from the mode's suffix
+LEVEL_MODES = ("graph-O1", "graph-O2")
 _availability = None
 
 
@@ -342,18 +345,20 @@ def dtype_id(d) -> str:
     return "bfloat16" if d is dt.bfloat16 else d.np.name
 
 
-def matrix(cases, dtypes_of=None, test: str = "forward"):
+def matrix(cases, dtypes_of=None, test: str = "forward", levels: bool = False):
     """pytest.params for (case, backend, mode[, dtype]) with ids like sin-CPU-pynative-float32;
-    an (test, dtype) xfail listed in the OpCase becomes a strict xfail mark."""
+    an (test, dtype) xfail listed in the OpCase becomes a strict xfail mark. With `levels`, the
+    CPU also gets the graph-O1 and graph-O2 columns (xfails keyed (test + '-O1', dtype) etc.)."""
     import pytest
     out = []
     for case in cases:
         dts = dtypes_of(case) if dtypes_of is not None else (None,)
         for b in selected_backends():
-            for m in MODES:
+            for m in MODES + (LEVEL_MODES if levels and b == "CPU" else ()):
                 for d in dts:
                     marks = backend_marks(b) + mode_marks(m)
-                    reason = case.xfail_reason(test, d)
+                    key = test + m[len("graph"):]             # forward, forward-O1, ...
+                    reason = case.xfail_reason(key, d) or case.xfail_reason(test, d)
                     if reason:
                         marks.append(pytest.mark.xfail(strict=True, reason=reason))
                     parts = [case.name, b, m] + ([dtype_id(d)] if d is not None else [])
