@@ -77,7 +77,7 @@ def test_malformed_max_device_memory_raises_value_error(size):
 
 def test_max_device_memory_sizes_are_exact():
     from minispore.core.context import max_device_memory_bytes
-    for size, n in [("2GB", 2 * 2**30), ("3.5GB", 7 * 2**29), ("0.5KB", 512),
+    for size, n in [("2GB", 2 * 2**30), ("3.5GB", 7 * 2**29), ("1536.5KB", 1573376),
                     ("12345678901234567890GB", 12345678901234567890 * 2**30)]:
         ms.set_context(max_device_memory=size)
         assert max_device_memory_bytes() == n and ms.get_context("max_device_memory") == size
