@@ -111,22 +111,28 @@ class Uniform(Initializer):
 
 
 class TruncatedNormal(Initializer):
-    """N(mean, sigma^2) truncated to [mean + a*sigma, mean + b*sigma] (scipy's truncnorm(a, b)
-    convention, which MindSpore uses), drawn by resampling the values outside."""
+    """N(mean, sigma^2) restricted to the absolute interval [a, b], as MindSpore 2.x: `a` and `b`
+    are bounds on the values, not multiples of sigma (TruncatedNormal(0.5, a=-0.1, b=0.1) stays
+    within +-0.1; the default [-2, 2] leaves TruncatedNormal(0.02) practically untruncated).
+    Drawn by the inverse CDF over [cdf(a), cdf(b)], so a narrow or far-out interval costs the
+    same as a wide one."""
 
     def __init__(self, sigma=0.01, mean=0.0, a=-2.0, b=2.0):
         if not a < b:
             raise ValueError(f"TruncatedNormal: a={a} must be less than b={b}")
+        if not sigma > 0:
+            raise ValueError(f"TruncatedNormal: sigma must be positive, got {sigma}")
         self.sigma, self.mean, self.a, self.b = sigma, mean, a, b
 
     def _init(self, shape):
-        r = _rng()
-        z = r.standard_normal(shape)
-        bad = (z < self.a) | (z > self.b)
-        while bad.any():
-            z[bad] = r.standard_normal(int(bad.sum()))
-            bad = (z < self.a) | (z > self.b)
-        return self.mean + self.sigma * z
+        from scipy.special import ndtr, ndtri
+        lo, hi = ndtr((self.a - self.mean) / self.sigma), ndtr((self.b - self.mean) / self.sigma)
+        if not hi > lo:
+            raise ValueError(f"TruncatedNormal: [a, b] = [{self.a}, {self.b}] lies too far in the "
+                             f"tail of N({self.mean}, {self.sigma}^2) to sample; move the bounds "
+                             f"towards the mean or widen sigma")
+        z = ndtri(_rng().uniform(lo, hi, shape))
+        return np.clip(self.mean + self.sigma * z, self.a, self.b)
 
 
 class XavierUniform(Initializer):

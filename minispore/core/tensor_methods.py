@@ -10,6 +10,7 @@ from .ops import linalg as L
 from .ops import math as M
 from .ops import nn as N
 from .ops import reduce as R
+from .overloads import is_axis, is_int, overloaded, variant
 from .primitive import executor
 from .tensor import Tensor
 
@@ -85,34 +86,122 @@ def reshape(self, *shape):
     return A.reshape(self, _shape_args(shape))
 
 
-def transpose(self, *axes):
+def _permute(self, *axes):
+    """Permute the axes (none given: reverse them)."""
     axes = _shape_args(axes)
     return A.transpose(self, axes if axes else tuple(range(self.ndim))[::-1])
 
 
-def flatten(self, order="C", *, start_dim=0, end_dim=-1):
-    """Tensor.flatten merges start_dim..end_dim (default: everything, as MindSpore's method)."""
+def _swap(self, dim0, dim1):
+    """Swap the two axes dim0 and dim1."""
+    perm = list(range(self.ndim))
+    i, j = (A.normalize_axis("Tensor.transpose", d, self.ndim) for d in (dim0, dim1))
+    perm[i], perm[j] = perm[j], perm[i]
+    return A.transpose(self, tuple(perm))
+
+
+transpose = overloaded(
+    "Tensor", "transpose",
+    variant(_swap, lambda a: is_int(a["dim0"]) and is_int(a["dim1"])),
+    variant(_permute))
+
+
+def _flatten_dims(self, start_dim=0, end_dim=-1):
+    """Merge the axes start_dim..end_dim (default: all)."""
+    return A.flatten(self, "C", start_dim=start_dim, end_dim=end_dim)
+
+
+def _flatten_order(self, order="C", *, start_dim=0, end_dim=-1):
+    """Flatten in `order` ('C' row-major, 'F' column-major)."""
     return A.flatten(self, order, start_dim=start_dim, end_dim=end_dim)
 
 
-def tensor_sum(self, axis=None, dtype=None, keepdims=False, initial=None):
+flatten = overloaded(
+    "Tensor", "flatten",
+    variant(_flatten_dims, lambda a: is_int(a["start_dim"]) and is_int(a["end_dim"])),
+    variant(_flatten_order))
+
+
+def _sum_dim(self, dim=None, keepdim=False, *, dtype=None):
+    return R.sum(self, dim, keepdim, dtype=dtype)
+
+
+def _sum_axis(self, axis=None, dtype=None, keepdims=False, initial=None):
     r = R.sum(self, axis, keepdims, dtype=dtype)
     return r + initial if initial is not None else r
 
 
-def tensor_max(self, axis=None, keepdims=False, *, initial=None, where=None):
-    return R.amax(self, axis, keepdims)
+tensor_sum = overloaded(
+    "Tensor", "sum",
+    variant(_sum_dim, lambda a: is_axis(a["dim"]) and isinstance(a["keepdim"], bool)),
+    variant(_sum_axis))
 
 
-def tensor_min(self, axis=None, keepdims=False, *, initial=None, where=None):
-    return R.amin(self, axis, keepdims)
+def _mean_dim(self, dim=None, keepdim=False, *, dtype=None):
+    return R.mean(self if dtype is None else M.cast(self, dtype), dim, keepdim)
+
+
+def _mean_axis(self, axis=None, keep_dims=False):
+    return R.mean(self, axis, keep_dims)
+
+
+tensor_mean = overloaded(
+    "Tensor", "mean",
+    variant(_mean_dim, lambda a: is_axis(a["dim"]) and isinstance(a["keepdim"], bool)),
+    variant(_mean_axis))
+
+
+def _extreme(name, values, indices, combine):
+    def full(self):
+        """The extreme of all elements."""
+        return values(self, None, False)
+
+    def along(self, dim, keepdim=False):
+        """(values, indices) along dim; the indices are int64."""
+        return values(self, dim, keepdim), indices(self, dim, keepdim)
+
+    def legacy(self, axis=None, keepdims=False, *, initial=None, where=True,
+               return_indices=False):
+        """The values along axis; with return_indices, (values, indices)."""
+        masked = not (where is True or where is None)
+        if return_indices and (masked or initial is not None):
+            raise ValueError(f"Tensor.{name}: return_indices=True does not combine with "
+                             f"initial= or where=; drop one of them")
+        x = self
+        if masked:
+            if initial is None:
+                raise ValueError(f"Tensor.{name}: where= needs initial= (the value a fully "
+                                 f"masked-out reduction gives), as in numpy")
+            x = M.where(where if isinstance(where, Tensor) else Tensor(where), x,
+                        M.cast(Tensor(initial), x.dtype))
+        r = values(x, axis, keepdims)
+        if initial is not None:
+            r = combine(r, M.cast(Tensor(initial), r.dtype))
+        return (r, indices(x, axis, keepdims)) if return_indices else r
+
+    return overloaded(
+        "Tensor", name, variant(full),
+        variant(along, lambda a: is_int(a["dim"]) and isinstance(a["keepdim"], bool)),
+        variant(legacy))
+
+
+tensor_max = _extreme("max", R.amax, R.argmax, M.maximum)
+tensor_min = _extreme("min", R.amin, R.argmin, M.minimum)
+
+
+def _arg(name, fn):
+    return overloaded(
+        "Tensor", name,
+        variant(lambda self, axis=None, keepdims=False: fn(self, axis, keepdims),
+                lambda a: a["axis"] is None or is_int(a["axis"])),
+        variant(lambda self, dim=None, keepdim=False: fn(self, dim, keepdim)))
 
 
 _METHODS = {
     "reshape": reshape,
     "view": reshape,
     "transpose": transpose,
-    "permute": lambda self, *axes: A.transpose(self, _shape_args(axes)),
+    "permute": _permute,
     "flatten": flatten,
     "ravel": lambda self: A.reshape(self, (-1,)),
     "squeeze": lambda self, axis=None: A.squeeze(self, axis),
@@ -127,12 +216,12 @@ _METHODS = {
     "long": lambda self: M.cast(self, dt.int64),
     "bool": lambda self: M.cast(self, dt.bool_),
     "sum": tensor_sum,
-    "mean": lambda self, axis=None, keep_dims=False: R.mean(self, axis, keep_dims),
+    "mean": tensor_mean,
     "prod": lambda self, axis=None, keep_dims=False: R.prod(self, axis, keep_dims),
     "max": tensor_max,
     "min": tensor_min,
-    "argmax": lambda self, axis=None, keepdims=False: R.argmax(self, axis, keepdims),
-    "argmin": lambda self, axis=None, keepdims=False: R.argmin(self, axis, keepdims),
+    "argmax": _arg("argmax", R.argmax),
+    "argmin": _arg("argmin", R.argmin),
     "logsumexp": lambda self, axis, keepdims=False: R.logsumexp(self, axis, keepdims),
     "all": lambda self, axis=None, keep_dims=False: R.amin(M.cast(self, dt.bool_), axis,
                                                            keep_dims),
@@ -191,4 +280,4 @@ def _fresh(x):
 
 for _n, _f in _METHODS.items():
     setattr(Tensor, _n, _f)
-Tensor.T = property(lambda self: transpose(self))
+Tensor.T = property(lambda self: _permute(self))

@@ -2,6 +2,7 @@
 `__init__`, tensors (and MindSpore's call-time arguments such as `axis` or `shape`) to `__call__`."""
 from __future__ import annotations
 
+from ..core import dtype as dt
 from ..core.ops import array as A
 from ..core.ops import index_ops as X
 from ..core.ops import linalg as L
@@ -83,16 +84,25 @@ class ReduceProd(_Reduce):
 
 
 class Argmax(Primitive):
-    def __init__(self, axis=-1, output_type=None):
-        self.axis, self.name = axis, "Argmax"
+    """Indices of the maxima along `axis`, of dtype `output_type` (int32 by default, as
+    MindSpore's primitive; the functional ops.argmax gives int64)."""
+    _reduce = staticmethod(R.argmax)
+
+    def __init__(self, axis=-1, output_type=dt.int32):
+        self.name = type(self).__name__
+        self.axis, self.output_type = axis, dt.to_dtype(output_type)
+        if self.output_type not in (dt.int32, dt.int64):
+            raise TypeError(f"{self.name}: output_type must be mindspore.int32 or "
+                            f"mindspore.int64, got {self.output_type}")
 
     def __call__(self, x):
-        return R.argmax(x, self.axis)
+        r = self._reduce(x, self.axis)
+        return r if r.dtype is self.output_type else M.cast(r, self.output_type)
 
 
 class Argmin(Argmax):
-    def __call__(self, x):
-        return R.argmin(x, self.axis)
+    """Indices of the minima along `axis`, of dtype `output_type` (int32 by default)."""
+    _reduce = staticmethod(R.argmin)
 
 
 class Softmax(Primitive):

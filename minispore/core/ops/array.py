@@ -267,12 +267,23 @@ def squeeze(input, axis=None):
 
 
 def flatten(input, order="C", *, start_dim=1, end_dim=-1):
-    """MindSpore's ops.flatten: merge dims start_dim..end_dim (default: keep the batch dim)."""
+    """MindSpore's ops.flatten: merge dims start_dim..end_dim (default: keep the batch dim).
+    order='F' flattens column-major: the axes are reversed first, as MindSpore does."""
+    if order not in ("C", "F"):
+        raise ValueError(f"flatten: order must be 'C' or 'F', got {order!r}")
+    for n, v in (("start_dim", start_dim), ("end_dim", end_dim)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"flatten: {n} must be an int, got {type(v).__name__} {v!r}")
+    if order == "F" and len(input.shape) > 1:
+        input = transpose(input, tuple(range(len(input.shape)))[::-1])
     shape = tuple(input.shape)
-    if not shape:
-        return reshape(input, (1,))
+    if not shape or (len(shape) == 1 and (start_dim, end_dim) == (1, -1)):
+        return reshape(input, (-1,))           # MindSpore: a 0-d or 1-d input gives 1-d
     s = normalize_axis("flatten", start_dim, len(shape))
     e = normalize_axis("flatten", end_dim, len(shape))
+    if s > e:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for a "
+                         f"{len(shape)}-d input of shape {shape}")
     return reshape(input, shape[:s] + (size_of(shape[s:e + 1]),) + shape[e + 1:])
 
 

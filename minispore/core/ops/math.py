@@ -49,7 +49,10 @@ TANH = elementwise("tanh", 1, E.tanh, np.tanh,
 SIGMOID = elementwise("sigmoid", 1, E.sigmoid,
                       _expit,
                       lambda i, o, g: (mul(g, mul(o, sub(1, o))),), FLOAT)
-RELU = elementwise("relu", 1, lambda x: E.where(x > 0, x, x * 0), lambda x: np.maximum(x, 0),
+# relu is x where x > 0 and a literal +0 elsewhere (not x * 0: that is -0.0 for a negative x and
+# NaN for -inf), so relu(-1) = relu(-0.0) = relu(-inf) = relu(nan) = +0.0, as MindSpore's ReLU.
+RELU = elementwise("relu", 1, lambda x: E.where(x > 0, x, 0),
+                   lambda x: np.where(x > 0, x, np.zeros((), x.dtype)),
                    lambda i, o, g: (relu_grad(g, o),), allowed=NUM)
 ERF = elementwise("erf", 1, E.erf, _erf,
                   lambda i, o, g: (mul(g, mul(exp(neg(square(i[0]))), 2 / _pymath.sqrt(_pymath.pi))),),
@@ -115,9 +118,10 @@ def _binary_bprop(rule_x, rule_y):
 
 # relu's gradient dy * (y > 0) as ONE kernel (MindSpore's ReluGrad, torch's threshold_backward)
 # instead of greater + cast + mul: three passes over the activation and three eager dispatches.
-# Piecewise constant in y, so its y-gradient is zero.
-RELU_GRAD = elementwise("relu_grad", 2, lambda dy, y: E.where(y > 0, dy, dy * 0),
-                        lambda dy, y: np.where(y > 0, dy, dy * 0),
+# Piecewise constant in y, so its y-gradient is zero. Where y <= 0 the gradient is a literal +0
+# (dy * 0 would be NaN for an infinite dy), as MindSpore's ReluGrad.
+RELU_GRAD = elementwise("relu_grad", 2, lambda dy, y: E.where(y > 0, dy, 0),
+                        lambda dy, y: np.where(y > 0, dy, np.zeros((), dy.dtype)),
                         _binary_bprop(lambda i, o, g: relu_grad(g, i[1]),
                                       lambda i, o, g: zeros_like(i[1])), allowed=NUM)
 

@@ -13,6 +13,7 @@ from ...core import dtype as dt
 from ...core.ops import array as _a
 from ...core.ops import index_ops as _ix
 from ...core.ops import linalg as _la
+from ...core.ops import math as _m
 from ...core.tensor import Parameter, Tensor
 from ..cell import Cell
 from .activation import get_activation
@@ -115,19 +116,26 @@ class Identity(Cell):
 
 class Embedding(Cell):
     """A lookup table (vocab_size, embedding_size): output shape = ids.shape + (embedding_size,).
-    embedding_table defaults to 'normal' (Normal(sigma=0.01)); the padding_idx row starts at 0;
-    use_one_hot computes one_hot(ids) @ table instead of a gather (same numbers)."""
+    embedding_table defaults to 'normal' (Normal(sigma=0.01)) in float32, or is the given
+    initializer/Tensor (a Tensor keeps its dtype); the padding_idx row starts at 0; ids may be
+    any integer dtype. use_one_hot computes one_hot(ids) @ table instead of a gather (same
+    numbers).
+
+    `dtype` (float32 by default, any number type) is what MindSpore 2.x's Embedding uses it for:
+    the dtype of the one-hot matrix's on/off values. It does not change the table, so with
+    use_one_hot it must equal the table's dtype (MindSpore's MatMul refuses mixed operands;
+    this refuses them at construction)."""
 
     def __init__(self, vocab_size, embedding_size, use_one_hot=False, embedding_table="normal",
-                 dtype=dt.int32, padding_idx=None):
+                 dtype=dt.float32, padding_idx=None):
         super().__init__()
         self.vocab_size = check_positive_int("Embedding", "vocab_size", vocab_size)
         self.embedding_size = check_positive_int("Embedding", "embedding_size", embedding_size)
         self.use_one_hot = check_bool("Embedding", "use_one_hot", use_one_hot)
-        self.dtype = dt.to_dtype(dtype)
-        if self.dtype.np.kind not in "iu":
-            raise TypeError(f"Embedding: dtype is the dtype of the input ids and must be an "
-                            f"integer type, got {self.dtype}; use ms.int32")
+        if not isinstance(dtype, dt.DType) or dtype not in dt.NUMERIC:
+            raise TypeError(f"Embedding: dtype must be a number type (mindspore.float32, "
+                            f"mindspore.float16, mindspore.int32, ...), got {dtype!r}")
+        self.dtype = dtype
         if padding_idx is not None:
             if isinstance(padding_idx, bool) or not isinstance(padding_idx, numbers.Integral) \
                     or not -self.vocab_size <= padding_idx < self.vocab_size:
@@ -138,16 +146,26 @@ class Embedding(Cell):
         if isinstance(embedding_table, str) and embedding_table == "normal":
             embedding_table = Normal()
         table = init_param("Embedding", "embedding_table", embedding_table,
-                           (self.vocab_size, self.embedding_size), dt.float32, "embedding_table")
+                           (self.vocab_size, self.embedding_size),
+                           embedding_table.dtype if isinstance(embedding_table, Tensor)
+                           else dt.float32, "embedding_table")
         if padding_idx is not None:
             arr = table.asnumpy().copy()
             arr[padding_idx] = 0
             table = Tensor(arr)
         self.embedding_table = Parameter(table, name="embedding_table")
+        if self.use_one_hot and self.embedding_table.dtype is not self.dtype:
+            raise TypeError(f"Embedding: use_one_hot multiplies a one-hot matrix of dtype "
+                            f"{self.dtype} (the dtype argument) by the embedding table of dtype "
+                            f"{self.embedding_table.dtype}; MindSpore's MatMul needs equal "
+                            f"dtypes: pass dtype={self.embedding_table.dtype} or a table of "
+                            f"dtype {self.dtype}")
 
     def construct(self, ids):
         if self.use_one_hot:
             oh = _a.one_hot(ids, self.vocab_size, 1.0, 0.0, -1)
+            if oh.dtype is not self.dtype:
+                oh = _m.cast(oh, self.dtype)
             return _la.matmul(oh, self.embedding_table)
         return _ix.gather(self.embedding_table, ids, 0)
 

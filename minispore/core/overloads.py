@@ -1,0 +1,62 @@
+"""Overloaded Python-level signatures, resolved the way MindSpore 2.x resolves its Tensor methods.
+
+MindSpore documents several signatures for one Tensor method (`Tensor.sum(dim=None,
+keepdim=False, *, dtype=None)` and the legacy `Tensor.sum(axis=None, dtype=None, keepdims=False,
+initial=None)`) and picks the first whose parameters bind the call and whose argument types fit.
+`overloaded` builds such a method from plain functions: each variant's own signature is the
+binding rule, an optional `accepts(arguments)` predicate is the type rule, and a call that no
+variant takes raises a TypeError listing every signature. The variants' signatures stay readable
+on the result (`_ms_overloads`), so the signature audit compares all of them with MindSpore's.
+"""
+from __future__ import annotations
+
+import inspect
+import numbers
+
+
+def is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def is_axis(v) -> bool:
+    """None, an int, or a tuple/list of ints (a reduction's dim/axis)."""
+    return v is None or is_int(v) or (isinstance(v, (tuple, list)) and all(map(is_int, v)))
+
+
+def variant(fn, accepts=None):
+    """One signature of an overloaded method: `fn` binds and runs it; `accepts(arguments)`,
+    given the bound arguments with defaults applied, says whether the argument types fit."""
+    return fn, inspect.signature(fn), accepts
+
+
+def overloaded(owner: str, name: str, *variants):
+    """A function trying `variants` (from `variant`) in order; the first that binds and accepts
+    the call runs it."""
+    def dispatch(*args, **kwargs):
+        for fn, sig, accepts in variants:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError:
+                continue
+            bound.apply_defaults()
+            if accepts is None or accepts(bound.arguments):
+                return fn(*bound.args, **bound.kwargs)
+        shown = [repr(a) for a in args[1:]] + [f"{k}={v!r}" for k, v in kwargs.items()]
+        raise TypeError(
+            f"{owner}.{name}() got arguments ({', '.join(shown)}) that match none of its "
+            f"signatures: " + "; ".join(f"{name}{_public(sig)}" for _, sig, _ in variants))
+
+    dispatch.__name__ = dispatch.__qualname__ = name
+    dispatch.__doc__ = f"{owner}.{name}, resolved like MindSpore's overloads:\n" + "\n".join(
+        f"  {name}{_public(sig)}" + (f": {fn.__doc__.strip()}" if fn.__doc__ else "")
+        for fn, sig, _ in variants)
+    dispatch._ms_overloads = tuple(sig for _, sig, _ in variants)
+    return dispatch
+
+
+def _public(sig: inspect.Signature) -> str:
+    """The signature as a caller sees it (without `self`)."""
+    params = list(sig.parameters.values())
+    if params and params[0].name == "self":
+        params = params[1:]
+    return str(sig.replace(parameters=params))

@@ -1,0 +1,213 @@
+"""MindSpore 2.x meanings of calls whose results could differ silently: Tensor methods with
+MindSpore's overloads (transpose(dim0, dim1), max/min(dim), flatten(start_dim, end_dim),
+sum/mean(dim, keepdim)), TruncatedNormal's absolute bounds, ops.Argmax's int32 default,
+nn.Embedding's dtype, and relu's +0.0 on every CPU path (PyNative, graph O0/O1, both O2 sinks)
+and the simulated Ascend. Expected values are MindSpore 2.10's, measured side by side."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import Tensor, nn, ops
+from minispore.backends.cpu.native_sink import NativeProgram
+from minispore.backends.cpu.sink import SunkProgram
+from minispore.common.initializer import TruncatedNormal, initializer
+from minispore.core.graph import compile as graph_compile
+
+from helpers import in_mode
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+
+def _shapes(r):
+    return [tuple(t.shape) for t in r] if isinstance(r, tuple) else tuple(r.shape)
+
+
+# ---------------------------------------------------------------- Tensor.transpose --------------
+def _transpose_swap(x):
+    return x.transpose(0, 1), x.transpose(-1, 0), x.transpose(dim0=0, dim1=2)
+
+
+def _transpose_perm(x):
+    return x.transpose(0, 2, 1), x.transpose((0, 2, 1)), x.transpose(), x.T
+
+
+def test_transpose_with_two_ints_swaps_two_axes(mode):
+    a, b, c = in_mode(_transpose_swap, Tensor(X))
+    np.testing.assert_array_equal(a.asnumpy(), X.swapaxes(0, 1))
+    np.testing.assert_array_equal(b.asnumpy(), X.swapaxes(2, 0))
+    np.testing.assert_array_equal(c.asnumpy(), X.swapaxes(0, 2))
+    m = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(Tensor(m).transpose(0, 1).asnumpy(), m.T)
+
+
+def test_transpose_permutation_forms_stay(mode):
+    got = in_mode(_transpose_perm, Tensor(X))
+    assert [tuple(t.shape) for t in got] == [(2, 4, 3), (2, 4, 3), (4, 3, 2), (4, 3, 2)]
+    np.testing.assert_array_equal(got[0].asnumpy(), X.transpose(0, 2, 1))
+
+
+# ---------------------------------------------------------------- Tensor.max / min --------------
+def _max_min_dim(x):
+    return x.max(1), x.min(1), x.max(1, True), x.max(dim=2)
+
+
+def test_max_min_with_positional_dim_return_values_and_indices(mode):
+    (mv, mi), (nv, ni), (kv, ki), (dv, di) = in_mode(_max_min_dim, Tensor(X))
+    np.testing.assert_array_equal(mv.asnumpy(), X.max(1))
+    np.testing.assert_array_equal(mi.asnumpy(), X.argmax(1))
+    np.testing.assert_array_equal(nv.asnumpy(), X.min(1))
+    np.testing.assert_array_equal(ni.asnumpy(), X.argmin(1))
+    assert mi.dtype == ms.int64 and kv.shape == ki.shape == (2, 1, 4)
+    np.testing.assert_array_equal(di.asnumpy(), X.argmax(2))
+
+
+def test_max_with_axis_keyword_returns_values_and_honours_initial_and_where():
+    x = Tensor(X)
+    assert x.max(axis=1).shape == (2, 4) and float(x.max().asnumpy()) == 23.0
+    v, i = x.max(axis=1, return_indices=True)
+    np.testing.assert_array_equal(i.asnumpy(), X.argmax(1))
+    np.testing.assert_array_equal(x.max(axis=1, initial=10.0).asnumpy(),
+                                  X.max(1, initial=10.0))
+    mask = X < 7
+    np.testing.assert_array_equal(x.min(axis=2, initial=50.0, where=Tensor(~mask)).asnumpy(),
+                                  X.min(2, initial=50.0, where=~mask))
+    with pytest.raises(ValueError, match="initial"):
+        x.max(axis=1, where=Tensor(mask))
+
+
+# ---------------------------------------------------------------- Tensor.flatten ----------------
+def _flatten(x):
+    return x.flatten(1), x.flatten(0, 1), x.flatten(), x.flatten(start_dim=1), x.flatten("F")
+
+
+def test_flatten_binds_start_dim_and_end_dim_positionally(mode):
+    a, b, c, d, f = in_mode(_flatten, Tensor(X))
+    assert [tuple(t.shape) for t in (a, b, c, d)] == [(2, 12), (6, 4), (24,), (2, 12)]
+    np.testing.assert_array_equal(f.asnumpy(), X.flatten("F"))
+    with pytest.raises(ValueError, match="order"):
+        Tensor(X).flatten("K")
+
+
+# ---------------------------------------------------------------- Tensor.sum / mean -------------
+def _sum_mean(x):
+    return (x.sum(1, True), x.sum(dim=1, keepdim=True), x.sum(1, ms.float64),
+            x.sum(axis=1, keepdims=True), x.mean(1, True), x.mean(dim=(0, 2), keepdim=True),
+            x.mean(axis=1, keep_dims=True), x.mean(1, dtype=ms.float64))
+
+
+def test_sum_and_mean_take_dim_keepdim_positionally(mode):
+    s1, s2, s3, s4, m1, m2, m3, m4 = in_mode(_sum_mean, Tensor(X))
+    for t in (s1, s2, s4):
+        np.testing.assert_array_equal(t.asnumpy(), X.sum(1, keepdims=True))
+    assert s3.dtype == ms.float64 and s3.shape == (2, 4)
+    for t in (m1, m3):
+        np.testing.assert_allclose(t.asnumpy(), X.mean(1, keepdims=True))
+    np.testing.assert_allclose(m2.asnumpy(), X.mean((0, 2), keepdims=True))
+    assert m4.dtype == ms.float64
+
+
+def test_sum_with_mixed_signatures_names_both():
+    with pytest.raises(TypeError, match=r"sum\(dim=None, keepdim=False.*sum\(axis=None"):
+        Tensor(X).sum(dim=1, keepdims=True)
+
+
+# ---------------------------------------------------------------- TruncatedNormal ---------------
+def test_truncated_normal_bounds_are_absolute():
+    np.random.seed(0)
+    t = initializer(TruncatedNormal(0.5, a=-0.1, b=0.1), [20000], ms.float32).asnumpy()
+    assert t.min() >= -0.1 and t.max() <= 0.1 and t.std() > 0.05     # MindSpore: std 0.057
+    t = initializer(TruncatedNormal(0.01), [20000], ms.float32).asnumpy()
+    assert abs(t.std() - 0.01) < 5e-4 and t.max() > 0.03              # [-2, 2]: untruncated
+    t = initializer(TruncatedNormal(1.0, 3.0, 2.0, 5.0), [20000], ms.float32).asnumpy()
+    assert t.min() >= 2.0 and t.max() <= 5.0 and abs(t.mean() - 3.23) < 0.05
+    t = initializer(TruncatedNormal(1.0, 0.0, 8.0, 9.0), [100], ms.float32).asnumpy()
+    assert t.min() >= 8.0 and t.max() <= 9.0                         # far tail: no endless loop
+
+
+# ---------------------------------------------------------------- ops.Argmax ---------------------
+def _argmax_prims(x):
+    return ops.Argmax()(x), ops.Argmin(axis=1)(x), ops.Argmax(output_type=ms.int64)(x)
+
+
+def test_argmax_primitive_defaults_to_int32(mode):
+    a, b, c = in_mode(_argmax_prims, Tensor(X))
+    assert (a.dtype, b.dtype, c.dtype) == (ms.int32, ms.int32, ms.int64)
+    np.testing.assert_array_equal(a.asnumpy(), X.argmax(-1))
+    np.testing.assert_array_equal(b.asnumpy(), X.argmin(1))
+    with pytest.raises(TypeError, match="output_type"):
+        ops.Argmax(output_type=ms.float32)
+
+
+# ---------------------------------------------------------------- nn.Embedding -------------------
+def test_embedding_dtype_is_a_number_type_for_the_one_hot_values():
+    ids = Tensor(np.array([[1, 2], [3, 0]], np.int32))
+    e = nn.Embedding(10, 4)
+    assert e.dtype == ms.float32 and e.embedding_table.dtype == ms.float32
+    e16 = nn.Embedding(10, 4, dtype=ms.float16)            # MindSpore: the table stays float32
+    assert e16.embedding_table.dtype == ms.float32 and e16(ids).dtype == ms.float32
+    assert nn.Embedding(10, 4, dtype=ms.int32)(Tensor(np.array([1], np.int64))).shape == (1, 4)
+    table = Tensor(np.random.rand(10, 4).astype(np.float16))
+    oh = nn.Embedding(10, 4, use_one_hot=True, embedding_table=table, dtype=ms.float16)
+    assert oh.embedding_table.dtype == ms.float16
+    np.testing.assert_array_equal(oh(ids).asnumpy(), table.asnumpy()[ids.asnumpy()])
+    with pytest.raises(TypeError, match="number type"):
+        nn.Embedding(10, 4, dtype=ms.bool_)
+    with pytest.raises(TypeError, match="use_one_hot"):
+        nn.Embedding(10, 4, use_one_hot=True, dtype=ms.float16)
+
+
+# ---------------------------------------------------------------- relu's zero --------------------
+RELU_IN = np.array([-np.inf, -1.0, -0.0, np.nan, 0.0, 2.0], np.float32)
+RELU_OUT = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 2.0], np.float32)
+
+
+RELU = nn.ReLU()
+
+
+def _relu_chain(x):
+    """relu fused after a multiply (O1/O2 fuse the pair) and relu alone."""
+    return RELU(x * 1.0), ops.relu(x)
+
+
+def _relu_check(got, what):
+    for t in got:
+        a = t.asnumpy().astype(np.float32)
+        np.testing.assert_array_equal(a, RELU_OUT, err_msg=what)
+        assert not np.signbit(a).any(), f"{what}: relu gave -0.0: {a}"
+
+
+@pytest.mark.parametrize("level,sink", [("O0", None), ("O1", None), ("O2", "native"),
+                                        ("O2", "numba"), ("pynative", None)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_relu_of_negative_zero_inf_and_nan_is_positive_zero(level, sink, dtype, monkeypatch):
+    if sink:
+        monkeypatch.setenv("MINISPORE_NATIVE_SINK", "1" if sink == "native" else "0")
+    x = Tensor(RELU_IN.astype(dtype))
+    if level == "pynative":
+        _relu_check(_relu_chain(x), f"PyNative {dtype.__name__}")
+    else:
+        ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
+        _relu_check(ms.jit(_relu_chain)(x), f"graph {level} {sink} {dtype.__name__}")
+        if sink and dtype is not np.float16:          # float16 leaves the sinks (a warning)
+            program = graph_compile.last_compiled().program
+            assert type(program) is (NativeProgram if sink == "native" else SunkProgram)
+
+
+def test_relu_on_the_simulated_ascend_gives_positive_zero():
+    ms.set_context(device_target="Ascend")
+    _relu_check(_relu_chain(Tensor(RELU_IN)), "Ascend")
+
+
+def test_relu_gradient_is_zero_where_the_output_is_zero_even_for_infinite_seeds():
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    seed = Tensor(np.array([np.inf, np.inf, 1, 1, 1, 1], np.float32))
+    g = ms.grad(lambda x: (ops.relu(x) * seed).sum())(Tensor(RELU_IN)).asnumpy()
+    np.testing.assert_array_equal(g, [0, 0, 0, 0, 0, 1])
+    assert not np.signbit(g).any()
+
+
+def test_ops_flatten_of_a_vector_is_the_vector():
+    assert ops.flatten(Tensor(np.ones(3, np.float32))).shape == (3,)      # MindSpore: (3,)
+    assert ops.flatten(Tensor(2.0)).shape == (1,)
