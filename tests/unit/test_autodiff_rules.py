@@ -78,6 +78,12 @@ def test_dict_output_values_are_differentiated(mode):
     np.testing.assert_array_equal(gy.asnumpy(), [1.0, 2.0])
     gx, gy = ms.grad(DictOut(), (0, 1))(X, X + 1)
     np.testing.assert_array_equal(gx.asnumpy(), [4.0, 5.0])
+    v, _ = ms.value_and_grad(DictOut(), (0, 1))(X, X + 1)
+    assert sorted(v) == ["a", "b"]
+    np.testing.assert_array_equal(v["b"].asnumpy(), [2.0, 6.0])
+    gx, gy = ms.grad(DictOut(), (0, 1), sens_param=True)(X, X + 1, {"a": X, "b": X * 10})
+    np.testing.assert_array_equal(gx.asnumpy(), [22.0, 64.0])
+    np.testing.assert_array_equal(gy.asnumpy(), [10.0, 40.0])
 
 
 def add3(x, y, z):
