@@ -172,3 +172,8 @@ def test_digits_cnn_training_step_is_one_native_program_equal_to_the_numba_sink(
     np.testing.assert_array_equal(native, numba)
     for a, b in zip(native_params, numba_params):
         np.testing.assert_array_equal(a, b)
+    ms.set_context(mode=ms.PYNATIVE_MODE)                 # README: PyNative's steps bit for bit
+    eager, eager_params = _digits_losses()
+    np.testing.assert_array_equal(native, eager)
+    for a, b in zip(native_params, eager_params):
+        np.testing.assert_array_equal(a, b)
