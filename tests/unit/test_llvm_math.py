@@ -5,7 +5,9 @@ with the inlining attributes, and the float32 exp loop is vectorised after O3.
 
 The harness builds one llvmlite module with a loop kernel `void k_<name>_<f32|f64>(T* x, T* out,
 i64 n)` per function, optimises it with the new pass manager at speed level 3 for the host CPU and
-runs it through MCJIT and ctypes."""
+runs it through MCJIT and ctypes. The target is the native JIT's (native_jit.target(): the host,
+or MINISPORE_LLVM_CPU / MINISPORE_LLVM_FEATURES); vectorisation is checked on code for several
+x86-64 CPUs without assuming a vector width (LLVM picks 4, 8 or 16 floats by CPU)."""
 import ctypes
 import math
 import re
@@ -17,6 +19,7 @@ from llvmlite import ir
 from numba import njit
 
 from minispore.backends.cpu import llvm_math as lm
+from minispore.backends.cpu import native_jit
 from minispore.backends.cpu import vecmath as vm
 
 llvm.initialize_native_target()
@@ -51,22 +54,30 @@ def _loop_kernel(module, name, sfx):
     b.ret_void()
 
 
+def _optimised(names, cpu, features):
+    """(the loop kernels of `names`, both dtypes, after O3 for CPU `cpu` with `features`, the
+    target machine)."""
+    module = ir.Module("test_llvm_math")
+    module.triple = llvm.get_process_triple()
+    for sfx in DTYPES:
+        for name in names:
+            _loop_kernel(module, name, sfx)
+    tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features,
+                                                                 opt=3)
+    mod = llvm.parse_assembly(str(module))
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = True
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    return mod, tm
+
+
 class _Jit:
     def __init__(self):
-        module = ir.Module("test_llvm_math")
-        module.triple = llvm.get_process_triple()
-        for sfx in DTYPES:
-            for name in lm.NAMES:
-                _loop_kernel(module, name, sfx)
-        tm = llvm.Target.from_default_triple().create_target_machine(
-            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3)
-        mod = llvm.parse_assembly(str(module))
-        mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pb = llvm.create_pass_builder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
+        self.target = native_jit.target()
+        mod, tm = _optimised(lm.NAMES, *self.target)
         self.mod = mod
         self.engine = llvm.create_mcjit_compiler(mod, tm)      # keeps mod and tm alive
         self.engine.finalize_object()
@@ -184,15 +195,46 @@ def test_math_fn_defines_each_function_once():
     assert re.fullmatch(r"[0-9a-f]{16}", lm.DIGEST)
 
 
-def _host_has_avx2():
-    return bool(llvm.get_host_cpu_features().get("avx2"))
+def _float_vector_widths(body: str) -> set:
+    return {int(n) for n in re.findall(r"<(\d+) x float>", body)}
 
 
-@pytest.mark.skipif(not _host_has_avx2(), reason="packed 8 x float code needs AVX2")
+def _has_vector_unit(features: str) -> bool:
+    """Every x86-64 CPU has SSE2 and every AArch64 one NEON: only a feature string turning them
+    off leaves a target without float vectors."""
+    return not {f.strip() for f in features.split(",")} & {"-sse", "-sse2", "-neon"}
+
+
 def test_float32_exp_loop_is_vectorised(jit):
+    """On the native JIT's target the exp loop is packed code (at the width LLVM picks for that
+    CPU) with the polynomial inlined: no libm call."""
     body = str(jit.mod.get_function("k_exp_f32"))
-    assert "<8 x float>" in body
+    if _has_vector_unit(jit.target[1]):
+        assert _float_vector_widths(body), f"the exp loop was not vectorised for {jit.target[0]}"
     assert not re.search(r"call .*@(exp|expf|minispore_)", body)    # inlined, no libm
+
+
+# x86-64 targets LLVM vectorises at different widths: SSE2 4 floats, AVX2 8, AVX-512 8 or 16 by
+# the CPU's preferred vector width (Intel's 256, AMD Zen 4/5's 512), none without SSE (x87 code)
+X86_TARGETS = {"sse2": ("x86-64", ""), "avx2": ("haswell", ""),
+               "avx512-256bit": ("skylake-avx512", ""), "avx512-512bit": ("znver4", ""),
+               "scalar": ("x86-64", "-sse,-sse2")}
+
+
+@pytest.mark.skipif(not llvm.get_process_triple().startswith("x86_64"), reason="x86-64 targets")
+@pytest.mark.parametrize("target", X86_TARGETS.values(), ids=list(X86_TARGETS))
+def test_exp_loop_vectorisation_is_checked_without_assuming_a_width(target):
+    """The exp loop compiled (never run) for CPUs of every vector width: packed wherever the CPU
+    has float vectors, whatever their width, scalar where it has none, never a libm call."""
+    cpu, features = target
+    mod, _ = _optimised(["exp"], cpu, features)
+    body = str(mod.get_function("k_exp_f32"))
+    widths = _float_vector_widths(body)
+    if _has_vector_unit(features):
+        assert widths, f"the exp loop was not vectorised for {cpu}"
+    else:
+        assert not widths, f"{cpu} {features} has no float vectors, yet: {sorted(widths)}"
+    assert not re.search(r"call .*@(exp|expf|minispore_)", body)
 
 
 def test_special_values(jit):

@@ -93,6 +93,67 @@ def _blas_symbols() -> dict:
     return out
 
 
+_PROBE = """
+import sys
+import llvmlite.binding as llvm
+llvm.initialize_native_target()
+llvm.initialize_native_asmprinter()
+tm = llvm.Target.from_default_triple().create_target_machine(cpu=sys.argv[1],
+                                                             features=sys.argv[2], opt=0)
+mod = llvm.parse_assembly("define i64 @f(i64 %x) {\\n  ret i64 %x\\n}")
+mod.triple = llvm.get_default_triple()
+tm.emit_object(mod)
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _check_target(cpu: str, feats: str) -> None:
+    """Raise ValueError unless LLVM knows CPU `cpu` and every feature in `feats`, the host has
+    every feature `feats` turns on and x86-64's float calling convention stays intact. LLVM only prints an unknown name and goes on (or aborts
+    the process), so a throwaway process compiles one function for the target first."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _PROBE, cpu, feats], capture_output=True,
+                         text=True)
+    msgs = [ln.strip() for ln in out.stderr.splitlines() if "not a recognized" in ln
+            or "LLVM ERROR" in ln]
+    if out.returncode != 0 or msgs:
+        why = (msgs or out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[0]
+        raise ValueError(f"MINISPORE_LLVM_CPU={cpu!r} MINISPORE_LLVM_FEATURES={feats!r}: LLVM "
+                         f"cannot compile for this target ({why}); use an LLVM CPU name (e.g. "
+                         "x86-64, haswell, znver4) and features such as '-avx512f' or '+avx2'")
+    flags = [f.strip() for f in feats.split(",") if f.strip()]
+    abi = [f for f in flags if f in ("-sse", "-sse2")]
+    if abi and llvm.get_default_triple().startswith("x86_64"):
+        raise ValueError(f"MINISPORE_LLVM_FEATURES={feats!r} turns off {', '.join(abi)}: "
+                         "x86-64 passes float arguments (the BLAS calls' alpha and beta) in SSE "
+                         "registers, so the native code would compute garbage; SSE2 is the "
+                         "narrowest x86-64 target (MINISPORE_LLVM_CPU=x86-64)")
+    host = llvm.get_host_cpu_features()
+    lacking = [f for f in flags if f.startswith("+") and not host.get(f[1:], False)]
+    if lacking:
+        raise ValueError(f"MINISPORE_LLVM_FEATURES={feats!r} turns on {', '.join(lacking)}, which "
+                         f"this host's CPU ({llvm.get_host_cpu_name()}) lacks: the native code "
+                         "would stop on an illegal instruction; turn on only features it has")
+
+
+def target() -> tuple[str, str]:
+    """(CPU name, LLVM feature string) the native JIT compiles for. The host's, unless
+    MINISPORE_LLVM_CPU (an LLVM CPU name: x86-64, haswell, skylake-avx512, znver4, ...; its own
+    features) or MINISPORE_LLVM_FEATURES (an LLVM feature string applied on top of that CPU's,
+    or the host's, features: '-avx512f', '+avx2,+fma', ...) is set: code for another CPU, to
+    check what LLVM makes of the native programs there. The code runs on this host, so the
+    target must be one it can run; a name LLVM does not know raises ValueError. numba's kernels
+    follow numba's own NUMBA_CPU_NAME and NUMBA_CPU_FEATURES."""
+    cpu = os.environ.get("MINISPORE_LLVM_CPU", "")
+    feats = os.environ.get("MINISPORE_LLVM_FEATURES")
+    if not cpu and feats is None:
+        return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    cpu = cpu or llvm.get_host_cpu_name()
+    _check_target(cpu, feats or "")
+    return cpu, feats or ""
+
+
 def state() -> dict:
     """The target machine and the bound symbols, made once per process."""
     if not _state:
@@ -100,7 +161,7 @@ def state() -> dict:
             if not _state:
                 llvm.initialize_native_target()
                 llvm.initialize_native_asmprinter()
-                cpu, feats = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+                cpu, feats = target()
 
                 def machine():
                     return llvm.Target.from_default_triple().create_target_machine(
