@@ -19,6 +19,7 @@ from minispore.core.primitive import REGISTRY
 from helpers import (rand_bool, rand_default, rand_distinct, rand_grid_a, rand_grid_b,
                      rand_nonzero, rand_off_half, rand_positive, rand_pow2_divisor,
                      rand_small_nonneg_int)
+import opdb_special
 
 f16, bf16, f32, f64 = dt.float16, dt.bfloat16, dt.float32, dt.float64
 i8, i32, i64, u8, b_ = dt.int8, dt.int32, dt.int64, dt.uint8, dt.bool_
@@ -134,7 +135,7 @@ def reduction(domain=rand_default, empty=True):
             z = domain(rng, (0, 3), dtype)
             out.append(Sample((z,), {"axis": 0, "keep_dims": False}, "x(0, 3) axis=0"))
             out.append(Sample((z,), {"axis": -1, "keep_dims": True}, "x(0, 3) axis=-1 keep"))
-        return out
+        return out + opdb_special.reduction_samples(dtype)
     return gen
 
 
@@ -166,7 +167,7 @@ def arg_samples(rng, dtype):
                       "x() axis=None"))
     t = np.array([[1, 3, 3], [2, 2, 0]]).astype(dtype.np)
     out.append(Sample((t,), {"axis": 1, "keep_dims": False}, "ties: first index wins"))
-    return out
+    return out + opdb_special.reduction_samples(dtype, arg=True)
 
 
 # ---------------------------------------------------------------- matmul, nn --------------------
@@ -188,7 +189,7 @@ def softmax_samples(rng, dtype):
     big = np.array([[1000.0, 1001.0, 999.0]]).astype(dtype.np) if dtype is not f16 else \
         np.array([[60000.0, 60001.0, 59999.0]]).astype(np.float16)
     out.append(Sample((big,), {"axis": -1}, "large logits (stability)", grad=False))
-    return out
+    return out + opdb_special.softmax_samples(dtype)
 
 
 def sce_samples(grad_op: bool):
@@ -206,7 +207,7 @@ def sce_samples(grad_op: bool):
             if grad_op:
                 args += (rand_default(rng, lab.shape, dtype),)
             out.append(Sample(args, {}, f"logits{shape} labels={labels}"))
-        return out
+        return out + opdb_special.sce_samples(dtype, grad_op)
     return gen
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from minispore.core import dtype as dt
 from minispore.core.primitive import Meta, REGISTRY
 
+import opdb_special
 from helpers import rand_default, rand_distinct
 
 f32, f64, i32, i64 = dt.float32, dt.float64, dt.int32, dt.int64
@@ -116,7 +117,7 @@ def batch_norm_samples(rng, dtype):
                     (rng.uniform(0.5, 2.0, C)).astype(dtype.np))
             out.append(S(args, {"training": training, "epsilon": 1e-3},
                          f"x{xs} training={training}"))
-    return out
+    return out + opdb_special.batch_norm_samples(dtype)
 
 
 def layer_norm_samples(rng, dtype):
@@ -128,7 +129,7 @@ def layer_norm_samples(rng, dtype):
                       rand_default(rng, ps, dtype)),
                      {"begin_norm_axis": bna, "begin_params_axis": bpa, "epsilon": 1e-5},
                      f"x{xs} begin_norm_axis={bna} begin_params_axis={bpa}"))
-    return out
+    return out + opdb_special.layer_norm_samples(dtype)
 
 
 def _key(seed, counter):

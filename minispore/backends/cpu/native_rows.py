@@ -105,8 +105,9 @@ def _sce(e: Emitter, n, a: dict):
 
 
 def _logsumexp(e: Emitter, n, a: dict):
-    """sink.py's loops: the max over the axes (NaN wins) in float64, then the sum of
-    exp(x - max) where the max is finite, then log(sum) + max (a -inf max stays -inf)."""
+    """sink.py's loops: the max over the axes (NaN wins) in float64, made 0 where it is not
+    finite (the reference's shift s), then the sum of exp(x - s), then log(sum) + s: a +inf
+    gives inf, a NaN NaN, a row of -inf (or an empty one) -inf."""
     from .llvm_math import math_fn
     x, out = n.inputs[0], n.outputs[0]
     if x.dtype not in FLOAT or out.dtype not in FLOAT:
@@ -131,17 +132,21 @@ def _logsumexp(e: Emitter, n, a: dict):
         take = b.or_(b.fcmp_ordered(">", v, m), b.fcmp_unordered("uno", v, v))
         b.store(b.select(take, v, m), slot)
     exp64, log64 = math_fn(e.m, "exp", F64), math_fn(e.m, "log", F64)
+    with e.loop(nk) as q:
+        slot = b.gep(mp, [q])
+        m = b.load(slot)
+        finite = b.and_(b.fcmp_ordered(">", m, ninf),
+                        b.fcmp_ordered("<", m, L.Constant(F64, float("inf"))))
+        b.store(b.select(finite, m, L.Constant(F64, 0.0)), slot)
     with e.nest(x.shape) as idx:
         v = e.convert(e.load(x, e.flat_index(idx, c_strides(x.shape))), x.dtype, dt.float64)
         k = e.flat_index(idx, kst)
         m = b.load(b.gep(mp, [k]))
-        with b.if_then(b.fcmp_ordered(">", m, ninf)):
-            slot = b.gep(sp, [k])
-            b.store(b.fadd(b.load(slot), b.call(exp64, [b.fsub(v, m)])), slot)
+        slot = b.gep(sp, [k])
+        b.store(b.fadd(b.load(slot), b.call(exp64, [b.fsub(v, m)])), slot)
     with e.loop(nk) as q:
         m = b.load(b.gep(mp, [q]))
-        r = b.fadd(b.call(log64, [b.load(b.gep(sp, [q]))]), m)
-        y = b.select(b.fcmp_ordered(">", m, ninf), r, m)
+        y = b.fadd(b.call(log64, [b.load(b.gep(sp, [q]))]), m)
         e.store(e.convert(y, dt.float64, out.dtype), out, q)
 
 

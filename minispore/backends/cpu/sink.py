@@ -351,7 +351,8 @@ def _softmax(log: bool):
 
 
 def _logsumexp(e: _Emitter, n, a, ind):
-    """max over the axes, then log(sum(exp(x - max))) + max (a -inf max gives -inf)."""
+    """max over the axes (NaN wins), then log(sum(exp(x - s))) + s with s the max where it is
+    finite, else 0 (the reference's shift): a +inf gives inf, a NaN NaN, a row of -inf -inf."""
     x, out = n.inputs[0], n.outputs[0]
     if not x.shape:
         from ...core import scalar_expr as E
@@ -364,20 +365,24 @@ def _logsumexp(e: _Emitter, n, a, ind):
     idx = [f"r{k}" for k in range(len(x.shape))]
     dst = ", ".join("0" if k in axes else idx[k] for k in range(len(x.shape)))
     src = f"{e.name(x)}[{', '.join(idx)}]"
-    for body in ((f"if {src} > {m}[{dst}] or {src} != {src}:", f"{m}[{dst}] = {src}"),
-                 (f"if {m}[{dst}] > -np.inf:", f"{acc}[{dst}] += vexp({src} - {m}[{dst}])")):
+    nk = size_of(keep_shape)
+    e.line(ind, f"{m}_f = {m}.reshape(({nk},))")
+    for pass_ in range(2):
         for k, d in enumerate(x.shape):
             e.line(ind + k, f"for {idx[k]} in range({d}):")
-        e.line(ind + len(x.shape), body[0])
-        e.line(ind + len(x.shape) + 1, body[1])
+        if pass_ == 0:
+            e.line(ind + len(x.shape), f"if {src} > {m}[{dst}] or {src} != {src}:")
+            e.line(ind + len(x.shape) + 1, f"{m}[{dst}] = {src}")
+            e.line(ind, f"for q in range({nk}):")                  # the shift
+            e.line(ind + 1, f"if not (-np.inf < {m}_f[q] < np.inf):")
+            e.line(ind + 2, f"{m}_f[q] = 0.0")
+        else:
+            e.line(ind + len(x.shape), f"{acc}[{dst}] += vexp({src} - {m}[{dst}])")
     flat = e.fresh("lse")
-    nk = size_of(keep_shape)
     e.line(ind, f"{flat} = np.empty(({nk},), {_np(out.dtype)})")
-    e.line(ind, f"{m}_f = {m}.reshape(({nk},))")
     e.line(ind, f"{acc}_f = {acc}.reshape(({nk},))")
     e.line(ind, f"for q in range({nk}):")
-    e.line(ind + 1, f"{flat}[q] = vlog({acc}_f[q]) + {m}_f[q] if {m}_f[q] > -np.inf "
-                    f"else {m}_f[q]")
+    e.line(ind + 1, f"{flat}[q] = vlog({acc}_f[q]) + {m}_f[q]")
     e.line(ind, f"{e.out(out)} = {flat}.reshape({out.shape!r})")
 
 
