@@ -138,6 +138,31 @@ def test_dense_input_shape_error_names_shapes():
         d(Tensor(np.ones((3, 5), F32)))
 
 
+class _Wrapper(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(4, 2)
+
+    def construct(self, x):
+        return self.fc(x * 2)                        # the line the error must point at
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_dense_input_width_error_points_at_the_users_line(mode):
+    ms.set_context(mode=mode)
+    x = Tensor(np.ones((3, 5), F32))
+    with pytest.raises(ValueError) as e:
+        nn.Dense(4, 2)(x)                            # the top-level call site
+    msg = str(e.value)
+    assert "Dense: the input has shape (3, 5), whose last dim 5 must equal in_channels=4" in msg
+    assert f'"{__file__}"' in msg and "nn.Dense(4, 2)(x)" in msg and "basic.py" not in msg
+    with pytest.raises(ValueError) as e:
+        _Wrapper()(x)
+    assert "self.fc(x * 2)" in str(e.value) and "basic.py" not in str(e.value)
+    caret = str(e.value).splitlines()[-2:]
+    assert caret[1].index("^") == caret[0].index("self.fc")
+
+
 # ---------------------------------------------------------------- activations, Flatten ... -----
 def _gelu_tanh(x):
     return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))

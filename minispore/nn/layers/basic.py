@@ -10,6 +10,7 @@ import numpy as np
 
 from ...common.initializer import HeUniform, Initializer, Normal, Uniform, initializer
 from ...core import dtype as dt
+from ...core.errors import ShapeError, at_user_site
 from ...core.ops import array as _a
 from ...core.ops import index_ops as _ix
 from ...core.ops import linalg as _la
@@ -76,6 +77,13 @@ class Dense(Cell):
 
     def construct(self, x):
         shape = x.shape
+        if not shape or (isinstance(shape[-1], int) and 0 <= shape[-1] != self.in_channels):
+            raise at_user_site(ShapeError(
+                f"Dense: the input has shape {tuple(shape)}, whose last dim "
+                f"{shape[-1] if shape else '(none: a scalar)'} must equal in_channels="
+                f"{self.in_channels}; pass inputs with {self.in_channels} features in the last "
+                f"dim, or build the layer as Dense({shape[-1] if shape else 1}, "
+                f"{self.out_channels})"))
         if len(shape) != 2:
             x = _a.reshape(x, (-1, shape[-1]))
         x = _la.matmul(x, self.weight, transpose_b=True)     # MindSpore: MatMul(transpose_b)
