@@ -23,6 +23,15 @@ class Tensor:
 
     def __init__(self, input_data=None, dtype=None, shape=None, init=None, const_arg=False,
                  device=None):
+        """`const_arg` (MindSpore: a graph compiles the value in as a constant) gives the same
+        results as a graph input, which is what minispore compiles it as. `device` may be
+        None or "CPU": a new tensor's buffer is host memory, copied to the device target by
+        the first op that reads it."""
+        _check_placement("Tensor", const_arg, device)
+        if input_data is not None and (shape is not None or init is not None):
+            raise ValueError(f"Tensor: with input_data, shape and init must be None (got "
+                             f"shape={shape!r}, init={init!r}); give either input_data, or "
+                             f"shape and dtype (and init)")
         if input_data is None:
             if shape is None:
                 raise ValueError("Tensor: give input_data, or shape together with dtype")
@@ -155,6 +164,17 @@ def format_value(a: np.ndarray) -> str:
     return (" " if a.ndim == 1 else "\n") + s
 
 
+def _check_placement(who: str, const_arg, device) -> None:
+    if not isinstance(const_arg, bool):
+        raise TypeError(f"{who}: const_arg must be a bool, got {const_arg!r}")
+    if device == "meta":
+        raise NotImplementedError(f"{who}: device='meta' (a tensor without data) is not "
+                                  f"supported by minispore")
+    if device not in (None, "CPU"):
+        raise ValueError(f"{who}: device={device!r} is not valid; only None and 'CPU' are "
+                         f"supported (as in MindSpore); ops move data to the device target")
+
+
 def to_numpy(data, dtype=None) -> np.ndarray:
     """A fresh C-contiguous, native-byte-order numpy array for `data` with MindSpore's default
     dtypes: Python floats give float32, Python ints int64, bools bool; numpy arrays keep their
@@ -284,6 +304,16 @@ class Parameter(Tensor):
 
     def __init__(self, default_input, name=None, requires_grad=True, layerwise_parallel=False,
                  parallel_optimizer=True, storage_format="", device=None):
+        """`layerwise_parallel` and `parallel_optimizer` only shard a parameter across the
+        devices of a parallel job; one process holds it whole whatever their values."""
+        for k, v in (("layerwise_parallel", layerwise_parallel),
+                     ("parallel_optimizer", parallel_optimizer)):
+            if not isinstance(v, bool):
+                raise TypeError(f"Parameter: {k} must be a bool, got {v!r}")
+        if storage_format != "":
+            raise NotImplementedError(f"Parameter: storage_format={storage_format!r} is not "
+                                      f"supported by minispore; leave it ''")
+        _check_placement("Parameter", False, device)
         Tensor.__init__(self, default_input)
         self._user_named = name is not None
         self.name = name if name is not None else f"Parameter#{next(_param_ids)}"
@@ -299,8 +329,14 @@ class Parameter(Tensor):
         return self
 
     def clone(self, init="same") -> "Parameter":
-        p = Parameter(self._concrete(), name=self.name, requires_grad=self.requires_grad)
-        return p
+        """A new Parameter of the same name; `init` other than "same" initialises its value
+        with that initializer (a name or an Initializer) at this shape and dtype."""
+        if isinstance(init, str) and init == "same":
+            value = self._concrete()
+        else:
+            from ..common.initializer import initializer
+            value = initializer(init, self.shape, self.dtype)
+        return Parameter(value, name=self.name, requires_grad=self.requires_grad)
 
     @property
     def data(self) -> "Parameter":

@@ -53,3 +53,28 @@ def test_big_endian_arrays_become_native(dtype):
     assert (t + 1).asnumpy().tolist() == (native + 1).tolist()
     assert ms.Tensor([np.arange(2, dtype=dtype)]).asnumpy().tolist() == [[0, 1]]
     assert ms.Tensor(a, dtype=ms.float64).asnumpy().tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_arguments_that_cannot_apply_raise_instead_of_being_ignored():
+    with pytest.raises(ValueError, match="with input_data, shape and init must be None"):
+        ms.Tensor([1, 2], shape=(3,))
+    with pytest.raises(ValueError, match="with input_data, shape and init must be None"):
+        ms.Tensor([1, 2], init="ones")
+    with pytest.raises(ValueError, match="device='GPU' is not valid"):
+        ms.Tensor([1, 2], device="GPU")
+    with pytest.raises(NotImplementedError, match="device='meta'"):
+        ms.Tensor([1, 2], device="meta")
+    with pytest.raises(TypeError, match="const_arg must be a bool"):
+        ms.Tensor([1, 2], const_arg="yes")
+    assert ms.Tensor([1, 2], device="CPU", const_arg=True).asnumpy().tolist() == [1, 2]
+    with pytest.raises(NotImplementedError, match="storage_format"):
+        ms.Parameter(ms.Tensor([1.0]), "p", storage_format="FRACTAL_NZ")
+    with pytest.raises(TypeError, match="layerwise_parallel must be a bool"):
+        ms.Parameter(ms.Tensor([1.0]), "p", layerwise_parallel=None)
+
+
+def test_parameter_clone_applies_init():
+    p = ms.Parameter(ms.Tensor(np.full(3, 5.0, np.float32)), "w")
+    assert p.clone().asnumpy().tolist() == [5.0, 5.0, 5.0]
+    q = p.clone(init="zeros")
+    assert q.name == "w" and q.dtype is ms.float32 and q.asnumpy().tolist() == [0.0, 0.0, 0.0]
