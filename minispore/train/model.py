@@ -33,6 +33,14 @@ class Model:
         from .. import nn
         if amp_level not in ("O0", None):
             raise ValueError(f"Model: amp_level={amp_level!r} is not supported yet; use 'O0'")
+        if boost_level not in ("O0", None):
+            raise ValueError(f"Model: boost_level={boost_level!r} is not supported; use 'O0'")
+        if eval_indexes is not None:
+            raise NotImplementedError("Model: eval_indexes is not supported by minispore; "
+                                      "pass an eval_network whose outputs the metrics take")
+        if kwargs:
+            raise TypeError(f"Model: keyword argument(s) {', '.join(sorted(kwargs))} not "
+                            f"supported by minispore")
         self.network, self.loss_fn, self.optimizer = network, loss_fn, optimizer
         if isinstance(metrics, dict):
             self.metrics = {k: _metric(v) for k, v in metrics.items()}
@@ -122,7 +130,11 @@ class Model:
 
     # -- evaluation and prediction ------------------------------------------------------------
     def eval(self, valid_dataset, callbacks=None, dataset_sink_mode=False) -> dict:
-        """{metric name: value} over the whole dataset (each row: inputs..., label)."""
+        """{metric name: value} over the whole dataset (each row: inputs..., label). The
+        metrics are the same with dataset_sink_mode=True (rows are read one step at a time)."""
+        if callbacks is not None:
+            raise NotImplementedError("Model.eval: callbacks are not supported by minispore's "
+                                      "eval; compute per-step values in the eval_network")
         if not self.metrics:
             raise ValueError("Model.eval: the Model has no metrics; pass metrics={'accuracy'} "
                              "or similar")

@@ -123,6 +123,18 @@ def test_errors():
         Model(net).train(1, _data())
 
 
+def test_options_minispore_cannot_honour_raise():
+    net, model = _model()
+    with pytest.raises(TypeError, match="keep_batchnorm_fp32 not supported"):
+        Model(net, keep_batchnorm_fp32=False)
+    with pytest.raises(ValueError, match="boost_level='O1'"):
+        Model(net, boost_level="O1")
+    with pytest.raises(NotImplementedError, match="eval_indexes"):
+        Model(net, eval_indexes=[0, 1, 2])
+    with pytest.raises(NotImplementedError, match="callbacks"):
+        model.eval(_data(), callbacks=[ms.train.LossMonitor()])
+
+
 def test_the_demo_trains_both_modes_alike(capsys):
     """`python -m minispore demo`, reduced to one epoch of the MLP: the table is printed, the
     CPU's two modes give the same loss curve, the simulated Ascend is labelled as such."""
