@@ -85,6 +85,9 @@ def save_checkpoint(save_obj, ckpt_file_name: str, integrated_save=True, async_s
     _check_format(who, format)
     _check_bool(who, "integrated_save", integrated_save)
     _check_bool(who, "crc_check", crc_check)
+    if enc_mode != "AES-GCM" and enc_key is None:
+        raise ValueError(f"{who}: enc_mode={enc_mode!r} only applies with enc_key, which "
+                         f"minispore does not support; leave enc_mode at 'AES-GCM'")
     if enc_key is not None or async_save or kwargs:
         what = ["enc_key"] * (enc_key is not None) + ["async_save"] * bool(async_save) + \
             sorted(kwargs)

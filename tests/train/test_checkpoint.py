@@ -110,6 +110,10 @@ def test_unsupported_load_options_raise_instead_of_being_ignored(tmp_path):
         ms.load_checkpoint(path, no_such_option=1)
     with pytest.raises(TypeError, match="crc_check"):
         ms.load_checkpoint(path, crc_check="yes")
+    with pytest.raises(ValueError, match="enc_mode"):
+        ms.save_checkpoint(Net(), path, enc_mode="SM4-CBC")
+    with pytest.raises(ValueError, match="enc_key"):
+        ms.save_checkpoint(Net(), path, enc_key=b"0123456789abcdef")
 
 
 def test_crc_check_detects_a_damaged_file(tmp_path):
