@@ -78,6 +78,12 @@ class _Iterator:
     def __init__(self, ds: Dataset, num_epochs: int, output_numpy: bool, as_dict: bool,
                  columns=None):
         self.ds, self.num_epochs, self.numpy, self.as_dict = ds, num_epochs, output_numpy, as_dict
+        if isinstance(columns, str):
+            columns = [columns]
+        missing = [c for c in columns or () if c not in ds.column_names]
+        if missing:
+            raise ValueError(f"create_tuple_iterator: columns {missing} are not columns of the "
+                             f"dataset {ds.column_names}")
         self.columns = [ds.column_names.index(c) for c in columns] if columns else None
         self.epoch = -1
         self._it = None

@@ -129,3 +129,11 @@ def test_generator_column_types_cast_and_schema_is_refused():
     assert next(d.create_tuple_iterator(output_numpy=True))[0].dtype == np.float16
     with pytest.raises(NotImplementedError, match="schema"):
         ds.GeneratorDataset([(1,)], ["a"], schema={"a": 1})
+
+
+def test_iterator_columns_must_exist():
+    d = ds.NumpySlicesDataset({"x": np.arange(3), "y": np.arange(3)}, shuffle=False)
+    assert [r[0].tolist() for r in d.create_tuple_iterator(columns="y", output_numpy=True)] \
+        == [0, 1, 2]
+    with pytest.raises(ValueError, match=r"columns \['z'\] are not columns"):
+        d.create_tuple_iterator(columns=["z"])
