@@ -31,9 +31,10 @@ def has_bprop(cell) -> bool:
 
 
 def call(cell, args: tuple, kwargs: dict, forward):
-    """forward(*args) (the Cell's construct), recorded on the tape as one op with the Cell's
-    bprop as its gradient when an argument is being differentiated."""
-    if not TAPE.depth or not any(isinstance(a, Tensor) and a._node is not None for a in args):
+    """forward(*args) (the Cell's construct) with the tape off, recorded on the tape as one op
+    with the Cell's bprop as its gradient when an argument is being differentiated (when none
+    is, nothing inside the Cell is: not even the Parameters it reads)."""
+    if not TAPE.depth:
         return forward(*args)
     if kwargs:
         raise TypeError(f"{type(cell).__name__}: a Cell with its own bprop takes its inputs "
@@ -44,6 +45,8 @@ def call(cell, args: tuple, kwargs: dict, forward):
         out = forward(*args)
     finally:
         TAPE.depth = depth
+    if not any(isinstance(a, Tensor) and a._node is not None for a in args):
+        return out
     flat: list = []
     out = _alias_outputs(out, flat)
     if not flat:

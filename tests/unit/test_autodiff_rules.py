@@ -261,6 +261,9 @@ def test_cell_bprop_parameters_inside_get_zeros(mode):
         Tensor(np.array([1.0, 2.0], np.float32)))
     np.testing.assert_array_equal(gx.asnumpy(), [7.0, 7.0])
     np.testing.assert_array_equal(gw.asnumpy(), [0.0])
+    # the same when only the Parameter is differentiated (the input is not tracked)
+    gw = ms.grad(net, None, net.w)(Tensor(np.array([1.0, 2.0], np.float32)))
+    np.testing.assert_array_equal(gw.asnumpy(), [0.0])
 
 
 class Relu2(nn.Cell):
