@@ -1,12 +1,48 @@
-"""`ms.jit`: compile a function (or method) to a graph in either mode, as MindSpore's `jit`."""
+"""`ms.jit`: compile a function (or method) to a graph in either mode, as MindSpore's `jit`.
+
+What is compiled is always the user's own function: a bound method compiles its function with
+the object as the first argument, a functools.partial its function with the bound arguments in
+front (tensors among them are graph inputs), a Cell its `construct` (as calling the Cell in
+GRAPH_MODE does), an object with a `__call__` method that method. The compile cache
+(graph/cache.py) keys on that function, never on the wrapper ms.jit makes."""
 from __future__ import annotations
 
 import functools
+import types
 
 from . import context
 from .graph import compile as graph_compile
 
 _CAPTURE_MODES = ("ast",)
+
+
+def _target(function):
+    """(the function to compile, arguments bound in front of the call's, keywords bound,
+    the Cell it belongs to or None)."""
+    from ..nn.cell import Cell
+    fn, front, kw = function, (), {}
+    for _ in range(100):
+        if isinstance(fn, functools.partial):
+            fn, front, kw = fn.func, tuple(fn.args) + front, {**fn.keywords, **kw}
+        elif isinstance(fn, types.MethodType):
+            fn, front = fn.__func__, (fn.__self__,) + front
+        elif isinstance(fn, staticmethod):
+            fn = fn.__func__
+        else:
+            break
+    if isinstance(fn, Cell):
+        return type(fn).construct, (fn,) + front, kw, fn
+    if isinstance(fn, classmethod):
+        raise TypeError(f"jit: cannot compile the classmethod object {fn.__func__.__qualname__}"
+                        f" itself; put @ms.jit below @classmethod (so it wraps the function)")
+    if not callable(fn):
+        raise TypeError(f"jit: expected a function, method, functools.partial, Cell or callable"
+                        f" object, got {type(fn).__name__}")
+    if not isinstance(fn, (types.FunctionType, types.BuiltinFunctionType, type)):
+        call = getattr(type(fn), "__call__", None)
+        if isinstance(call, types.FunctionType):     # a callable object: its __call__ runs
+            return call, (fn,) + front, kw, None
+    return fn, front, kw, None
 
 
 def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgraph=False,
@@ -15,14 +51,32 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
     a graph on the first call per input signature; later calls run the cached graph. Only
     capture_mode='ast' (source conversion) exists: 'bytecode' and 'trace' are MindSpore's
     experimental alternatives and raise ValueError here rather than silently changing meaning.
-    `jit_level` (O0/O1/O2) applies to this function; None uses the context's jit_level."""
+    `jit_level` (O0/O1/O2) applies to this function; None uses the context's jit_level.
+    `dynamic` (0/1) and `backend` ('', 'ms_backend', 'GE') are checked; minispore compiles one
+    graph per input shape and runs its own backend either way. Code the parser cannot convert
+    raises a GraphSyntaxError whatever `fullgraph` says (MindSpore's fullgraph=True). Other
+    keyword options raise TypeError."""
     if jit_level is not None and jit_level not in ("O0", "O1", "O2"):
         raise ValueError(f"jit: jit_level={jit_level!r} is not valid; choose 'O0', 'O1' or 'O2'")
     if capture_mode not in _CAPTURE_MODES:
         raise ValueError(f"jit: capture_mode={capture_mode!r} is not supported; minispore "
                          f"converts the Python source: use capture_mode='ast'")
 
-    def deco(fn):
+    unknown = sorted(options)
+    if unknown:
+        raise TypeError(f"jit: unexpected keyword argument(s) {unknown}; ms.jit takes "
+                        f"capture_mode, jit_level, dynamic, fullgraph and backend")
+    if dynamic not in (0, 1):
+        raise ValueError(f"jit: dynamic={dynamic!r} is not valid; choose 0 or 1 (minispore "
+                         f"compiles one graph per input shape either way)")
+    if backend not in ("", "ms_backend", "GE"):
+        raise ValueError(f"jit: backend={backend!r} is not valid; choose '', 'ms_backend' or "
+                         f"'GE' (minispore runs its own backend for each device either way)")
+
+    def deco(function):
+        fn, front, bound_kw, cell = _target(function)
+        name = getattr(fn, "__qualname__", type(fn).__name__)
+
         def at_level(run, *args):
             """run(*args) with this function's jit_level in force (if it names one)."""
             if jit_level is None:
@@ -34,14 +88,20 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
             finally:
                 state["jit_level"] = saved
 
-        @functools.wraps(fn)
+        # the name and docstring of what was decorated (a Cell's: its construct's)
+        @functools.wraps(fn if cell is not None else function)
         def wrapper(*args, **kwargs):
-            return at_level(lambda: graph_compile.run(fn, args, kwargs, name=fn.__qualname__))
+            return at_level(lambda: graph_compile.run(fn, front + args, {**bound_kw, **kwargs},
+                                                      key_obj=cell, name=name))
 
         def run_steps(batches):
             """fn over each batch in order, as one compiled program where the backend can
             (ms.data_sink)."""
-            return at_level(graph_compile.run_steps, fn, (), batches)
+            if bound_kw:
+                raise TypeError(f"data_sink: {name} is a functools.partial with bound keyword "
+                                f"arguments {sorted(bound_kw)}; bind them positionally")
+            return at_level(lambda: graph_compile.run_steps(fn, front, batches, key_obj=cell,
+                                                            name=name))
         wrapper.__wrapped_jit__ = fn
         wrapper._run_steps = run_steps
         return wrapper

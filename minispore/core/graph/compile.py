@@ -24,7 +24,7 @@ from ..device import current, get_backend
 from ..primitive import executor
 from ..pynative import TAPE
 from ..tensor import Tensor, wrap
-from . import ir
+from . import cache, guards, ir
 from .builder import GraphBuilder, sym
 from .execute import Program
 from .parser import Parser
@@ -38,14 +38,14 @@ class Compiled:
         self.graph, self.program, self.out_tree = graph, program, out_tree
 
 
-_cache: dict = {}
-# call key without phase -> the Cells whose `training` flags the compiled graphs read (every Cell
-# called while building, with its sub-Cells); their flags complete the key in _cache
-_guards: dict = {}
+# the compiled graphs (cache.py: keys, LRU bound) and, per call site, the locations of the Python
+# values they read (guards.py), whose snapshots complete the keys
+_cache, _guards = cache._cache, cache._guards
 _dump_ids = itertools.count()
 stats = {"compiles": 0, "parses": 0}
-# the latest top-level graph call's Compiled entry and the number of such calls (one inlined
-# into an enclosing graph or interpreted under an eager gradient is none): which program ran
+# the latest top-level graph call's Compiled entry (held weakly: a dead Cell's graph, which holds
+# its Parameters, must not stay alive through it) and the number of such calls (one inlined into
+# an enclosing graph or interpreted under an eager gradient is none): which program ran
 ran = {"last": None, "calls": 0}
 
 
@@ -53,7 +53,8 @@ def last_compiled():
     """The Compiled entry (graph and program) the latest top-level graph call ran, or None:
     which program ran (kernel by kernel, the numba sink, the native sink) is its `program`'s
     type."""
-    return ran["last"]
+    last = ran["last"]
+    return None if last is None else last()
 
 
 def _flatten_args(args, objs: list | None = None):
@@ -83,6 +84,8 @@ def _flatten_args(args, objs: list | None = None):
         if by_identity:                  # never hold the object itself in a cache key
             objs.append(a)
             return ("O", type(a).__name__, id(a))
+        if isinstance(a, (float, np.floating)):     # NaN finds NaN's graph; -0.0 is not 0.0
+            return ("f", type(a).__name__, float(a).hex())
         return ("C", type(a).__name__, a)
     for a in args:
         sig.append(visit(a))
@@ -153,13 +156,23 @@ def _options() -> tuple:
 
 
 def build(fn, args, kwargs, parse: bool, name: str):
-    """Parse/trace `fn(*args, **kwargs)` into an optimized graph."""
+    """Parse/trace `fn(*args, **kwargs)` into an optimized graph: (graph, output tree, the Cells
+    it called)."""
+    return _build(fn, args, kwargs, parse, name)[:3]
+
+
+def _build(fn, args, kwargs, parse: bool, name: str):
+    """build(), and the guards.Recorder of the Python values the graph read."""
     from . import passes
     b = GraphBuilder(name)
     b.parser = Parser(b)
     b.parser.called_cells = {}                      # Parser.call_cell records the Cells
     saved_depth = TAPE.depth
     TAPE.depth = 0                                  # a graph is differentiated inside itself
+    roots, covered, codes = guards.root_locations(fn)
+    recorder = guards.Recorder(covered, codes)      # the Python values the parser reads
+    recorder.touch_root(roots, fn)
+    saved_recorder, guards.Recorder.active = guards.Recorder.active, recorder
     try:
         with b:
             sargs = _symbolic_args(b, list(args))
@@ -172,6 +185,7 @@ def build(fn, args, kwargs, parse: bool, name: str):
             b.root.outputs = values
     finally:
         TAPE.depth = saved_depth
+        guards.Recorder.active = saved_recorder
     g = b.root
     # device rules (e.g. no float64 on the simulated Ascend) hold for the program as written,
     # before the passes may fold an offending op away: the same error as PyNative
@@ -186,7 +200,7 @@ def build(fn, args, kwargs, parse: bool, name: str):
     g = passes.run_pipeline(g, pipeline, verify_each=bool(os.environ.get("MINISPORE_VERIFY")),
                             dump=dump)
     ir.verify(g)
-    return g, tree, list(b.parser.called_cells.values())
+    return g, tree, list(b.parser.called_cells.values()), recorder
 
 
 def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
@@ -202,7 +216,7 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         return as_output(Parser(EAGER).call_function(fn, args, kwargs) if parse
                          else fn(*args, **kwargs))
     entry, tensors = _entry(fn, args, kwargs, parse, key_obj, name)
-    ran["last"] = entry
+    ran["last"] = weakref.ref(entry)
     ran["calls"] += 1
     return _finish(entry, *entry.program.run([t._buf for t in tensors]))
 
@@ -218,7 +232,7 @@ def run_steps(fn, prefix, batches, *, key_obj=None, name=None):
     if multi is not None and len(calls) > 1 and tensors:
         flat = [_flatten_args(list(c) + [{}], []) for c in calls]
         if all(f[1] == flat[0][1] for f in flat[1:]):
-            ran["last"] = entry
+            ran["last"] = weakref.ref(entry)
             ran["calls"] += 1
             stacked = [np.stack([t._buf for t in col]) for col in zip(*[f[0] for f in flat])]
             return _finish(entry, *multi(stacked))
@@ -229,21 +243,22 @@ def run_steps(fn, prefix, batches, *, key_obj=None, name=None):
 
 
 def _entry(fn, args, kwargs, parse, key_obj, name):
-    """The compiled entry for this call's signature (compiling it the first time) and the call's
-    tensors in graph-input order."""
+    """The compiled entry for this call's signature and the Python values it read (compiling it
+    the first time: cache.py) and the call's tensors in graph-input order."""
     objs: list = []
     tensors, sig = _flatten_args(list(args) + [kwargs], objs)
-    base = (fn, id(key_obj) if key_obj is not None else None, sig, _options())
-    cells = _guards.get(base)
-    key = base + (_flags(cells),) if cells else base
-    entry = _cache.get(key)
+    site = (cache.fn_id(fn, objs), id(key_obj) if key_obj is not None else None)
+    base = site + (sig, _options())
+    locs = _guards.get(base)
+    key = base + (tuple(loc.snap(fn) for loc in locs),) if locs else base
+    entry = cache.get(key)
     if entry is not None and not _params_match(entry.graph):
         entry = None                      # a Parameter changed shape or dtype: recompile
     if entry is None:
         args, kwargs = _arrays_to_tensors(args), _arrays_to_tensors(kwargs)
+        name = name or getattr(fn, "__qualname__", "graph")
         try:
-            g, tree, called = build(fn, args, kwargs, parse,
-                                    name or getattr(fn, "__qualname__", "graph"))
+            g, tree, called, recorder = _build(fn, args, kwargs, parse, name)
         except Exception as e:
             if getattr(e, "_ms_located", False):
                 # the message names the user's line; the parser's own frames are noise
@@ -252,16 +267,21 @@ def _entry(fn, args, kwargs, parse, key_obj, name):
         backend = current.backend or get_backend(context._state["device_target"])
         entry = Compiled(g, _program(g, backend), tree)
         stats["compiles"] += 1
-        # the union with the Cells guarded so far, old ones first: a key's flags tuple always
-        # reads the same Cells in the same order, so no two phases' keys can collide
-        cells = _phase_cells(called + ([key_obj] if key_obj is not None else []),
-                             _guards.get(base, ()))
-        if cells:
-            _guards[base] = cells
-            key = base + (_flags(cells),)
-        _cache[key] = entry
-        for o in objs + ([key_obj] if key_obj is not None else []):
-            _forget_when_gone(o, key)
+        recorder.side_effects(fn, name)
+        # the union with the locations guarded so far, old ones first: a key's snapshots always
+        # read the same locations in the same order, so no two keys of one site can collide
+        phase = [guards.AttrLoc(c, "training") for c in
+                 _phase_cells(called + ([key_obj] if key_obj is not None else []))]
+        locs = guards.merge(_guards.get(base, ()), phase + recorder.locations())
+        if locs:
+            _guards[base] = locs
+            snaps = tuple(loc.snap(fn) for loc in locs)     # as they are after the build
+            key = base + (snaps,)
+            for s in snaps:
+                guards.referents(s, objs)
+        # one call site per user function: ms.grad's wrappers all share their own code
+        cache.note_compile(site + (recorder.codes,), key, name, locs)
+        cache.put(key, entry, objs + ([key_obj] if key_obj is not None else []))
     return entry, tensors
 
 
@@ -273,53 +293,14 @@ def _finish(entry, outs, assigns):
                                                                           entry.graph.outputs)])
 
 
-_by_object: dict = {}                  # id(object) -> cache keys that name it by identity
-
-
-def _forget_when_gone(obj, key) -> None:
-    """Drop `key` when `obj` (a Cell, or another object compared by identity) dies: a compiled
-    graph holds the Cell's Parameters, so it would keep their memory (device memory included)
-    alive, and a new object at the same id must not find it."""
-    oid = id(obj)
-    keys = _by_object.get(oid)
-    if keys is None:
-        try:
-            weakref.finalize(obj, _forget, oid)
-        except TypeError:                # not weak-referenceable: the entry stays
-            return
-        keys = _by_object[oid] = set()
-    keys.add(key)
-
-
-def _forget(oid: int) -> None:
-    for k in _by_object.pop(oid, ()):
-        _cache.pop(k, None)
-    for k in [k for k in _guards if k[1] == oid]:
-        del _guards[k]
-
-
-def _phase_cells(roots, known=()) -> list:
-    """`known` (weak references) followed by weak references to the other Cells (and sub-Cells)
-    among `roots`, whose `training` flags a graph may have read."""
+def _phase_cells(roots) -> list:
+    """The Cells (and sub-Cells) among `roots`, whose `training` flags a graph may have read."""
     out: dict = {}
-    for r in known:
-        c = r()
-        out[id(c) if c is not None else id(r)] = r
     for r in roots:
         if hasattr(r, "cells_and_names"):
             for _, c in r.cells_and_names():
-                if id(c) not in out:
-                    out[id(c)] = weakref.ref(c)
+                out.setdefault(id(c), c)
     return list(out.values())
-
-
-def _flags(cells) -> tuple:
-    """The `training` flags of the guarded Cells (None for one that no longer exists)."""
-    out = []
-    for r in cells:
-        c = r()
-        out.append(None if c is None else c.training)
-    return tuple(out)
 
 
 def _program(g, backend):
@@ -362,9 +343,7 @@ def _dumper(name):
 
 
 def clear_cache() -> None:
-    _cache.clear()
-    _guards.clear()
-    _by_object.clear()
+    cache.clear()
 
 
 __all__ = ["run", "build", "clear_cache", "last_compiled", "stats", "sym"]

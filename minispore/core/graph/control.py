@@ -17,6 +17,7 @@ from ..tensor import Parameter, Tensor
 from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
 from .cf_grad import record_if, record_while
+from .guards import MISSING, record_attribute
 from .parser import BREAK, CONTINUE, _Flow, has_return
 from .semantics import first_store, truth_error, unbound_message
 from .source import Frame
@@ -346,6 +347,7 @@ def assign_attribute(parser, obj, attr, value, node, frame):
         raise _error(frame.src, node, f"cannot store a tensor computed in graph mode in "
                      f"attribute '{attr}'", hint="make it a Parameter and assign to it, or "
                                                   "return the tensor")
+    record_attribute(obj, attr, cur if hasattr(obj, attr) else MISSING, frame, node)
     setattr(obj, attr, value)
 
 

@@ -11,6 +11,7 @@ import operator
 
 from ..tensor import Tensor
 from .builder import is_symbolic
+from .guards import record_attribute
 from .semantics import truth_error
 from .source import Frame
 from .source import error as _error
@@ -61,9 +62,11 @@ class Expressions:
     def _e_Attribute(self, n, f):
         obj = self.eval(n.value, f)
         try:
-            return getattr(obj, n.attr)
+            v = getattr(obj, n.attr)
         except AttributeError as e:
             raise _error(f.src, n, str(e), AttributeError) from None
+        record_attribute(obj, n.attr, v, f, n)     # a compile-time constant: in the cache key
+        return v
 
     def _e_BinOp(self, n, f):
         return self._native(_BINOPS[type(n.op)], (self.eval(n.left, f), self.eval(n.right, f)),

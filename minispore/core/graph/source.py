@@ -12,6 +12,7 @@ import textwrap
 
 from ..errors import GraphSyntaxError
 from . import ir
+from .guards import record_name
 
 
 class Source:
@@ -122,9 +123,14 @@ class Frame:
         if name not in self.local and name in self.unbound:  # bound on another path only
             why, hint = self.unbound[name]
             raise error(self.src, node, why, hint=hint)
-        for d in (self.local, self.closure, self.globals):
+        if name in self.local:
+            return self.local[name]
+        for d in (self.closure, self.globals):
             if name in d:
-                return d[name]
+                v = d[name]
+                # a compile-time constant of the graph: part of its cache key (guards.py)
+                record_name(self, name, v, node)
+                return v
         if hasattr(builtins, name):
             return getattr(builtins, name)
         raise error(self.src, node, f"name '{name}' is not defined", NameError)
