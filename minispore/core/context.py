@@ -161,10 +161,10 @@ def set_context(**kwargs) -> None:
         raise
 
 
-def get_context(key: str):
-    if key not in _state:
-        raise ValueError(f"get_context: unknown key {key!r}; valid: {', '.join(_state)}")
-    return _state[key]
+def get_context(attr_key: str):
+    if attr_key not in _state:
+        raise ValueError(f"get_context: unknown key {attr_key!r}; valid: {', '.join(_state)}")
+    return _state[attr_key]
 
 
 def set_device(device_target: str, device_id: int | None = None) -> None:

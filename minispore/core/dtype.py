@@ -98,13 +98,14 @@ def to_dtype(x) -> DType:
     return d
 
 
-def dtype_to_nptype(dtype: DType):
+def dtype_to_nptype(type_: DType):
     """MindSpore's `dtype_to_nptype`: the numpy scalar type of a DType."""
-    return to_dtype(dtype).np.type
+    return to_dtype(type_).np.type
 
 
-def pytype_to_dtype(t) -> DType:
-    return to_dtype(t)
+def pytype_to_dtype(obj) -> DType:
+    """MindSpore's `pytype_to_dtype`: the DType of a Python or numpy type."""
+    return to_dtype(obj)
 
 
 def promote(a: DType, b: DType) -> DType:

@@ -197,18 +197,124 @@ def _arg(name, fn):
         variant(lambda self, dim=None, keepdim=False: fn(self, dim, keepdim)))
 
 
+def _bool_reduce(name, fn):
+    """all/any: (axis, keep_dims) and MindSpore 2.x's (dim, keepdim) spellings."""
+    def f(x, axis, keep):
+        return fn(M.cast(x, dt.bool_), axis, keep)
+    return overloaded(
+        "Tensor", name,
+        variant(lambda self, axis=None, keep_dims=False: f(self, axis, keep_dims),
+                lambda a: is_axis(a["axis"]) and isinstance(a["keep_dims"], bool)),
+        variant(lambda self, dim=None, keepdim=False: f(self, dim, keepdim)))
+
+
+def _prod(x, axis, keep, dtype):
+    return R.prod(x if dtype is None else M.cast(x, dtype), axis, keep)
+
+
+tensor_prod = overloaded(
+    "Tensor", "prod",
+    variant(lambda self, dim=None, keepdim=False, dtype=None: _prod(self, dim, keepdim, dtype),
+            lambda a: is_axis(a["dim"]) and isinstance(a["keepdim"], bool)),
+    variant(lambda self, axis=None, keep_dims=False, dtype=None:
+            _prod(self, axis, keep_dims, dtype)))
+
+
+def _scaled(other, alpha):
+    return other if alpha == 1 else M.mul(other, alpha)
+
+
+tensor_sub = overloaded(
+    "Tensor", "sub",
+    variant(lambda self, other, *, alpha=1: M.sub(self, _scaled(other, alpha))),
+    variant(lambda self, y: M.sub(self, y)))
+
+
+def _div(self, other, *, rounding_mode=None):
+    """True division; rounding_mode 'floor' rounds the quotient down, 'trunc' towards zero."""
+    if rounding_mode is None:
+        return M.div(self, other)
+    if rounding_mode == "floor":
+        return M.floor_div(self, other)
+    if rounding_mode == "trunc":
+        q = M.div(self, other)
+        t = M.where(M.less(q, 0), M.ceil(q), M.floor(q))
+        return t if self.dtype.is_float else M.cast(t, self.dtype)
+    raise ValueError(f"Tensor.div: rounding_mode must be None, 'floor' or 'trunc', got "
+                     f"{rounding_mode!r}")
+
+
+def _to_device(device):
+    from .context import get_context
+    if device is not None and str(device).split(":")[0].lower() != \
+            str(get_context("device_target")).lower():
+        raise ValueError(f"Tensor.to: device {device!r} is not the context's device_target "
+                         f"{get_context('device_target')!r}; minispore keeps every tensor on "
+                         f"that device: use ms.set_context(device_target=...)")
+
+
+def _to_dtype(self, dtype=None, non_blocking=False, copy=False):
+    """A cast to dtype (None: the same dtype); non_blocking and copy change nothing here
+    (copies are synchronous and buffers immutable)."""
+    return self if dtype is None else M.cast(self, dtype)
+
+
+def _to_device_dtype(self, device=None, dtype=None, non_blocking=False, copy=False):
+    _to_device(device)
+    return _to_dtype(self, dtype)
+
+
+tensor_to = overloaded(
+    "Tensor", "to",
+    variant(_to_dtype, lambda a: a["dtype"] is None or isinstance(a["dtype"], dt.DType)),
+    variant(_to_device_dtype, lambda a: a["device"] is None or isinstance(a["device"], str)),
+    variant(lambda self, other, non_blocking=False, copy=False: M.cast(self, other.dtype),
+            lambda a: isinstance(a["other"], Tensor)))
+
+
+def _view_dtype(self, dtype):
+    raise NotImplementedError(f"Tensor.view({dtype}): reinterpreting the bytes as another dtype "
+                              f"is not supported by minispore; use astype({dtype}) to convert "
+                              f"the values")
+
+
+tensor_view = overloaded(
+    "Tensor", "view",
+    variant(reshape, lambda a: not (len(a["shape"]) == 1 and isinstance(a["shape"][0], dt.DType))),
+    variant(_view_dtype))
+
+
+def _round(self, decimals=0):
+    """Round half to even, at `decimals` digits after the point."""
+    if not is_int(decimals):
+        raise TypeError(f"Tensor.round: decimals must be an int, got {decimals!r}")
+    if decimals == 0 or not self.dtype.is_float:
+        return M.round(self)
+    scale = 10.0 ** decimals
+    return M.div(M.round(M.mul(self, scale)), scale)
+
+
+def _squeeze(self, *axis):
+    axis = _shape_args(axis)
+    return A.squeeze(self, axis if axis else None)
+
+
+def _softmax(self, axis, dtype=None):
+    return N.softmax(self if dtype is None else M.cast(self, dtype), axis)
+
+
 _METHODS = {
     "reshape": reshape,
-    "view": reshape,
+    "view": tensor_view,
     "transpose": transpose,
     "permute": _permute,
     "flatten": flatten,
     "ravel": lambda self: A.reshape(self, (-1,)),
-    "squeeze": lambda self, axis=None: A.squeeze(self, axis),
+    "squeeze": _squeeze,
     "expand_dims": lambda self, axis: A.expand_dims(self, axis),
     "unsqueeze": lambda self, dim: A.expand_dims(self, dim),
     "astype": lambda self, dtype, copy=True: M.cast(self, dtype),
-    "to": lambda self, dtype: M.cast(self, dtype),
+    "to": tensor_to,
     "float": lambda self: M.cast(self, dt.float32),
     "half": lambda self: M.cast(self, dt.float16),
     "double": lambda self: M.cast(self, dt.float64),
@@ -217,16 +323,14 @@ _METHODS = {
     "bool": lambda self: M.cast(self, dt.bool_),
     "sum": tensor_sum,
     "mean": tensor_mean,
-    "prod": lambda self, axis=None, keep_dims=False: R.prod(self, axis, keep_dims),
+    "prod": tensor_prod,
     "max": tensor_max,
     "min": tensor_min,
     "argmax": _arg("argmax", R.argmax),
     "argmin": _arg("argmin", R.argmin),
-    "logsumexp": lambda self, axis, keepdims=False: R.logsumexp(self, axis, keepdims),
-    "all": lambda self, axis=None, keep_dims=False: R.amin(M.cast(self, dt.bool_), axis,
-                                                           keep_dims),
-    "any": lambda self, axis=None, keep_dims=False: R.amax(M.cast(self, dt.bool_), axis,
-                                                           keep_dims),
+    "logsumexp": lambda self, dim, keepdim=False: R.logsumexp(self, dim, keepdim),
+    "all": _bool_reduce("all", R.amin),
+    "any": _bool_reduce("any", R.amax),
     "abs": lambda self: M.abs(self),
     "neg": lambda self: M.neg(self),
     "exp": lambda self: M.exp(self),
@@ -241,18 +345,19 @@ _METHODS = {
     "relu": lambda self: M.relu(self),
     "floor": lambda self: M.floor(self),
     "ceil": lambda self: M.ceil(self),
-    "round": lambda self: M.round(self),
+    "round": _round,
     "sign": lambda self: M.sign(self),
     "pow": lambda self, exponent: M.pow(self, exponent),
-    "add": lambda self, other: M.add(self, other),
-    "sub": lambda self, other: M.sub(self, other),
+    "add": lambda self, other, *, alpha=1: M.add(self, _scaled(other, alpha)),
+    "sub": tensor_sub,
     "mul": lambda self, other: M.mul(self, other),
-    "div": lambda self, other: M.div(self, other),
-    "matmul": lambda self, other: L.matmul(self, other),
-    "softmax": lambda self, axis=-1: N.softmax(self, axis),
+    "div": _div,
+    "matmul": lambda self, tensor2: L.matmul(self, tensor2),
+    "softmax": _softmax,
     "clip": lambda self, min=None, max=None: _clip(self, min, max),
-    "tile": lambda self, reps: A.tile(self, reps),
-    "broadcast_to": lambda self, shape: A.broadcast_to(self, shape),
+    "tile": overloaded("Tensor", "tile", variant(lambda self, dims: A.tile(self, dims)),
+                       variant(lambda self, reps: A.tile(self, reps))),
+    "broadcast_to": lambda self, *shape: A.broadcast_to(self, _shape_args(shape)),
     "copy": lambda self: _copy(self),
     "clone": lambda self: _copy(self),
     "stop_gradient": lambda self: A.stop_gradient(self),

@@ -15,8 +15,8 @@ class RunContext:
     """What a callback sees: `original_args()` (cur_epoch_num, cur_step_num, batch_num,
     epoch_num, net_outputs, train_network, ...) and `request_stop()`."""
 
-    def __init__(self, cb_params: SimpleNamespace):
-        self._params = cb_params
+    def __init__(self, original_args: SimpleNamespace):
+        self._params = original_args
         self._stop = False
 
     def original_args(self) -> SimpleNamespace:

@@ -182,6 +182,7 @@ def _relu_check(got, what):
                                         ("O2", "numba"), ("pynative", None)])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
 def test_relu_of_negative_zero_inf_and_nan_is_positive_zero(level, sink, dtype, monkeypatch):
+    monkeypatch.setenv("MINISPORE_RECOMPILE_LIMIT", "64")      # one graph per level/sink/dtype
     if sink:
         monkeypatch.setenv("MINISPORE_NATIVE_SINK", "1" if sink == "native" else "0")
     x = Tensor(RELU_IN.astype(dtype))
@@ -211,3 +212,47 @@ def test_relu_gradient_is_zero_where_the_output_is_zero_even_for_infinite_seeds(
 def test_ops_flatten_of_a_vector_is_the_vector():
     assert ops.flatten(Tensor(np.ones(3, np.float32))).shape == (3,)      # MindSpore: (3,)
     assert ops.flatten(Tensor(2.0)).shape == (1,)
+
+
+# ---------------------------------------------------------------- the other Tensor overloads ----
+V = np.array([[1.5, -2.5, 0.0], [3.25, 1.0, 2.0]], np.float32)
+
+
+def _overloads(x):
+    return (x.all(1, True), x.any(dim=1), x.prod(1, True, ms.float64), x.sub(1.0, alpha=2),
+            x.add(x, alpha=0.5), x.div(-2.0, rounding_mode="trunc"), x.to(ms.float16),
+            x.softmax(0, ms.float64), x.logsumexp(1, True), x.tile(dims=(2, 1)))
+
+
+def test_tensor_overloads_take_mindspores_arguments(mode):
+    al, an, pr, sb, ad, dv, to, sm, ls, tl = in_mode(_overloads, Tensor(V))
+    np.testing.assert_array_equal(al.asnumpy(), V.all(1, keepdims=True))
+    np.testing.assert_array_equal(an.asnumpy(), V.any(1))
+    assert pr.dtype == ms.float64 and pr.shape == (2, 1)
+    np.testing.assert_allclose(sb.asnumpy(), V - 2.0)
+    np.testing.assert_allclose(ad.asnumpy(), V * 1.5)
+    np.testing.assert_array_equal(dv.asnumpy(), np.trunc(V / -2.0))     # MindSpore's values
+    assert to.dtype == ms.float16 and sm.dtype == ms.float64 and ls.shape == (2, 1)
+    assert tl.shape == (4, 3)
+
+
+def test_tensor_to_device_and_view_dtype_are_loud():
+    x = Tensor(V)
+    assert x.to("cpu").dtype == ms.float32 and x.to(Tensor(np.int32(1))).dtype == ms.int32
+    with pytest.raises(ValueError, match="device_target"):
+        x.to("GPU")
+    with pytest.raises(NotImplementedError, match="astype"):
+        x.view(ms.int32)
+    assert x.view(3, 2).shape == x.view((3, 2)).shape == (3, 2)
+    assert Tensor(np.ones(3)).broadcast_to(2, 3).shape == (2, 3)
+    assert Tensor(np.array([-7, 7], np.int32)).div(2, rounding_mode="trunc").asnumpy().tolist() \
+        == [-3, 3]
+
+
+def test_mindspore_defaults_of_dropout_avg_pool_and_reduce_ops():
+    assert nn.Dropout().keep_prob == 0.5 and nn.Dropout(p=0.2).p == 0.2
+    y = ops.avg_pool2d(Tensor(np.ones((1, 1, 4, 4), np.float32)), 2, 2, divisor_override=0)
+    assert y.shape == (1, 1, 2, 2)
+    assert ops.reduce_sum(Tensor(V)).shape == () and ops.reduce_max(Tensor(V), 1).shape == (2,)
+    assert nn.BatchNorm1d(3, data_format="NCHW").data_format == "NCHW"
+    assert ms.get_context(attr_key="mode") in (ms.GRAPH_MODE, ms.PYNATIVE_MODE)

@@ -392,6 +392,6 @@ def one_hot(indices, depth, on_value=1, off_value=0, axis=-1):
                  off_value=scalar(off_value), axis=axis)
 
 
-def stop_gradient(input):
+def stop_gradient(value):
     """The same values, with no gradient flowing back through them."""
-    return apply(STOP_GRADIENT, input)
+    return apply(STOP_GRADIENT, value)

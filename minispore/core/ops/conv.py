@@ -490,10 +490,11 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, return_indice
 
 
 def avg_pool2d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None, *, pad_mode=None):
-    """MindSpore 2.x ops.avg_pool2d. minispore extension: pad_mode='valid'/'same'/'pad' as
-    nn.AvgPool2d takes (default: 'pad' with `padding`)."""
+               count_include_pad=True, divisor_override=0, *, pad_mode=None):
+    """MindSpore 2.x ops.avg_pool2d (divisor_override 0, MindSpore's default, or None: divide by
+    the window size). minispore extension: pad_mode='valid'/'same'/'pad' as nn.AvgPool2d takes
+    (default: 'pad' with `padding`)."""
     _no("avg_pool2d", "ceil_mode", ceil_mode, False)
-    _no("avg_pool2d", "divisor_override", divisor_override, None)
+    _no("avg_pool2d", "divisor_override", divisor_override or 0, 0)
     return apply(AVG_POOL2D, input_x, count_include_pad=bool(count_include_pad),
                  **_pool_attrs("avg_pool2d", kernel_size, stride, pad_mode or "pad", padding))

@@ -307,6 +307,11 @@ def zeros_like(input, dtype=None):
 
 
 # MindSpore's other spellings
-negative, absolute, multiply, divide, true_divide, subtract = neg, abs, mul, div, div, sub
+negative, absolute, multiply, divide, subtract = neg, abs, mul, div, sub
+
+
+def true_divide(dividend, divisor):
+    """MindSpore's ops.true_divide: dividend / divisor (true division, as ops.div)."""
+    return div(dividend, divisor)
 floor_divide, floor_mod, remainder = floor_div, mod, mod
 eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal

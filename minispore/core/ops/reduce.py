@@ -229,4 +229,15 @@ def logsumexp(input, axis=None, keep_dims=False):
     return apply(LOGSUMEXP, input, axis=_axis(axis), keep_dims=bool(keep_dims))
 
 
-reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod = sum, mean, amax, amin, prod
+def _reduce_alias(fn, name):
+    def f(x, axis=(), keep_dims=False):
+        return fn(x, axis, keep_dims)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"MindSpore's ops.{name}(x, axis=()): {fn.__name__} over axis (() = all axes)."
+    return f
+
+
+reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod = (
+    _reduce_alias(f, n) for f, n in ((sum, "reduce_sum"), (mean, "reduce_mean"),
+                                     (amax, "reduce_max"), (amin, "reduce_min"),
+                                     (prod, "reduce_prod")))

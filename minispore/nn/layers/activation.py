@@ -84,8 +84,10 @@ _ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh, "gelu": GELU, "s
                 "logsoftmax": LogSoftmax, "log_softmax": LogSoftmax}
 
 
-def get_activation(name, who: str = "get_activation"):
-    """A new activation Cell for `name` (case-insensitive), a Cell as it is, None for None."""
+def get_activation(name, prim_name=None):
+    """A new activation Cell for `name` (case-insensitive), a Cell as it is, None for None.
+    `prim_name` names the caller in the error messages (as MindSpore's)."""
+    who = prim_name or "get_activation"
     if name is None or isinstance(name, Cell):
         return name
     if isinstance(name, str):

@@ -111,9 +111,10 @@ class BatchNorm1d(_BatchNorm):
 
     def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones",
                  beta_init="zeros", moving_mean_init="zeros", moving_var_init="ones",
-                 use_batch_statistics=None, dtype=dt.float32):
+                 use_batch_statistics=None, data_format="NCHW", dtype=dt.float32):
         super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init,
-                         moving_mean_init, moving_var_init, use_batch_statistics, "NCHW", dtype)
+                         moving_mean_init, moving_var_init, use_batch_statistics, data_format,
+                         dtype)
 
 
 class BatchNorm2d(_BatchNorm):
@@ -163,23 +164,23 @@ class LayerNorm(Cell):
 
 class Dropout(Cell):
     """Zero each element with probability p and scale the rest by 1 / (1 - p) in training; the
-    identity in eval. `p` (MindSpore 2.x) wins over the deprecated `keep_prob` (= 1 - p); with
-    neither, p = 0.5. The mask comes from the global random state that ms.set_seed seeds."""
+    identity in eval. `p` (MindSpore 2.x) wins over the deprecated `keep_prob` (= 1 - p, 0.5 by
+    default as in MindSpore, so neither gives p = 0.5; a keep_prob other than 0.5 warns). The
+    mask comes from the global random state that ms.set_seed seeds."""
 
-    def __init__(self, keep_prob=None, p=None, dtype=dt.float32):
+    def __init__(self, keep_prob=0.5, p=None, dtype=dt.float32):
         super().__init__()
         if p is not None:
             p = _check_float("Dropout", "p", p, 0.0, 1.0, hi_open=True,
                              fix="; p is the probability of dropping an element, e.g. p=0.5")
-        elif keep_prob is not None:
-            warnings.warn("Dropout: keep_prob is deprecated (as in MindSpore 2.x); use p = 1 - "
-                          "keep_prob", DeprecationWarning, stacklevel=2)
+        else:
+            if keep_prob != 0.5:
+                warnings.warn("Dropout: keep_prob is deprecated (as in MindSpore 2.x); use p = 1 "
+                              "- keep_prob", DeprecationWarning, stacklevel=2)
             keep_prob = _check_float("Dropout", "keep_prob", keep_prob, 0.0, 1.0, lo_open=True,
                                      fix="; keep_prob is the probability of keeping an element; "
                                          "prefer p = 1 - keep_prob")
             p = 1.0 - keep_prob
-        else:
-            p = 0.5
         self.p = p
         self.keep_prob = 1.0 - p
         self.dtype = dt.to_dtype(dtype)
