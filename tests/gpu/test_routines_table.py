@@ -235,7 +235,8 @@ def test_matmuls_in_a_captured_graph_use_the_gemm_kernel(name, args, attrs):
 
 def test_gather_checks_bounds_unless_a_graph_is_captured():
     x, bad = np.arange(6.0, dtype=np.float32).reshape(3, 2), np.array([3])
-    with pytest.raises(IndexError, match=r"^gather: index out of range for axis 0 of size 3"):
+    with pytest.raises(IndexError, match=r"^gather: index 3 is out of range for axis 0 of size 3; "
+                                         r"valid indices are -3 to 2$"):
         _run("gather", (x, bad), {"axis": 0})
 
     class Capturing(HostCtx):

@@ -1,6 +1,7 @@
 """The native CPU sink (backends/cpu/native_sink.py): a graph as one LLVM function with an arena
 laid out by the memory plan, compiled without numba, cached on disk as an object file; graphs it
 cannot lower go to the numba sink with a RuntimeWarning naming the node (test_sink_ops.py)."""
+import re
 import warnings
 
 import numpy as np
@@ -330,9 +331,40 @@ def test_indexing_is_native_and_an_index_out_of_range_raises_like_pynative():
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g.asnumpy(), w)
     before = acc.asnumpy().copy()
-    with pytest.raises(IndexError, match="gather: index out of range for an axis of size 4"):
+    with pytest.raises(IndexError, match=r"^gather: index 4 is out of range for axis 0 of size "
+                                         r"4; valid indices are -4 to 3\n"):
         ms.jit(f)(table, Tensor(np.array([0, 4, 1], np.int32)))
     np.testing.assert_array_equal(acc.asnumpy(), before)
+
+
+def _gather_twice(x, i):
+    y = x * 2.0
+    return ops.gather(y, i, 1)
+
+
+@pytest.mark.parametrize("sink", ["native", "numba"])
+@pytest.mark.parametrize("index", [5, -5])
+def test_sink_index_errors_name_the_axis_the_index_the_range_and_the_line(sink, index,
+                                                                        monkeypatch):
+    """An index out of range at O2 raises PyNative's IndexError (the op, the axis, the bad
+    index, the valid range), followed by the user's source line of the node, in both sinks."""
+    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "1" if sink == "native" else "0")
+    x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    bad = Tensor(np.array([0, index, 1], np.int32))
+    head = (rf"gather: index {index} is out of range for axis 1 of size 4; valid indices are "
+            rf"-4 to 3")
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    with pytest.raises(IndexError, match="^" + head + "$"):
+        _gather_twice(x, bad)
+    graph_compile.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    with pytest.raises(IndexError) as info:
+        ms.jit(_gather_twice)(x, bad)
+    assert type(graph_compile.last_compiled().program).__name__ == \
+        ("NativeProgram" if sink == "native" else "SunkProgram")
+    msg = str(info.value)
+    assert re.match("^" + head + r'\n  File ".*test_native_sink\.py", line \d+\n'
+                    r"    return ops\.gather\(y, i, 1\)\n", msg), msg
 
 
 def test_logic_on_bools_and_logsumexp_are_native():

@@ -158,7 +158,8 @@ ERRORS = [
     ErrorCase("arity", lambda: apply(_p("add"), T(2)), TypeError,
               r"^add: takes 2 tensor input\(s\), got 1"),
     ErrorCase("gather-out-of-range", lambda x, i: ms.ops.gather(x, i, 0), IndexError,
-              r"^gather: index out of range for axis 0 of size 3", args=lambda: (T(3, 2), I([3]))),
+              r"^gather: index 3 is out of range for axis 0 of size 3; valid indices are -3 to 2",
+              args=lambda: (T(3, 2), I([3]))),
     # conv2d / pooling / norms / random ops (core/ops/conv.py, norm.py, random.py)
     ErrorCase("conv2d-channels", lambda: ms.ops.conv2d(T(1, 3, 4, 4), T(2, 2, 3, 3)), ShapeError,
               r"^conv2d: 'weight' of shape \(2, 2, 3, 3\) with group=1 expects 2 input channels "

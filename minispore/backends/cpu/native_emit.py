@@ -68,7 +68,8 @@ class Emitter:
         bufs = fn.args[0]
         self._bufs = bufs
         self._arena = None
-        self.errors: list = []            # (exception type, message) of error code k + 1
+        self.errors: list = []            # (exception type, message) or IndexCheck of code k + 1
+        self.error_offset = None          # arena byte offset of the failed check's value (i64)
         # 0-d constants of the graph: a load of one is the constant itself, so LLVM folds it and
         # scalar() sees divisors known at compile time
         self.scalars = {n.outputs[0].id: n.attr("value") for n in graph.all_nodes()
@@ -95,6 +96,21 @@ class Emitter:
         bad, ok = b.append_basic_block("fail"), b.append_basic_block("ok")
         b.cbranch(cond, bad, ok)
         b.position_at_end(bad)
+        b.ret(const(len(self.errors), I32))
+        b.position_at_end(ok)
+
+    def fail_index(self, cond, site, value):
+        """fail_if for the IndexCheck `site`: the offending value (i64) is stored at the arena's
+        error word first, so NativeProgram raises site.error(value)."""
+        if self.fn.function_type.return_type != I32 or self.error_offset is None:
+            raise NativeUnsupported("a run-time index check inside a loop split over threads")
+        self.errors.append(site)
+        b = self.b
+        bad, ok = b.append_basic_block("fail"), b.append_basic_block("ok")
+        b.cbranch(cond, bad, ok)
+        b.position_at_end(bad)
+        word = b.bitcast(b.gep(self.arena(), [const(self.error_offset)]), I64.as_pointer())
+        b.store(value, word)
         b.ret(const(len(self.errors), I32))
         b.position_at_end(ok)
 

@@ -3,8 +3,9 @@
 concat, split, strided_slice (+ its gradient), slice_update, gather, scatter_add/update,
 one_hot, argmax/argmin, arange and tile, as loops over static shapes. Index values read at run
 time are wrapped (negative counts from the end) and checked: an out-of-range index makes the
-program return an error code (Emitter.fail_if), and NativeProgram raises the same IndexError,
-naming the op, as the eager kernels and the numba sink; nothing is assigned then. Merged into
+program store it and return an error code (Emitter.fail_index), and NativeProgram raises the
+eager kernels' IndexError (core/index_check.py: op, axis, index, valid range) with the node's
+source line; nothing is assigned then. Merged into
 native_lower.LOWER like native_windows.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from llvmlite import ir as L
 
 from ...core import dtype as dt
+from ...core.index_check import IndexCheck
 from ...core.shape import broadcast_strides, c_strides, normalize_axis, size_of
 from .native_emit import F64, I64, Emitter, NativeUnsupported, const
 
@@ -91,13 +93,15 @@ def _slice_update(e: Emitter, n, a):
         e.store(e.load(v, src), out, _strided_at(e, idx, out.shape, a["begin"], a["strides"]))
 
 
-def _checked(e: Emitter, ind, at, size: int, op: str):
-    """The index ind[at], wrapped and bounds-checked (an error code when out of range)."""
-    b = e.b
-    j = e.convert(e.load(ind, at), ind.dtype, dt.int64)
-    j = b.select(b.icmp_signed("<", j, const(0)), b.add(j, const(size)), j)
+def _checked(e: Emitter, ind, at, site: IndexCheck):
+    """The index ind[at], wrapped (when the IndexCheck `site` allows negatives) and
+    bounds-checked: out of range, the program returns site's error code with the value."""
+    b, size = e.b, site.size
+    raw = e.convert(e.load(ind, at), ind.dtype, dt.int64)
+    j = b.select(b.icmp_signed("<", raw, const(0)), b.add(raw, const(size)), raw) \
+        if site.negative else raw
     bad = b.or_(b.icmp_signed("<", j, const(0)), b.icmp_signed(">=", j, const(size)))
-    e.fail_if(bad, IndexError, f"{op}: index out of range for an axis of size {size}")
+    e.fail_index(bad, site, raw)
     return j
 
 
@@ -107,7 +111,8 @@ def _gather(e: Emitter, n, a):
     axis = normalize_axis("gather", a["axis"], len(x.shape))
     k = len(ind.shape)
     with e.nest(out.shape) as idx:
-        j = _checked(e, ind, _at(e, idx[axis:axis + k], ind.shape), x.shape[axis], "gather")
+        j = _checked(e, ind, _at(e, idx[axis:axis + k], ind.shape),
+                     IndexCheck("gather", x.shape[axis], axis, loc=n.loc))
         src = _at(e, idx[:axis] + [j] + idx[axis + k:], x.shape)
         e.store(e.load(x, src), out, _at(e, idx, out.shape))
 
@@ -124,7 +129,8 @@ def _scatter(accumulate: bool):
         region = x.shape[:axis] + ind.shape + x.shape[axis + 1:]
         k = len(ind.shape)
         with e.nest(region) as idx:
-            j = _checked(e, ind, _at(e, idx[axis:axis + k], ind.shape), x.shape[axis], op)
+            j = _checked(e, ind, _at(e, idx[axis:axis + k], ind.shape),
+                         IndexCheck(op, x.shape[axis], axis, loc=n.loc))
             dst = _at(e, idx[:axis] + [j] + idx[axis + k:], out.shape)
             v = e.load(u, e.flat_index(idx, broadcast_strides(u.shape, region)))
             if accumulate:

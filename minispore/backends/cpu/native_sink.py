@@ -33,6 +33,7 @@ from llvmlite import ir as L
 
 from ...core.graph import ir
 from ...core.graph.memplan import assign_offsets
+from ...core.index_check import IndexCheck
 from ...core.primitive import OpDef
 from ...core.shape import size_of
 from . import native_jit
@@ -133,6 +134,7 @@ class NativeProgram:
         fn = L.Function(module, L.FunctionType(I32, [I8.as_pointer().as_pointer()]), "graph")
         fn.args[0].add_attribute("noalias")
         e = Emitter(g, module, fn, slots, offsets, alias)
+        e.error_offset = self.error_offset = -(-self.arena_bytes // 8) * 8
         for n in g.nodes:
             try:
                 lower_node(e, n)
@@ -149,9 +151,9 @@ class NativeProgram:
         self._steps_fn = None if self._carry is None else ctypes.CFUNCTYPE(
             ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)(self.lib.address("steps"))
         self._table = (ctypes.c_void_p * self.n_slots)()
-        self._arena = np.empty(max(self.arena_bytes, 64) + 64, np.uint8)
+        self._arena = np.empty(max(self.error_offset + 8, 64) + 64, np.uint8)
         base = self._arena.ctypes.data
-        self._table[k] = base + (-base) % 64            # 64-byte aligned
+        self._table[k] = self._arena_base = base + (-base) % 64            # 64-byte aligned
         for j, c in enumerate(self.consts):
             self._table[self.n_fixed + j] = c.ctypes.data
         for j, cb in self._printers:
@@ -258,9 +260,14 @@ class NativeProgram:
         return res, news
 
     def _check(self, rc: int):
-        """Raise what a failed run's error code stands for (an index out of range)."""
+        """Raise what a failed run's error code stands for (an index out of range: its
+        IndexCheck's error for the value the check stored at the arena's error word)."""
         if rc:
-            exc_type, message = self.errors[rc - 1]
+            site = self.errors[rc - 1]
+            if isinstance(site, IndexCheck):
+                value = ctypes.c_int64.from_address(self._arena_base + self.error_offset).value
+                raise site.error(value)
+            exc_type, message = site
             raise exc_type(message)
 
     def _value_of(self, v: ir.Value, args, params, outs):

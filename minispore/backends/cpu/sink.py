@@ -24,6 +24,7 @@ import numpy as np
 
 from ...core import dtype as dt
 from ...core.graph import ir
+from ...core.index_check import translate
 from ...core.primitive import OpDef, attrs_dict
 from ...core.shape import normalize_axes, size_of
 from . import sink_index as _sink_index
@@ -53,6 +54,7 @@ class _Emitter:
         self.assigns: list = []          # (Parameter, var name)
         self.printers: list = []         # Python source of the objmode print helpers
         self.imports: list = []          # import lines of windows.py kernels the nodes call
+        self.checks: list = []           # IndexCheck of each run-time index check (its site)
         self.tmp = 0
 
     def name(self, v: ir.Value) -> str:
@@ -72,6 +74,12 @@ class _Emitter:
 
     def line(self, indent: int, text: str):
         self.lines.append("    " * indent + text)
+
+    def check_site(self, site) -> int:
+        """The number generated code raises IndexError(index_check.MARKER, k, value) with
+        when the check `site` (an IndexCheck) fails; SunkProgram raises site.error(value)."""
+        self.checks.append(site)
+        return len(self.checks) - 1
 
     def fill(self, name: str, shape: tuple, dtype: dt.DType, value: str, ind: int):
         """name = an array of `shape` filled with `value` (a loop: numba compiles np.full's
@@ -489,13 +497,20 @@ class SunkProgram:
         self.graph = graph
         self.consts = e.consts
         self.assign_params = [p for p, _ in e.assigns]
+        self.checks = e.checks
         self.kernel_launches = 1
         self._steps_fn = None
 
     serial_blas = False     # CPUBackend.sink: small convs only -> BLAS on the calling thread
 
     def _call(self, fn, *args):
-        return call_serial(fn, *args) if self.serial_blas else fn(*args)
+        try:
+            return call_serial(fn, *args) if self.serial_blas else fn(*args)
+        except IndexError as exc:        # a failed index check: its site's message
+            new = translate(exc, self.checks)
+            if new is exc:
+                raise
+            raise new from None
 
     def run(self, args: list):
         outs, news = self._call(self.fn, *args, *[p._buf for _, p in self.graph.params],

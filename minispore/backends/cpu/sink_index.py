@@ -2,10 +2,12 @@
 gradient, slice/scatter updates, gather, scatter_add, one_hot, argmax/argmin, arange) as
 generated loops over static shapes, so graphs that index, split or one-hot their data still sink
 into one numba function. Index values are checked at run time (numba does no bounds checks):
-an out-of-range index raises IndexError naming the op, as the eager kernels do."""
+an out-of-range index raises the eager kernels' IndexError (core/index_check.py: the op, the
+axis, the index, the valid range) with the node's source line."""
 from __future__ import annotations
 
 from ...core import dtype as dt
+from ...core.index_check import MARKER, IndexCheck
 from ...core.shape import normalize_axis, size_of
 
 
@@ -97,15 +99,17 @@ def slice_update(e, n, a, ind):
                   f"{e.name(v)}[{_index(v.shape, region, idx)}]")
 
 
-def _checked_index(e, name, sub, size, op, inner) -> str:
-    """Read an index value, wrap negatives, raise IndexError when out of range."""
-    j = e.fresh("j")
+def _checked_index(e, name, sub, site, inner) -> str:
+    """Read an index value, wrap negatives (when the IndexCheck `site` allows them), raise
+    IndexError(MARKER, k, value) when out of range: the program raises site.error(value)."""
+    k = e.check_site(site)
+    j, size = e.fresh("j"), site.size
     e.line(inner, f"{j} = {name}[{sub}]")
-    e.line(inner, f"if {j} < 0:")
-    e.line(inner + 1, f"{j} += {size}")
+    if site.negative:
+        e.line(inner, f"if {j} < 0:")
+        e.line(inner + 1, f"{j} += {size}")
     e.line(inner, f"if {j} < 0 or {j} >= {size}:")
-    e.line(inner + 1, f'raise IndexError("{op}: index out of range for an axis of size '
-                      f'{size}")')
+    e.line(inner + 1, f'raise IndexError("{MARKER}", {k}, {name}[{sub}])')
     return j
 
 
@@ -116,7 +120,8 @@ def gather(e, n, a, ind):
     o = _alloc(e, out, ind)
     idx, inner = _loops(e, out.shape, ind)
     k = len(i.shape)
-    j = _checked_index(e, e.name(i), _sub(idx[axis:axis + k]), x.shape[axis], "gather", inner)
+    j = _checked_index(e, e.name(i), _sub(idx[axis:axis + k]),
+                       IndexCheck("gather", x.shape[axis], axis, loc=n.loc), inner)
     src = idx[:axis] + [j] + idx[axis + k:]
     e.line(inner, f"{o}[{_sub(idx)}] = {e.name(x)}[{_sub(src)}]")
 
@@ -132,7 +137,8 @@ def _scatter(accumulate: bool):
         idx, inner = _loops(e, region, ind, "r")
         k = len(i.shape)
         op = "scatter_add" if accumulate else "scatter_update"
-        j = _checked_index(e, e.name(i), _sub(idx[axis:axis + k]), x.shape[axis], op, inner)
+        j = _checked_index(e, e.name(i), _sub(idx[axis:axis + k]),
+                           IndexCheck(op, x.shape[axis], axis, loc=n.loc), inner)
         dst = idx[:axis] + [j] + idx[axis + k:]
         e.line(inner, f"{o}[{_sub(dst)}] {'+=' if accumulate else '='} "
                       f"{e.name(u)}[{_index(u.shape, region, idx)}]")

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from ...core import dtype as dt
+from ...core.index_check import IndexCheck
 from ...core.ops.index_ops import _py_slices
 from ...core.ops.reduce import reduction_axes
 from . import cuda_softmax
@@ -141,12 +142,12 @@ def _wrap_index(xp, idx, n):
 def _gather(xp, ctx, ms, attrs, out):
     nd = len(ms[0].shape)
     a = attrs["axis"] % nd
-    n, axis = ms[0].shape[a], attrs["axis"]
+    n = ms[0].shape[a]
 
     def run(x, idx):
         if ctx.checks and idx.size and bool(xp.any((idx < -n) | (idx >= n)) if idx.dtype.kind
                                             != "u" else xp.any(idx >= n)):      # syncs
-            raise IndexError(f"gather: index out of range for axis {axis} of size {n}")
+            IndexCheck("gather", n, a).check(xp.asnumpy(idx) if hasattr(xp, "asnumpy") else idx)
         return _c(xp, xp.take(x, _wrap_index(xp, idx, n), axis=a))
     return run
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DTypeError, ShapeError
+from ..index_check import IndexCheck
 from ..primitive import Meta, apply, defop
 from ..shape import broadcast_shapes, normalize_axis
 from ._common import sum_to
@@ -72,9 +73,7 @@ def _gather_infer(x, idx, axis):
 
 def _gather_ref(x, idx, axis):
     a = axis % x.ndim
-    n = x.shape[a]
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError(f"gather: index out of range for axis {axis} of size {n}")
+    IndexCheck("gather", x.shape[a], a).check(idx)
     return np.take(x, idx, axis=a)
 
 
@@ -100,6 +99,7 @@ def _scatter_infer(op):
 
 def _scatter_add_ref(x, idx, upd, axis):
     a = axis % x.ndim
+    IndexCheck("scatter_add", x.shape[a], a).check(idx)
     out = np.array(x, copy=True)
     want = x.shape[:a] + idx.shape + x.shape[a + 1:]
     u = np.broadcast_to(upd, want).astype(x.dtype)
@@ -110,6 +110,7 @@ def _scatter_add_ref(x, idx, upd, axis):
 
 def _scatter_update_ref(x, idx, upd, axis):
     a = axis % x.ndim
+    IndexCheck("scatter_update", x.shape[a], a).check(idx)
     out = np.array(x, copy=True)
     want = x.shape[:a] + idx.shape + x.shape[a + 1:]
     out[(slice(None),) * a + (idx,)] = np.broadcast_to(upd, want).astype(x.dtype)

@@ -1,0 +1,74 @@
+"""The IndexError of an index or a class label out of range, one message for every backend, mode
+and jit level: the op, the axis, the offending value, the valid range and, for a check compiled
+into a graph (both CPU sinks), the user's source line of the node.
+
+`IndexCheck` describes one check site (what a kernel or a sink's generated code tests);
+`error(value)` builds the exception; `check(values)` is the numpy test the eager kernels and the
+references run. Indices may count from the end (gather, scatter: -size..size-1); class labels
+may not (0..size-1), and a label equal to `ignore` is skipped (cross_entropy's ignore_index)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class IndexCheck:
+    op: str                          # the op the user called (gather, cross_entropy, ...)
+    size: int                        # the axis' length (number of classes for a label)
+    axis: int | None = None          # the indexed axis (None: not meaningful to the user)
+    negative: bool = True            # negative values count from the end
+    what: str = "index"              # "index" or "class label"
+    ignore: int | None = None        # a label value that is skipped, not checked
+    loc: object = None               # graph.ir.Loc of the node in a compiled graph
+
+    @property
+    def low(self) -> int:
+        return -self.size if self.negative else 0
+
+    def error(self, value) -> IndexError:
+        where = f" for axis {self.axis}" if self.axis is not None else ""
+        of = f"{self.size} classes" if self.what == "class label" else f"size {self.size}"
+        plural = "indices" if self.what == "index" else f"{self.what}s"
+        if self.size == 0:
+            valid = f"there are no valid {plural}"
+        else:
+            valid = f"valid {plural} are {self.low} to {self.size - 1}"
+        if self.ignore is not None:
+            valid += f" (or ignore_index={self.ignore}, which is skipped)"
+        msg = f"{self.op}: {self.what} {int(value)} is out of range{where} of {of}; {valid}"
+        if self.loc is not None:
+            msg += "\n" + self.loc.caret()
+        e = IndexError(msg)
+        e._ms_located = self.loc is not None
+        return e
+
+    def bad(self, values: np.ndarray) -> np.ndarray:
+        """Mask of the values out of range (and not `ignore`)."""
+        v = np.asarray(values)
+        out = (v < self.low) | (v >= self.size)
+        if self.ignore is not None:
+            out &= v != self.ignore
+        return out
+
+    def check(self, values) -> None:
+        """Raise error(first bad value) when any value is out of range."""
+        v = np.asarray(values)
+        if v.size:
+            bad = self.bad(v)
+            if bad.any():
+                raise self.error(v[bad].flat[0])
+
+
+# the marker a numba sink's generated code raises with: IndexError(MARKER, site, value); the
+# program maps the site (its IndexCheck table) to error(value)
+MARKER = "minispore-index-check"
+
+
+def translate(e: IndexError, sites: list) -> IndexError:
+    """The IndexCheck error a generated kernel's IndexError(MARKER, site, value) stands for, or
+    e itself."""
+    if len(e.args) == 3 and e.args[0] == MARKER:
+        return sites[e.args[1]].error(e.args[2])
+    return e
