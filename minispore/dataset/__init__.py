@@ -255,14 +255,21 @@ class _Slices:
 
 
 class NumpySlicesDataset(GeneratorDataset):
-    """Rows are slices along the first axis of arrays: a list/tuple of arrays, a dict
-    {column: array} or one array. Sampling arguments as in GeneratorDataset."""
+    """Rows are slices along the first axis of the data, as in MindSpore: a dict
+    {column: array} or a tuple of arrays gives one column each; a list or one array is one
+    column (a list of arrays: one row per array). Sampling arguments as in
+    GeneratorDataset."""
 
     def __init__(self, data, column_names=None, num_samples=None, num_parallel_workers=1,
                  shuffle=None, sampler=None, num_shards=None, shard_id=None):
+        if not isinstance(data, (list, tuple, dict, np.ndarray)):
+            raise TypeError(f"NumpySlicesDataset: data must be a list, tuple, dict or numpy "
+                            f"array, got {type(data).__name__}")
+        if len(data) == 0:
+            raise ValueError("NumpySlicesDataset: data is empty; give at least one row")
         if isinstance(data, dict):
             names, cols = list(data), [np.asarray(v) for v in data.values()]
-        elif isinstance(data, (list, tuple)) and data and isinstance(data[0], np.ndarray):
+        elif isinstance(data, tuple) and data:          # a tuple is columns, a list is rows
             cols = [np.asarray(v) for v in data]
             names = [f"column_{i}" for i in range(len(cols))]
         else:

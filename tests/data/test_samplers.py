@@ -137,3 +137,19 @@ def test_iterator_columns_must_exist():
         == [0, 1, 2]
     with pytest.raises(ValueError, match=r"columns \['z'\] are not columns"):
         d.create_tuple_iterator(columns=["z"])
+
+
+def test_numpy_slices_tuples_are_columns_and_lists_are_rows():
+    a, b = np.arange(3), np.arange(3) * 10
+    d = ds.NumpySlicesDataset([a, b], shuffle=False)            # MindSpore: one column
+    assert d.get_col_names() == ["column_0"]
+    assert [r[0].tolist() for r in d.create_tuple_iterator(output_numpy=True)] == \
+        [[0, 1, 2], [0, 10, 20]]
+    d = ds.NumpySlicesDataset((a, b), shuffle=False)
+    assert d.get_col_names() == ["column_0", "column_1"]
+    assert [[x.tolist() for x in r] for r in d.create_tuple_iterator(output_numpy=True)] == \
+        [[0, 0], [1, 10], [2, 20]]
+    with pytest.raises(ValueError, match="data is empty"):
+        ds.NumpySlicesDataset([])
+    with pytest.raises(TypeError, match="data must be a list"):
+        ds.NumpySlicesDataset(range(3))
