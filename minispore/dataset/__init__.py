@@ -32,13 +32,30 @@ class Dataset:
             self.column_names = list(parent.column_names)
 
     # -- pipeline -----------------------------------------------------------------------------
-    def batch(self, batch_size: int, drop_remainder: bool = False) -> "Dataset":
+    # num_parallel_workers, python_multiprocessing and max_rowsize are validated; rows are
+    # produced in the calling thread, the same rows in the same order as MindSpore's workers
+    def batch(self, batch_size: int, drop_remainder: bool = False, num_parallel_workers=None,
+              per_batch_map=None, input_columns=None, output_columns=None,
+              python_multiprocessing=False, max_rowsize=None) -> "Dataset":
+        _check_workers("batch", 1 if num_parallel_workers is None else num_parallel_workers,
+                       python_multiprocessing, max_rowsize)
+        if per_batch_map is not None or input_columns is not None or \
+                output_columns is not None:
+            raise NotImplementedError("batch: per_batch_map/input_columns/output_columns are "
+                                      "not supported by minispore; transform the rows with "
+                                      "map() before batch()")
         return BatchDataset(self, batch_size, drop_remainder)
 
     def shuffle(self, buffer_size: int) -> "Dataset":
         return ShuffleDataset(self, buffer_size)
 
-    def map(self, operations, input_columns=None, output_columns=None) -> "Dataset":
+    def map(self, operations, input_columns=None, output_columns=None,
+            num_parallel_workers=None, python_multiprocessing=False, max_rowsize=None,
+            callbacks=None) -> "Dataset":
+        _check_workers("map", 1 if num_parallel_workers is None else num_parallel_workers,
+                       python_multiprocessing, max_rowsize)
+        if callbacks is not None:
+            raise NotImplementedError("map: callbacks are not supported by minispore")
         return MapDataset(self, operations, input_columns, output_columns)
 
     def repeat(self, count: int | None = None) -> "Dataset":

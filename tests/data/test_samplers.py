@@ -153,3 +153,17 @@ def test_numpy_slices_tuples_are_columns_and_lists_are_rows():
         ds.NumpySlicesDataset([])
     with pytest.raises(TypeError, match="data must be a list"):
         ds.NumpySlicesDataset(range(3))
+
+
+def test_map_and_batch_take_mindspores_worker_options_and_refuse_the_rest():
+    d = ds.NumpySlicesDataset(DATA, column_names="a", shuffle=False)
+    m = d.map(lambda a: a * 2, input_columns="a", num_parallel_workers=4,
+              python_multiprocessing=True).batch(5, num_parallel_workers=2)
+    assert [r[0].tolist() for r in m.create_tuple_iterator(output_numpy=True)] == \
+        [[0, 2, 4, 6, 8], [10, 12, 14, 16, 18]]
+    with pytest.raises(ValueError, match="num_parallel_workers"):
+        d.map(abs, num_parallel_workers=0)
+    with pytest.raises(NotImplementedError, match="per_batch_map"):
+        d.batch(2, per_batch_map=lambda a, info: (a,))
+    with pytest.raises(TypeError, match="no_such_option"):
+        d.batch(2, no_such_option=1)
