@@ -239,7 +239,9 @@ class GradOperation:
             wts, single_w = _weights(weights)
         else:
             wts, single_w = (), False
-        op = self
+        # the flags as values, not the GradOperation: the compile cache keys the graph on what
+        # `compute` captures, so a GradOperation made anew each step finds the same graph
+        get_all, get_by_list, sens_param = self.get_all, self.get_by_list, self.sens_param
 
         def grad_fn(*args):
             compiled = _in_graph_mode(compute, args, {}, "grad_operation")
@@ -247,25 +249,25 @@ class GradOperation:
 
         def compute(*args):
             sens = None
-            if op.sens_param:
+            if sens_param:
                 if not args:
                     raise TypeError("GradOperation(sens_param=True): pass the sensitivity as the "
                                     "last input")
                 args, sens = args[:-1], args[-1]
-            positions = tuple(range(len(args))) if op.get_all else ((0,) if args else ())
-            if not op.get_by_list and not positions:
+            positions = tuple(range(len(args))) if get_all else ((0,) if args else ())
+            if not get_by_list and not positions:
                 raise ValueError("GradOperation: the function has no input to differentiate")
-            if op.get_all:
+            if get_all:
                 positions = tensor_positions(positions, args)
-            out, pg, wg = run_with_grads(fn, args, {}, positions if (op.get_all or not
-                                                                     op.get_by_list) else (),
+            out, pg, wg = run_with_grads(fn, args, {}, positions if (get_all or not
+                                                                     get_by_list) else (),
                                          wts, False, sens)
             wg = wg[0] if single_w else tuple(wg)
-            if op.get_all and op.get_by_list:
+            if get_all and get_by_list:
                 return tuple(pg), wg
-            if op.get_by_list:
+            if get_by_list:
                 return wg
-            if op.get_all:
+            if get_all:
                 return tuple(pg)
             return pg[0]
         return grad_fn

@@ -221,6 +221,25 @@ def test_a_python_side_effect_that_runs_only_while_compiling_warns_once():
     assert LOG == [1]
 
 
+class FreshOffset(nn.Cell):
+    @property
+    def offset(self):                   # a new Tensor on every read
+        return t([1.0, 1.0, 1.0])
+
+    def construct(self, x):
+        return x + self.offset
+
+
+def test_a_property_making_a_new_tensor_on_each_read_compiles_once_without_warning():
+    net = FreshOffset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert val(net(X)) == [2.0, 3.0, 4.0]
+        compiles = gc.stats["compiles"]
+        assert val(net(X)) == [2.0, 3.0, 4.0]
+    assert gc.stats["compiles"] == compiles
+
+
 def test_a_graph_without_side_effects_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -235,6 +254,17 @@ def test_fresh_lambdas_in_a_loop_reuse_one_graph():
         y = ms.jit(lambda v: v * 2)(X)
     assert val(g) == [2.0, 4.0, 6.0] and val(y) == [2.0, 4.0, 6.0]
     assert gc.stats["compiles"] - compiles == 2
+
+
+def test_a_grad_operation_made_anew_each_step_reuses_one_graph():
+    def loss(v):
+        return (v * v * v).sum()
+
+    compiles = gc.stats["compiles"]
+    for _ in range(5):
+        g = ops.GradOperation()(loss)(X)
+    assert val(g) == [3.0, 12.0, 27.0]
+    assert gc.stats["compiles"] - compiles == 1
 
 
 def test_fresh_lambdas_capturing_different_values_get_their_own_graphs():

@@ -91,6 +91,10 @@ def put(key, entry, objs) -> None:
             keys = _by_object.get(oid)
             if keys is not None:
                 keys.discard(old)
+    if 0 < limit < len(_guards) // 2:      # call sites none of whose graphs are left
+        live = {k[:4] for k in _cache}
+        for base in [b for b in _guards if b not in live]:
+            del _guards[base]
 
 
 def _forget_when_gone(obj, key) -> None:

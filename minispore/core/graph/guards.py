@@ -94,9 +94,10 @@ def snapshot(v, depth: int = 0):
             return ("P", Ident(v))                   # a graph input, bound by reference
         buf = v._buf
         try:
-            return ("T", Ident(v), Ident(buf))
-        except TypeError:
+            weakref.ref(buf)
+        except TypeError:               # never hold a (device) buffer alive from a cache key
             return ("T", Ident(v), id(buf))
+        return ("T", Ident(v), Ident(buf))
     if isinstance(v, np.ndarray):
         small = v.nbytes <= MAX_ARRAY_BYTES
         return ("A", Ident(v), v.shape, v.dtype.str, v.tobytes() if small else None)
@@ -274,6 +275,24 @@ def _skip_attr_owner(obj) -> bool:
                             frozenset, str, bytes, int, float, complex, type(None)))
 
 
+def _computed(obj, name) -> bool:
+    """Whether `obj.name` is computed by a descriptor of its class (a property), rather than
+    stored in the object or a method."""
+    for klass in type(obj).__mro__:
+        d = klass.__dict__.get(name)
+        if d is not None:
+            return hasattr(d, "__get__") and not isinstance(
+                d, (types.FunctionType, staticmethod, classmethod, types.MemberDescriptorType,
+                    types.GetSetDescriptorType))
+    return False
+
+
+def _has_identity(snap) -> bool:
+    if isinstance(snap, Ident):
+        return True
+    return isinstance(snap, (tuple, frozenset)) and any(_has_identity(s) for s in snap)
+
+
 class Recorder:
     """The locations one build read or wrote, with their snapshot and source line when first
     touched. `active` is the recorder of the build in progress (the parser reports to it)."""
@@ -301,8 +320,11 @@ class Recorder:
         if _skip_attr_owner(obj) or is_symbolic(value):
             return
         loc = AttrLoc(obj, name)
-        if loc.ident not in self.touched:
-            self.touch(loc, value, _where(frame, node))
+        if loc.ident in self.touched:
+            return
+        if _computed(obj, name) and _has_identity(snapshot(value)):
+            return                          # a property making a new object on every read
+        self.touch(loc, value, _where(frame, node))
 
     def name(self, frame, name, value, node=None):
         """A name read in `frame` (locals and builtins need no guard)."""
