@@ -89,7 +89,8 @@ def to_dtype(x) -> DType:
     if x is float:
         return float32
     try:
-        d = _FROM_NP.get(np.dtype(x))
+        npd = np.dtype(x)
+        d = _FROM_NP.get(npd if npd.isnative else npd.newbyteorder("="))   # '>f4': Float32
     except TypeError:
         d = None
     if d is None:

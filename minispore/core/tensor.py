@@ -274,10 +274,13 @@ def tensor(input_data=None, dtype=None, shape=None, init=None, const_arg=False, 
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
-    """A Tensor sharing `array`'s memory when it is C-contiguous, aligned and writeable (copied
-    otherwise). Writing to `array` afterwards changes the tensor, as in MindSpore."""
+    """A Tensor sharing `array`'s memory when it is C-contiguous, aligned, writeable and in
+    native byte order (copied otherwise, a big-endian array into native order). Writing to
+    `array` afterwards changes the tensor, as in MindSpore."""
     t = Tensor.__new__(Tensor)
     a = np.ascontiguousarray(array)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
     if not a.flags.writeable or not a.flags.aligned:      # kernels assume plain arrays
         a = a.copy()
     t._buf, t.shape, t.dtype, t._node = a, a.shape, dt.to_dtype(a.dtype), None

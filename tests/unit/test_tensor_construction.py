@@ -78,3 +78,11 @@ def test_parameter_clone_applies_init():
     assert p.clone().asnumpy().tolist() == [5.0, 5.0, 5.0]
     q = p.clone(init="zeros")
     assert q.name == "w" and q.dtype is ms.float32 and q.asnumpy().tolist() == [0.0, 0.0, 0.0]
+
+
+def test_big_endian_dtypes_name_the_native_dtype():
+    assert ms.core.dtype.to_dtype(np.dtype(">f8")) is ms.float64
+    t = ms.Tensor.from_numpy(np.arange(3, dtype=">i4"))
+    assert t.dtype is ms.int32 and t.asnumpy().dtype.isnative
+    assert (t * 2).asnumpy().tolist() == [0, 2, 4]
+    assert ms.Tensor([1.5]).astype(np.dtype(">f8")).asnumpy().dtype.isnative
