@@ -186,6 +186,10 @@ class GeneratorDataset(Dataset):
                             f"({type(shuffle).__name__})")
         self.num_samples = samplers._check_num_samples(num_samples, who)
         _check_shards(who, num_shards, shard_id)
+        if isinstance(source, zip):
+            source = list(source)
+        elif not callable(source) and hasattr(source, "__next__") and iter(source) is source:
+            source = _Replay(source)          # a generator object: read again every epoch
         self.source = source
         self.random_access = hasattr(source, "__getitem__") and hasattr(source, "__len__")
         if not callable(source) and not hasattr(source, "__iter__") and not self.random_access:
@@ -228,6 +232,18 @@ class GeneratorDataset(Dataset):
             return len(self.sampler.indices(len(self.source), 0))
         n = sum(1 for _ in (self.source() if callable(self.source) else iter(self.source)))
         return min(n, self.num_samples) if self.num_samples else n
+
+
+class _Replay:
+    """A one-shot iterator (a generator object) that every epoch reads from the start, as
+    MindSpore's GeneratorDataset does by teeing it (the rows read so far are kept)."""
+
+    def __init__(self, it):
+        self._src = it
+
+    def __iter__(self):
+        self._src, mine = itertools.tee(self._src)
+        return mine
 
 
 def _check_workers(who, num_parallel_workers, python_multiprocessing, max_rowsize):

@@ -167,3 +167,15 @@ def test_map_and_batch_take_mindspores_worker_options_and_refuse_the_rest():
         d.batch(2, per_batch_map=lambda a, info: (a,))
     with pytest.raises(TypeError, match="no_such_option"):
         d.batch(2, no_such_option=1)
+
+
+def test_a_generator_object_is_read_again_every_epoch():
+    def gen():
+        for i in range(4):
+            yield (np.array(i),)
+    d = ds.GeneratorDataset(gen(), ["a"])
+    assert d.get_dataset_size() == 4                    # counting does not use the rows up
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=2)
+    assert [int(r[0]) for r in it] == [0, 1, 2, 3] and [int(r[0]) for r in it] == [0, 1, 2, 3]
+    z = ds.GeneratorDataset(zip(range(3), range(3)), ["a", "b"])
+    assert z.get_dataset_size() == 3 and len(list(z)) == 3
