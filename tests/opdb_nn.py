@@ -157,6 +157,18 @@ def dropout_samples(rng, dtype):
                                   ((), 0.5, 0, 3))]
 
 
+def class_labels_samples(rng, dtype):
+    """Labels in [0, C) (the check passes them through), ignore_index values, 0-d, empty; the
+    labels out of range that raise are tests/nn/test_losses.py's."""
+    S = _S()
+    specs = (([0, 4, 2, 1], 5, None), ([[1, -100], [0, 2]], 3, -100), ([3, 7, 0], 4, 7),
+             (2, 3, None), ([], 2, None))
+    return [S((np.array(v, dtype.np),), {"classes": c, "ignore_index": ig,
+                                          "caller": "cross_entropy"},
+              f"labels={v} classes={c} ignore_index={ig}")
+            for v, c, ig in specs]
+
+
 def nn_cases(OpCase):
     FL2 = (f32, f64)
     return [
@@ -175,4 +187,5 @@ def nn_cases(OpCase):
         OpCase("random_normal", random_samples(), FL2, grad=False, accum=True),
         OpCase("random_randint", random_samples(int_range=True), (i64, i32), grad=False),
         OpCase("dropout", dropout_samples, FL2),
+        OpCase("check_class_labels", class_labels_samples, (i32, i64), grad=False),
     ]

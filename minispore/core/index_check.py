@@ -28,8 +28,11 @@ class IndexCheck:
         return -self.size if self.negative else 0
 
     def error(self, value) -> IndexError:
-        where = f" for axis {self.axis}" if self.axis is not None else ""
-        of = f"{self.size} classes" if self.what == "class label" else f"size {self.size}"
+        if self.what == "class label":
+            of = f"for {self.size} classes"
+        else:
+            of = (f"for axis {self.axis} " if self.axis is not None else "for an axis ") + \
+                f"of size {self.size}"
         plural = "indices" if self.what == "index" else f"{self.what}s"
         if self.size == 0:
             valid = f"there are no valid {plural}"
@@ -37,7 +40,7 @@ class IndexCheck:
             valid = f"valid {plural} are {self.low} to {self.size - 1}"
         if self.ignore is not None:
             valid += f" (or ignore_index={self.ignore}, which is skipped)"
-        msg = f"{self.op}: {self.what} {int(value)} is out of range{where} of {of}; {valid}"
+        msg = f"{self.op}: {self.what} {int(value)} is out of range {of}; {valid}"
         if self.loc is not None:
             msg += "\n" + self.loc.caret()
         e = IndexError(msg)

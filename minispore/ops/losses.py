@@ -5,7 +5,9 @@ like any other op sequence. nn.loss wraps them in Cells.
 Class-index targets with `weight`, `ignore_index` and `label_smoothing` follow PyTorch's rules
 (which MindSpore 2.x documents): the 'mean' of a weighted loss divides by the sum of the weights of
 the non-ignored targets; label smoothing mixes (1 - ls) * nll with ls / C * (the loss against a
-uniform target)."""
+uniform target). A class label outside [0, C) that is not ignore_index raises IndexError naming
+the loss, the label and the valid range (core/ops/nn.py check_class_labels), as MindSpore's
+gather of the target does."""
 from __future__ import annotations
 
 import numbers
@@ -56,6 +58,8 @@ def _nll(who, logp, target, weight, ignore_index, reduction, label_smoothing):
         raise ShapeError(f"{who}: input has shape {tuple(logp.shape)} (classes on axis "
                          f"{class_dim}) so class-index target must have shape {expect}, got "
                          f"{tuple(target.shape)}")
+    # a label outside [0, C) other than ignore_index raises IndexError (at run time in a graph)
+    target = N.check_class_labels(target, c, who, ignore_index)
     maskf = M.cast(M.ne(target, ignore_index), logp.dtype)
     safe = target * M.cast(M.ne(target, ignore_index), target.dtype)
     onehot = M.cast(A.one_hot(safe, c, 1.0, 0.0, class_dim), logp.dtype)

@@ -209,7 +209,26 @@ def _tile(e: Emitter, n, a):
         e.store(e.load(x, _at(e, src, x.shape)), out, _at(e, idx, out.shape))
 
 
+def _check_class_labels(e: Emitter, n, a):
+    """The labels' range check (core/ops/nn.py check_class_labels), then a copy of them."""
+    from dataclasses import replace
+
+    from ...core.ops.nn import label_check
+    lab, out = n.inputs[0], n.outputs[0]
+    site = replace(label_check(a["classes"], a["ignore_index"], a["caller"]), loc=n.loc)
+    b = e.b
+    with e.loop(size_of(lab.shape)) as i:
+        x = e.load(lab, i)
+        v = e.convert(x, lab.dtype, dt.int64)
+        bad = b.or_(b.icmp_signed("<", v, const(0)), b.icmp_signed(">=", v, const(site.size)))
+        if site.ignore is not None:
+            bad = b.and_(bad, b.icmp_signed("!=", v, const(site.ignore)))
+        e.fail_index(bad, site, v)
+        e.store(x, out, i)
+
+
 LOWER = {
+    "check_class_labels": _check_class_labels,
     "concat": _concat, "split": _split, "strided_slice": _strided_slice,
     "strided_slice_grad": _strided_slice_grad, "slice_update": _slice_update,
     "gather": _gather, "scatter_add": _scatter(True), "scatter_update": _scatter(False),

@@ -198,7 +198,26 @@ def arange(e, n, a, ind):
     e.line(ind + 1, f"{o}[q] = {cast}({a['start']!r} + q * {a['step']!r})")
 
 
+def check_class_labels(e, n, a, ind):
+    """The labels' range check (core/ops/nn.py check_class_labels); the output is the labels."""
+    from dataclasses import replace
+
+    from ...core.ops.nn import label_check
+    lab, out = n.inputs[0], n.outputs[0]
+    site = replace(label_check(a["classes"], a["ignore_index"], a["caller"]), loc=n.loc)
+    k = e.check_site(site)
+    idx, inner = _loops(e, lab.shape, ind, "q")
+    v = f"{e.name(lab)}[{_sub(idx)}]"
+    cond = f"{v} < 0 or {v} >= {site.size}"
+    if site.ignore is not None:
+        cond = f"({cond}) and {v} != {site.ignore}"
+    e.line(inner, f"if {cond}:")
+    e.line(inner + 1, f'raise IndexError("{MARKER}", {k}, {v})')
+    e.line(ind, f"{e.out(out)} = {e.name(lab)}")
+
+
 LOWER = {
+    "check_class_labels": check_class_labels,
     "concat": concat, "split": split, "strided_slice": strided_slice,
     "strided_slice_grad": strided_slice_grad, "slice_update": slice_update,
     "gather": gather, "scatter_add": _scatter(True), "scatter_update": _scatter(False),

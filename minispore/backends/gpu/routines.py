@@ -61,6 +61,24 @@ def _identity(xp, ctx, ms, attrs, out):
     return lambda x: x
 
 
+@routine("check_class_labels")
+def _check_class_labels(xp, ctx, ms, attrs, out):
+    """The labels, after core/ops/nn.py's range check (a host sync; none while a CUDA graph is
+    captured, as gather's)."""
+    from ...core.ops.nn import label_check
+    site = label_check(attrs["classes"], attrs["ignore_index"], attrs["caller"])
+
+    def run(labels):
+        if ctx.checks and labels.size:
+            bad = (labels < 0) | (labels >= site.size)
+            if site.ignore is not None:
+                bad &= labels != site.ignore
+            if bool(xp.any(bad)):                                                # syncs
+                site.check(xp.asnumpy(labels) if hasattr(xp, "asnumpy") else labels)
+        return labels
+    return run
+
+
 @routine("transpose")
 def _transpose(xp, ctx, ms, attrs, out):
     perm = tuple(attrs["perm"])

@@ -7,13 +7,20 @@ costs seven eager ops forward and about eight backward on every training step, t
 of a small classifier's PyNative step; as one op it is one row loop forward and one backward.
 Per sample: loss = logsumexp(x) - x[label], and 0 for a label outside [0, C) (what the composite
 -sum(log_softmax(x) * one_hot(label)) gives); its gradient is (softmax(x) * valid - one_hot) *
-dout, where valid = sum(one_hot) (1 for a label in range, else 0)."""
+dout, where valid = sum(one_hot) (1 for a label in range, else 0).
+
+The functional losses never hand the primitive such a label: `check_class_labels` (a primitive,
+so the check runs inside compiled graphs too, in every backend and both CPU sinks) raises
+IndexError (core/index_check.py) for a class label outside [0, C) that is not the loss's
+ignore_index, before the loss reads it (sparse_softmax_cross_entropy here, cross_entropy and
+nll_loss in ops/losses.py)."""
 from __future__ import annotations
 
 import numpy as np
 
 from .. import dtype as dt
 from ..errors import DTypeError, ShapeError
+from ..index_check import IndexCheck
 from ..primitive import Meta, apply, defop
 from ..shape import normalize_axis
 from ._common import ref_array_dtype
@@ -153,7 +160,37 @@ SPARSE_SOFTMAX_CE_GRAD = defop(_SCE + "_grad", infer=_sce_grad_infer, ref=_sce_g
                                bprop=_sce_grad_bprop, arity=3)
 
 
-def sparse_softmax_cross_entropy(logits, labels):
-    """Per-sample -log_softmax(logits)[label] over the last axis (0 for a label outside
-    [0, C))."""
-    return apply(SPARSE_SOFTMAX_CE, logits, labels)
+def _labels_infer(labels, classes, ignore_index, caller):
+    if labels.dtype.np.kind not in "iu":
+        raise DTypeError(f"{caller}: class labels must be an integer tensor, got {labels.dtype}; "
+                         f"cast them with .astype(ms.int32)")
+    return Meta(tuple(labels.shape), labels.dtype)
+
+
+def label_check(classes, ignore_index, caller) -> IndexCheck:
+    """The IndexCheck of check_class_labels' attributes (every backend's kernel runs it)."""
+    return IndexCheck(caller, classes, negative=False, what="class label", ignore=ignore_index)
+
+
+def _labels_ref(labels, classes, ignore_index, caller):
+    label_check(classes, ignore_index, caller).check(labels)
+    return labels
+
+
+CHECK_CLASS_LABELS = defop("check_class_labels", infer=_labels_infer, ref=_labels_ref,
+                           attrs={"classes": 1, "ignore_index": None, "caller": "loss"}, arity=1,
+                           differentiable=False)
+
+
+def check_class_labels(labels, classes: int, op: str, ignore_index=None):
+    """labels, after an IndexError (naming `op`, the label and the valid range) when one is
+    outside [0, classes) and not ignore_index; run time in a compiled graph."""
+    return apply(CHECK_CLASS_LABELS, labels, classes=int(classes), caller=op,
+                 ignore_index=None if ignore_index is None else int(ignore_index))
+
+
+def sparse_softmax_cross_entropy(logits, labels, op=_SCE):
+    """Per-sample -log_softmax(logits)[label] over the last axis; a label outside [0, C) raises
+    IndexError naming `op`."""
+    _sce_check(_SCE, logits, labels)          # its dtype and shape errors come first
+    return apply(SPARSE_SOFTMAX_CE, logits, check_class_labels(labels, logits.shape[-1], op))
