@@ -327,6 +327,8 @@ class BatchDataset(Dataset):
     def __init__(self, parent, batch_size, drop_remainder):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch: batch_size must be an int >= 1, got {batch_size!r}")
+        if not isinstance(drop_remainder, bool):
+            raise TypeError(f"batch: drop_remainder must be a bool, got {drop_remainder!r}")
         super().__init__(parent)
         self.batch_size, self.drop_remainder = batch_size, drop_remainder
 
@@ -356,8 +358,9 @@ class ShuffleDataset(Dataset):
     """MindSpore's buffer shuffle: keep `buffer_size` rows, emit a random one, refill."""
 
     def __init__(self, parent, buffer_size):
-        if not isinstance(buffer_size, int) or buffer_size < 1:
-            raise ValueError(f"shuffle: buffer_size must be an int >= 1, got {buffer_size!r}")
+        if not isinstance(buffer_size, int) or isinstance(buffer_size, bool) or buffer_size < 2:
+            raise ValueError(f"shuffle: buffer_size must be an int >= 2 (1 would not shuffle), "
+                             f"got {buffer_size!r}")
         super().__init__(parent)
         self.buffer_size = buffer_size
 
@@ -417,6 +420,10 @@ class MapDataset(Dataset):
 
 class RepeatDataset(Dataset):
     def __init__(self, parent, count):
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool) or
+                                  (count != -1 and count < 1)):
+            raise ValueError(f"repeat: count must be -1 (forever), None or an int >= 1, got "
+                             f"{count!r}")
         super().__init__(parent)
         self.count = count
 

@@ -179,3 +179,14 @@ def test_a_generator_object_is_read_again_every_epoch():
     assert [int(r[0]) for r in it] == [0, 1, 2, 3] and [int(r[0]) for r in it] == [0, 1, 2, 3]
     z = ds.GeneratorDataset(zip(range(3), range(3)), ["a", "b"])
     assert z.get_dataset_size() == 3 and len(list(z)) == 3
+
+
+@pytest.mark.parametrize("call, err, words", [
+    (lambda d: d.repeat(0), ValueError, "count must be"),
+    (lambda d: d.repeat(-5), ValueError, "count must be"),
+    (lambda d: d.shuffle(1), ValueError, "buffer_size must be an int >= 2"),
+    (lambda d: d.batch(2, drop_remainder=1), TypeError, "drop_remainder must be a bool"),
+])
+def test_pipeline_arguments_mindspore_rejects_raise(call, err, words):
+    with pytest.raises(err, match=words):
+        call(ds.NumpySlicesDataset(DATA, shuffle=False))
