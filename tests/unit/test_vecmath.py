@@ -173,30 +173,63 @@ def test_dtype_dispatch_and_python_fallback():
     np.testing.assert_allclose(vm.verf(x), sp.erf(x), rtol=1e-6)
 
 
-def _host_has_avx2():
-    try:
-        from llvmlite import binding as llvm
-        return bool(llvm.get_host_cpu_features().get("avx2"))
-    except Exception:
-        return False
+def _x86_64():
+    import platform
+    return platform.machine() in ("x86_64", "AMD64")
 
 
-@pytest.mark.skipif(not _host_has_avx2(), reason="packed ymm/zmm code needs AVX2 or AVX-512")
+# packed float32 (ps) and float64 (pd) instructions at any vector width: SSE (mulps %xmm), AVX2
+# (vmulps %ymm) or AVX-512 (vmulps %zmm), whichever numba's target CPU has (the host's, or
+# NUMBA_CPU_NAME / NUMBA_CPU_FEATURES)
+_PACKED = r"\bv?(?:fmadd|fmsub|fnmadd|mul|add|sub|blendv|max|min)\w*{}\b[^\n]*%[xyz]mm"
+
+
+@pytest.mark.skipif(not _x86_64(), reason="reads x86-64 assembly")
 @pytest.mark.parametrize("name", ["vexp", "vtanh", "vsigmoid"])
 def test_float32_loop_vectorises(name):
-    """The loops of the benchmark's chain (a) are packed float32 code: no scalar libm call, no
-    float64 (pd) arithmetic, packed divisions."""
+    """The loops of the benchmark's chain (a) are packed float32 code at the target's vector
+    width: no scalar libm call, no float64 (pd) arithmetic, packed divisions."""
     x = np.ones(64, np.float32)
     apply(name, x)
     k = _KERNELS[(name, False)]
-    asm = k.inspect_asm(k.signatures[0])
-    packed = re.findall(r"\bv(?:fmadd|fmsub|fnmadd|mul|add|sub|blendv|max|min)\w*ps\b[^\n]*%[yz]mm",
-                        asm)
+    _check_packed(name, k.inspect_asm(k.signatures[0]))
+
+
+def _check_packed(name, asm):
+    packed = re.findall(_PACKED.format("ps"), asm)
     assert len(packed) >= 10, f"the {name} loop was not vectorised"
     assert not re.search(r"call\w*\s+\S*(exp|tanh)", asm), f"{name} still calls scalar libm"
-    assert not re.search(r"\bv\w+pd\b[^\n]*%[yz]mm", asm), f"{name} computes in float64"
+    assert not re.search(_PACKED.format("pd"), asm), f"{name} computes in float64"
     if name != "vexp":
-        assert re.search(r"\bvdivps\b[^\n]*%[yz]mm", asm), f"{name}: its division is not packed"
+        assert re.search(r"\bv?divps\b[^\n]*%[xyz]mm", asm), f"{name}: its division is not packed"
+
+
+# x86-64 CPUs of each vector width: SSE2 (4 floats), AVX2 (8), AVX-512 preferring 256-bit (8)
+# and 512-bit (16) vectors
+NUMBA_TARGETS = ["x86-64", "haswell", "skylake-avx512", "znver4"]
+ASM_SCRIPT = textwrap.dedent("""
+    import sys
+    from numba import float32, njit, void
+    from minispore.backends.cpu import vecmath as vm
+    ns = {"f": getattr(vm, sys.argv[1])}
+    exec("def k(a, out):\\n    for i in range(a.shape[0]):\\n        out[i] = f(a[i])\\n", ns)
+    k = njit(void(float32[::1], float32[::1]), error_model="numpy")(ns["k"])   # compiled, not run
+    print(k.inspect_asm(k.signatures[0]))
+""")
+
+
+@pytest.mark.skipif(not _x86_64(), reason="reads x86-64 assembly")
+@pytest.mark.parametrize("cpu", NUMBA_TARGETS)
+def test_float32_loop_vectorises_at_every_x86_vector_width(cpu):
+    """The same check on code numba makes for other CPUs (NUMBA_CPU_NAME, in a subprocess:
+    numba reads it at import): packed float32 whatever the width."""
+    checkout = os.path.abspath(os.path.join(os.path.dirname(vm.__file__), "..", "..", ".."))
+    path = os.pathsep.join(p for p in (checkout, os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="", PYTHONPATH=path)
+    out = subprocess.run([sys.executable, "-c", ASM_SCRIPT, "vtanh"], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    _check_packed("vtanh", out.stdout)
 
 
 CACHE_SCRIPT = textwrap.dedent("""
