@@ -296,6 +296,8 @@ def backward(roots: list, sens: list, targets: list) -> list:
             ref = x._node
             if ref is None or g is None or not x.dtype.has_grad:
                 continue
+            # a gradient takes its input's dtype, for every op (an integer input's is cast, as
+            # MindSpore's binary ops do; its Div and Mean bprops leave a float gradient)
             if g.dtype is not x.dtype:
                 g = cast(g, x.dtype)
             grads[ref] = add(grads[ref], g) if ref in grads else g
