@@ -151,7 +151,7 @@ tensor_mean = overloaded(
     variant(_mean_axis))
 
 
-def _extreme(name, values, indices, combine):
+def _extreme(name, values, indices):
     def full(self):
         """The extreme of all elements."""
         return values(self, None, False)
@@ -163,21 +163,11 @@ def _extreme(name, values, indices, combine):
     def legacy(self, axis=None, keepdims=False, *, initial=None, where=True,
                return_indices=False):
         """The values along axis; with return_indices, (values, indices)."""
-        masked = not (where is True or where is None)
-        if return_indices and (masked or initial is not None):
+        if return_indices and (initial is not None or where is not True):
             raise ValueError(f"Tensor.{name}: return_indices=True does not combine with "
                              f"initial= or where=; drop one of them")
-        x = self
-        if masked:
-            if initial is None:
-                raise ValueError(f"Tensor.{name}: where= needs initial= (the value a fully "
-                                 f"masked-out reduction gives), as in numpy")
-            x = M.where(where if isinstance(where, Tensor) else Tensor(where), x,
-                        M.cast(Tensor(initial), x.dtype))
-        r = values(x, axis, keepdims)
-        if initial is not None:
-            r = combine(r, M.cast(Tensor(initial), r.dtype))
-        return (r, indices(x, axis, keepdims)) if return_indices else r
+        r = values(self, axis, keepdims, initial=initial, where=where)
+        return (r, indices(self, axis, keepdims)) if return_indices else r
 
     return overloaded(
         "Tensor", name, variant(full),
@@ -185,8 +175,8 @@ def _extreme(name, values, indices, combine):
         variant(legacy))
 
 
-tensor_max = _extreme("max", R.amax, R.argmax, M.maximum)
-tensor_min = _extreme("min", R.amin, R.argmin, M.minimum)
+tensor_max = _extreme("max", R.amax, R.argmax)
+tensor_min = _extreme("min", R.amin, R.argmin)
 
 
 def _arg(name, fn):
@@ -232,16 +222,8 @@ tensor_sub = overloaded(
 
 def _div(self, other, *, rounding_mode=None):
     """True division; rounding_mode 'floor' rounds the quotient down, 'trunc' towards zero."""
-    if rounding_mode is None:
-        return M.div(self, other)
-    if rounding_mode == "floor":
-        return M.floor_div(self, other)
-    if rounding_mode == "trunc":
-        q = M.div(self, other)
-        t = M.where(M.less(q, 0), M.ceil(q), M.floor(q))
-        return t if self.dtype.is_float else M.cast(t, self.dtype)
-    raise ValueError(f"Tensor.div: rounding_mode must be None, 'floor' or 'trunc', got "
-                     f"{rounding_mode!r}")
+    from ..ops.functional import div          # ops imports core: resolved at the call
+    return div(self, other, rounding_mode=rounding_mode)
 
 
 def _to_device(device):
@@ -286,12 +268,8 @@ tensor_view = overloaded(
 
 def _round(self, decimals=0):
     """Round half to even, at `decimals` digits after the point."""
-    if not is_int(decimals):
-        raise TypeError(f"Tensor.round: decimals must be an int, got {decimals!r}")
-    if decimals == 0 or not self.dtype.is_float:
-        return M.round(self)
-    scale = 10.0 ** decimals
-    return M.div(M.round(M.mul(self, scale)), scale)
+    from ..ops.functional import round as _round_to
+    return _round_to(self, decimals=decimals)
 
 
 def _squeeze(self, *axis):

@@ -64,7 +64,18 @@ class _Reduce(Primitive):
 
 
 class ReduceSum(_Reduce):
+    """`ReduceSum(keep_dims=False, skip_mode=False)(x, axis=())`; with skip_mode an empty axis
+    leaves x as it is instead of summing every axis."""
     _fn = staticmethod(R.sum)
+
+    def __init__(self, keep_dims=False, skip_mode=False):
+        super().__init__(keep_dims)
+        self.skip_mode = bool(skip_mode)
+
+    def __call__(self, x, axis=()):
+        if self.skip_mode and isinstance(axis, (tuple, list)) and not axis:
+            return x
+        return super().__call__(x, axis)
 
 
 class ReduceMean(_Reduce):
@@ -135,7 +146,21 @@ Transpose = _call_class("Transpose", A.transpose, "`Transpose()(x, perm)`")
 Cast = _call_class("Cast", M.cast, "`Cast()(x, dtype)`")
 ExpandDims = _call_class("ExpandDims", A.expand_dims, "`ExpandDims()(x, axis)`")
 Tile = _call_class("Tile", A.tile, "`Tile()(x, multiples)`")
-Gather = _call_class("Gather", X.gather, "`Gather()(params, indices, axis)`")
+
+
+class Gather(Primitive):
+    """`Gather(batch_dims=0)(params, indices, axis)`: params indexed by indices along axis."""
+
+    def __init__(self, batch_dims=0):
+        if batch_dims != 0:
+            raise NotImplementedError(f"Gather: batch_dims={batch_dims!r} is not supported by "
+                                      f"minispore; use batch_dims=0")
+        self.batch_dims, self.name = batch_dims, "Gather"
+
+    def __call__(self, params, indices, axis):
+        return X.gather(params, indices, axis)
+
+
 OnesLike = _call_class("OnesLike", A.ones_like, "`OnesLike()(x)`")
 ZerosLike = _call_class("ZerosLike", A.zeros_like, "`ZerosLike()(x)`")
 Fill = _call_class("Fill", A.fill, "`Fill()(dtype, shape, value)`")

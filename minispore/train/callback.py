@@ -83,8 +83,13 @@ class LossMonitor(Callback):
 class TimeMonitor(Callback):
     """Prints the epoch time and the time per step (wall time of the host)."""
 
-    def __init__(self, data_size: int | None = None):
+    def __init__(self, data_size: int | None = None, data_time: bool = False):
+        if data_time:
+            raise NotImplementedError("TimeMonitor: data_time=True (the data-fetch time per "
+                                      "step) is not measured by minispore; use "
+                                      "data_time=False")
         self.data_size = data_size
+        self.data_time = data_time
         self.epoch_times: list[float] = []
 
     def epoch_begin(self, run_context):

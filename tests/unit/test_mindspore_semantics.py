@@ -256,3 +256,44 @@ def test_mindspore_defaults_of_dropout_avg_pool_and_reduce_ops():
     assert ops.reduce_sum(Tensor(V)).shape == () and ops.reduce_max(Tensor(V), 1).shape == (2,)
     assert nn.BatchNorm1d(3, data_format="NCHW").data_format == "NCHW"
     assert ms.get_context(attr_key="mode") in (ms.GRAPH_MODE, ms.PYNATIVE_MODE)
+
+
+# ---------------------------------------------------------------- functional ops' arguments -----
+def _functional(x):
+    return (ops.sum(x, dim=1, keepdim=True), ops.argmax(x, dim=1, keepdim=True),
+            ops.amax(x, 1, True), ops.mean(x, 1, True), ops.prod(x, 1, False, ms.float64),
+            ops.logsumexp(x, dim=1), ops.div(x, 2.0, rounding_mode="floor"),
+            ops.subtract(x, 1.0, alpha=2), ops.softplus(x, 2, 1), ops.transpose(x, dims=(1, 0)))
+
+
+def test_functional_ops_take_mindspores_names_and_arguments(mode):
+    s, am, mx, mn, pr, ls, dv, sb, sp, tr = in_mode(_functional, Tensor(V))
+    np.testing.assert_array_equal(s.asnumpy(), V.sum(1, keepdims=True))
+    np.testing.assert_array_equal(am.asnumpy(), V.argmax(1)[:, None])
+    np.testing.assert_array_equal(mx.asnumpy(), V.max(1, keepdims=True))
+    np.testing.assert_allclose(mn.asnumpy(), V.mean(1, keepdims=True))
+    assert pr.dtype == ms.float64 and ls.shape == (2,)
+    np.testing.assert_array_equal(dv.asnumpy(), np.floor(V / 2))
+    np.testing.assert_allclose(sb.asnumpy(), V - 2)
+    bx = 2 * V.astype(np.float64)
+    np.testing.assert_allclose(sp.asnumpy(), np.where(bx > 1, V, np.log1p(np.exp(bx)) / 2),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(tr.asnumpy(), V.T)
+
+
+def test_functional_ops_refuse_what_they_cannot_do_by_name():
+    x = Tensor(V)
+    np.testing.assert_array_equal(ops.amax(x, 1, initial=2.5, where=Tensor(V > 0)).asnumpy(),
+                                  V.max(1, initial=2.5, where=V > 0))
+    with pytest.raises(TypeError, match="both dim= and axis="):
+        ops.sum(x, dim=1, axis=1)
+    with pytest.raises(NotImplementedError, match="inplace"):
+        ops.relu(x, inplace=True)
+    with pytest.raises(NotImplementedError, match="batch_dims"):
+        ops.gather(x, Tensor(np.array([0])), 0, batch_dims=1)
+    with pytest.raises(NotImplementedError, match="initial"):
+        ops.max(x, 1, initial=1.0)
+    assert ops.ReduceSum(skip_mode=True)(x, ()) is x
+    assert ops.ReduceSum()(x, ()).shape == ()
+    with pytest.raises(NotImplementedError, match="data_time"):
+        ms.train.TimeMonitor(data_time=True)

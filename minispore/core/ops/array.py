@@ -229,26 +229,30 @@ def reshape(input, shape):
     return apply(RESHAPE, input, shape=_shape_arg("reshape", shape))
 
 
-def transpose(input, input_perm):
-    """Permute the axes (MindSpore's ops.transpose(input, input_perm))."""
-    perm = tuple(int(p) for p in input_perm)
+def transpose(input, dims):
+    """Permute the axes (MindSpore 2.x's ops.transpose(input, dims))."""
+    perm = tuple(int(p) for p in dims)
     n = len(perm)
     perm = tuple(p % n if -n <= p < n else p for p in perm)
     return apply(TRANSPOSE, input, perm=perm)
 
 
-def permute(input, dims):
-    return transpose(input, dims)
+def permute(input, axis):
+    """MindSpore's ops.permute(input, axis): transpose by the permutation `axis`."""
+    return transpose(input, axis)
 
 
-def expand_dims(input, axis):
+def expand_dims(input_x, axis):
     """Insert a size-1 axis at `axis`."""
+    input = input_x
     shape = tuple(input.shape)
     a = normalize_axis("expand_dims", axis, len(shape) + 1)
     return reshape(input, shape[:a] + (1,) + shape[a:])
 
 
-unsqueeze = expand_dims
+def unsqueeze(input, dim):
+    """MindSpore's ops.unsqueeze(input, dim): a size-1 axis inserted at `dim`."""
+    return expand_dims(input, dim)
 
 
 def squeeze(input, axis=None):

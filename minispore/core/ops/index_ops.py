@@ -175,6 +175,6 @@ def gather(input_params, input_indices, axis=0):
     return apply(GATHER, input_params, input_indices, axis=axis)
 
 
-def scatter_add(input, indices, updates, axis=0):
-    """input with `updates` added at `indices` along `axis` (repeated indices accumulate)."""
-    return apply(SCATTER_ADD, input, indices, updates, axis=axis)
+def scatter_add(input_x, indices, updates, axis=0):
+    """input_x with `updates` added at `indices` along `axis` (repeated indices accumulate)."""
+    return apply(SCATTER_ADD, input_x, indices, updates, axis=axis)

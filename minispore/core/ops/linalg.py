@@ -87,5 +87,6 @@ def matmul(input, other, transpose_a=False, transpose_b=False):
     return out
 
 
-def bmm(input, mat2):
-    return _mm(input, mat2, False, False)
+def bmm(input_x, mat2):
+    """Batched matrix product (MindSpore's ops.bmm(input_x, mat2))."""
+    return _mm(input_x, mat2, False, False)

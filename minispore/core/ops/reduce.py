@@ -175,58 +175,124 @@ def _axis(axis):
     return None if axis == () else axis
 
 
-def sum(input, axis=None, keep_dims=False, *, dtype=None, keepdims=None):
-    """Sum over `axis` (None or () = all axes)."""
+_UNSET = object()
+
+
+def _one(op: str, names, values, default):
+    """The value of a parameter MindSpore spells several ways across its API (dim/axis,
+    keepdim/keep_dims/keepdims): the one given, or `default`; two given is a TypeError."""
+    given = [(n, v) for n, v in zip(names, values) if v is not _UNSET]
+    if len(given) > 1:
+        raise TypeError(f"{op}: got both {given[0][0]}= and {given[1][0]}=, which mean the "
+                        f"same; pass one")
+    return given[0][1] if given else default
+
+
+def _extreme_masked(op, input, initial, where):
+    """input with the where=False elements replaced by `initial` (numpy's rule: a where mask
+    needs an initial value)."""
+    from .math import cast, where as _where
+    if where is None or where is True:
+        return input
+    if initial is None:
+        raise ValueError(f"{op}: where= needs initial= (the value a fully masked-out "
+                         f"reduction gives), as in numpy")
+    from ..tensor import Tensor
+    mask = where if isinstance(where, Tensor) else Tensor(where)
+    return _where(mask, input, cast(Tensor(initial), input.dtype))
+
+
+def _with_initial(r, initial, combine):
+    if initial is None:
+        return r
     from .math import cast
-    k = keep_dims if keepdims is None else keepdims
+    from ..tensor import Tensor
+    return combine(r, cast(Tensor(initial), r.dtype))
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keep_dims=_UNSET,
+        keepdims=_UNSET):
+    """MindSpore 2.x ops.sum: the sum over `dim` (None or () = all axes), in `dtype` if given.
+    axis=/keep_dims=/keepdims= are accepted as the older spellings."""
+    from .math import cast
+    dim = _one("sum", ("dim", "axis"), (dim if dim is not None else _UNSET, axis), None)
+    k = _one("sum", ("keepdim", "keep_dims", "keepdims"),
+             (keepdim if keepdim is not False else _UNSET, keep_dims, keepdims), False)
     if dtype is not None:
         input = cast(input, dtype)
-    return apply(SUM, input, axis=_axis(axis), keep_dims=bool(k))
+    return apply(SUM, input, axis=_axis(dim), keep_dims=bool(k))
 
 
-def mean(input, axis=None, keep_dims=False, *, keepdims=None):
-    return apply(MEAN, input, axis=_axis(axis), keep_dims=bool(keep_dims if keepdims is None
-                                                                else keepdims))
+def mean(x, axis=None, keep_dims=False, *, keepdims=_UNSET):
+    """MindSpore's ops.mean(x, axis=None, keep_dims=False)."""
+    k = _one("mean", ("keep_dims", "keepdims"),
+             (keep_dims if keep_dims is not False else _UNSET, keepdims), False)
+    return apply(MEAN, x, axis=_axis(axis), keep_dims=bool(k))
 
 
-def prod(input, axis=None, keep_dims=False, *, keepdims=None):
-    return apply(PROD, input, axis=_axis(axis), keep_dims=bool(keep_dims if keepdims is None
-                                                                else keepdims))
+def prod(input, axis=None, keep_dims=False, dtype=None, *, keepdims=_UNSET):
+    """MindSpore's ops.prod: the product over `axis`, in `dtype` if given."""
+    from .math import cast
+    k = _one("prod", ("keep_dims", "keepdims"),
+             (keep_dims if keep_dims is not False else _UNSET, keepdims), False)
+    if dtype is not None:
+        input = cast(input, dtype)
+    return apply(PROD, input, axis=_axis(axis), keep_dims=bool(k))
 
 
-def amax(input, axis=None, keep_dims=False, *, keepdims=None):
-    """Maximum values over `axis` (the values only)."""
-    return apply(MAX, input, axis=_axis(axis), keep_dims=bool(keep_dims if keepdims is None
-                                                               else keepdims))
+def amax(input, axis=None, keepdims=False, *, initial=None, where=None, keep_dims=_UNSET):
+    """Maximum values over `axis` (the values only); `initial` joins every reduction, `where`
+    (with initial) leaves elements out. keep_dims= is accepted as the older spelling."""
+    from .math import maximum
+    k = _one("amax", ("keepdims", "keep_dims"),
+             (keepdims if keepdims is not False else _UNSET, keep_dims), False)
+    x = _extreme_masked("amax", input, initial, where)
+    return _with_initial(apply(MAX, x, axis=_axis(axis), keep_dims=bool(k)), initial, maximum)
 
 
-def amin(input, axis=None, keep_dims=False, *, keepdims=None):
-    return apply(MIN, input, axis=_axis(axis), keep_dims=bool(keep_dims if keepdims is None
-                                                               else keepdims))
+def amin(input, axis=None, keepdims=False, *, initial=None, where=None, keep_dims=_UNSET):
+    """Minimum values over `axis`; initial/where as amax."""
+    from .math import minimum
+    k = _one("amin", ("keepdims", "keep_dims"),
+             (keepdims if keepdims is not False else _UNSET, keep_dims), False)
+    x = _extreme_masked("amin", input, initial, where)
+    return _with_initial(apply(MIN, x, axis=_axis(axis), keep_dims=bool(k)), initial, minimum)
 
 
-def max(input, axis=None, keepdims=False):
+def _no_mask(op, initial, where):
+    if initial is not None or not (where is None or where is True):
+        raise NotImplementedError(f"ops.{op}: initial= and where= are not supported with the "
+                                  f"indices it returns; use ops.a{op}(..., initial=, where=) "
+                                  f"for the values")
+
+
+def max(input, axis=None, keepdims=False, *, initial=None, where=None):
     """MindSpore's ops.max: a tuple (values, indices) of the maximum along `axis`."""
+    _no_mask("max", initial, where)
     return amax(input, axis, keepdims), argmax(input, axis, keepdims)
 
 
-def min(input, axis=None, keepdims=False):
+def min(input, axis=None, keepdims=False, *, initial=None, where=None):
     """MindSpore's ops.min: a tuple (values, indices) of the minimum along `axis`."""
+    _no_mask("min", initial, where)
     return amin(input, axis, keepdims), argmin(input, axis, keepdims)
 
 
-def argmax(input, axis=None, keepdims=False):
-    """Indices (int64) of the maxima along `axis` (None: of the flattened input)."""
-    return apply(ARGMAX, input, axis=axis, keep_dims=bool(keepdims))
+def argmax(input, dim=None, keepdim=False, *, axis=_UNSET, keepdims=_UNSET):
+    """Indices (int64) of the maxima along `dim` (None: of the flattened input)."""
+    dim = _one("argmax", ("dim", "axis"), (dim if dim is not None else _UNSET, axis), None)
+    k = _one("argmax", ("keepdim", "keepdims"),
+             (keepdim if keepdim is not False else _UNSET, keepdims), False)
+    return apply(ARGMAX, input, axis=dim, keep_dims=bool(k))
 
 
 def argmin(input, axis=None, keepdims=False):
     return apply(ARGMIN, input, axis=axis, keep_dims=bool(keepdims))
 
 
-def logsumexp(input, axis=None, keep_dims=False):
-    """log(sum(exp(input))) over `axis`, computed stably."""
-    return apply(LOGSUMEXP, input, axis=_axis(axis), keep_dims=bool(keep_dims))
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over `dim`, computed stably."""
+    return apply(LOGSUMEXP, input, axis=_axis(dim), keep_dims=bool(keepdim))
 
 
 def _reduce_alias(fn, name):
