@@ -37,21 +37,26 @@ def _native_declines(case, sample) -> str | None:
 
 
 def _sink_params():
+    """Each op at its first dtype, and on bools where the op takes them (bool arithmetic and
+    logic reach the sinks uncast: the native sink computes them as 1-bit integers)."""
     out = []
     for case in CASES:
-        for sink in SINKS:
-            reason = case.xfail_reason(f"sink-{sink}", case.dtypes[0])
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            out.append(pytest.param(case, sink, marks=marks, id=f"{case.name}-{sink}"))
+        dtypes = [case.dtypes[0]] + ([dt.bool_] if dt.bool_ in case.dtypes[1:] else [])
+        for dtype in dtypes:
+            for sink in SINKS:
+                reason = case.xfail_reason(f"sink-{sink}", dtype)
+                marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+                tag = "-bool" if dtype is not case.dtypes[0] else ""
+                out.append(pytest.param(case, sink, dtype, marks=marks,
+                                        id=f"{case.name}{tag}-{sink}"))
     return out
 
 
-@pytest.mark.parametrize("case,sink", _sink_params())
-def test_op_sinks_at_o2(case, sink, monkeypatch):
+@pytest.mark.parametrize("case,sink,dtype", _sink_params())
+def test_op_sinks_at_o2(case, sink, dtype, monkeypatch):
     """`native`: the LLVM sink ran the op's graph; `numba`: the numba sink did."""
     monkeypatch.setenv("MINISPORE_NATIVE_SINK", "1" if sink == "native" else "0")
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
-    dtype = case.dtypes[0]
     for s in case.samples(rng_for("forward", case.name, dtype), dtype):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)

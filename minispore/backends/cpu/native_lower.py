@@ -249,7 +249,9 @@ def _reduction(kind):
         x, out = n.inputs[0], n.outputs[0]
         if not x.shape:
             return elementwise(e, n, E.arg(0))
-        if not (x.dtype in FLOAT and out.dtype in FLOAT):
+        # a count of bools (sum into int64) is exact in the float64 accumulator below 2**53
+        counts = kind == "sum" and x.dtype is dt.bool_ and out.dtype is dt.int64
+        if not (x.dtype in FLOAT and out.dtype in FLOAT) and not counts:
             raise NativeUnsupported(f"{kind} over {x.dtype}")
         b = e.b
         axes = normalize_axes(kind, a["axis"], len(x.shape))
