@@ -23,34 +23,82 @@ def is_axis(v) -> bool:
     return v is None or is_int(v) or (isinstance(v, (tuple, list)) and all(map(is_int, v)))
 
 
+_P = inspect.Parameter
+
+
+def _binder(sig: inspect.Signature):
+    """A fast `sig.bind(...)` with defaults applied: (args, kwargs) -> the arguments by name,
+    or None where the call does not bind (Signature.bind costs several microseconds, and
+    Tensor methods sit in eager inner loops)."""
+    params = list(sig.parameters.values())
+    if any(p.kind in (_P.VAR_KEYWORD, _P.POSITIONAL_ONLY) for p in params):
+        def slow(args, kwargs):
+            try:
+                b = sig.bind(*args, **kwargs)
+            except TypeError:
+                return None
+            b.apply_defaults()
+            return b.arguments
+        return slow
+    pos = [(p.name, p.default) for p in params if p.kind is _P.POSITIONAL_OR_KEYWORD]
+    var = next((p.name for p in params if p.kind is _P.VAR_POSITIONAL), None)
+    kwonly = {p.name: p.default for p in params if p.kind is _P.KEYWORD_ONLY}
+    names = {n for n, _ in pos} | set(kwonly)
+    empty = _P.empty
+
+    def bind(args, kwargs):
+        if (len(args) > len(pos) and var is None) or not names.issuperset(kwargs):
+            return None
+        out = {}
+        for i, (n, d) in enumerate(pos):
+            if i < len(args):
+                if n in kwargs:
+                    return None
+                out[n] = args[i]
+            elif n in kwargs:
+                out[n] = kwargs[n]
+            elif d is empty:
+                return None
+            else:
+                out[n] = d
+        if var is not None:
+            out[var] = tuple(args[len(pos):])
+        for n, d in kwonly.items():
+            if n in kwargs:
+                out[n] = kwargs[n]
+            elif d is empty:
+                return None
+            else:
+                out[n] = d
+        return out
+    return bind
+
+
 def variant(fn, accepts=None):
     """One signature of an overloaded method: `fn` binds and runs it; `accepts(arguments)`,
     given the bound arguments with defaults applied, says whether the argument types fit."""
-    return fn, inspect.signature(fn), accepts
+    sig = inspect.signature(fn)
+    return fn, sig, accepts, _binder(sig)
 
 
 def overloaded(owner: str, name: str, *variants):
     """A function trying `variants` (from `variant`) in order; the first that binds and accepts
     the call runs it."""
     def dispatch(*args, **kwargs):
-        for fn, sig, accepts in variants:
-            try:
-                bound = sig.bind(*args, **kwargs)
-            except TypeError:
-                continue
-            bound.apply_defaults()
-            if accepts is None or accepts(bound.arguments):
-                return fn(*bound.args, **bound.kwargs)
+        for fn, _, accepts, bind in variants:
+            arguments = bind(args, kwargs)
+            if arguments is not None and (accepts is None or accepts(arguments)):
+                return fn(*args, **kwargs)
         shown = [repr(a) for a in args[1:]] + [f"{k}={v!r}" for k, v in kwargs.items()]
         raise TypeError(
             f"{owner}.{name}() got arguments ({', '.join(shown)}) that match none of its "
-            f"signatures: " + "; ".join(f"{name}{_public(sig)}" for _, sig, _ in variants))
+            f"signatures: " + "; ".join(f"{name}{_public(v[1])}" for v in variants))
 
     dispatch.__name__ = dispatch.__qualname__ = name
     dispatch.__doc__ = f"{owner}.{name}, resolved like MindSpore's overloads:\n" + "\n".join(
         f"  {name}{_public(sig)}" + (f": {fn.__doc__.strip()}" if fn.__doc__ else "")
-        for fn, sig, _ in variants)
-    dispatch._ms_overloads = tuple(sig for _, sig, _ in variants)
+        for fn, sig, *_ in variants)
+    dispatch._ms_overloads = tuple(v[1] for v in variants)
     return dispatch
 
 

@@ -297,3 +297,33 @@ def test_functional_ops_refuse_what_they_cannot_do_by_name():
     assert ops.ReduceSum()(x, ()).shape == ()
     with pytest.raises(NotImplementedError, match="data_time"):
         ms.train.TimeMonitor(data_time=True)
+
+
+def test_the_overload_binder_agrees_with_signature_bind():
+    """core.overloads binds calls without inspect.Signature.bind (eager loops call Tensor
+    methods); over every call shape it must accept and reject what bind does."""
+    import inspect
+
+    from minispore.core.overloads import _binder
+
+    def f(self, a, b=2, *rest, c, d=4):
+        pass
+
+    def g(self, a=1, b=2, *, c=3):
+        pass
+    calls = [((0,), {}), ((0, 1), {}), ((0, 1), {"c": 5}), ((0, 1, 2, 3), {"c": 5}),
+             ((0,), {"a": 1, "c": 2}), ((0, 1), {"a": 1, "c": 2}), ((0,), {"e": 1}),
+             ((0, 1, 2), {"c": 1, "d": 9}), ((0, 1, 2, 3), {}), ((0,), {"b": 7})]
+    for fn in (f, g):
+        sig, fast = inspect.signature(fn), _binder(inspect.signature(fn))
+        for args, kwargs in calls:
+            try:
+                b = sig.bind(*args, **kwargs)
+                b.apply_defaults()
+                want = dict(b.arguments)
+            except TypeError:
+                want = None
+            got = fast(args, kwargs)
+            if want is not None and "rest" in want:
+                want["rest"] = tuple(want["rest"])
+            assert got == want, (fn.__name__, args, kwargs, got, want)
