@@ -12,10 +12,12 @@ Each finding is (kind, where, detail). The kinds, most dangerous first:
 - `default`: a parameter both sides have defaults differently (`Argmax(output_type=)`).
 - `swallow`: minispore takes `**kwargs` where MindSpore does not, so a misspelt or unsupported
   keyword may be accepted and ignored.
+- `return`: a Tensor method overload MindSpore documents as returning a tuple (`max(dim)` gives
+  (values, indices)) returns something else when called with its required dims.
 - `missing`: a MindSpore parameter minispore lacks (the call fails loudly, with a TypeError).
 - `keyword`: the same slot under a synonym (`axis`/`dim`, `keep_dims`/`keepdims`, `x`/`input`):
   positional calls agree, a keyword call fails loudly.
-`SILENT` (slot, default, swallow) are the kinds the test fails on.
+`SILENT` (slot, default, swallow, return) are the kinds the test fails on.
 
 Usage: python tools/signature_audit.py [--reference PATH] [--kinds slot,default,...]
 (exit status 1 when a silent finding is printed). The reference path defaults to
@@ -34,7 +36,7 @@ import sys
 from dataclasses import dataclass
 
 DEFAULT_REFERENCE = "/work/shared/reference/mindspore-2.10-signatures.json"
-SILENT = ("slot", "default", "swallow")
+SILENT = ("slot", "default", "swallow", "return")
 KINDS = SILENT + ("missing", "keyword")
 
 # MindSpore namespace -> minispore module path ("Tensor" is the Tensor class's methods)
@@ -257,6 +259,38 @@ def audit_entry(where: str, entry, obj) -> list:
     return out
 
 
+_RETURNS_TUPLE = re.compile(r"->\s*tuple", re.I)
+_DIM_NAMES = {"dim", "axis"}
+
+
+def return_findings(entries) -> list:
+    """Call each Tensor method overload documented `-> tuple(...)` whose required parameters
+    are all dims, on a (2, 3) float32 tensor with dim 0, and check that a tuple comes back."""
+    import numpy as np
+    from minispore import Tensor
+    out = []
+    for name, entry in sorted(entries.items()):
+        method = getattr(Tensor, name, None)
+        if method is None or name.startswith("_"):
+            continue
+        for text in [entry.get("signature") or ""] + list(entry.get("overloads") or ()):
+            params = parse_reference(text) if _RETURNS_TUPLE.search(text) else None
+            required = [p for p in params or () if p.positional and p.default is None]
+            if not required or any(p.name not in _DIM_NAMES for p in required):
+                continue
+            x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+            try:
+                r = method(x, *[0] * len(required))
+            except Exception as e:      # noqa: BLE001 (reported, not raised)
+                out.append(Finding("return", f"Tensor.{name}", f"{text.strip()}: the call with "
+                                   f"dim 0 raised {type(e).__name__}: {e}"))
+                continue
+            if not isinstance(r, tuple):
+                out.append(Finding("return", f"Tensor.{name}", f"{text.strip()}: returns "
+                                   f"{type(r).__name__}, MindSpore a tuple"))
+    return out
+
+
 def _resolve(module_path: str):
     if module_path == "Tensor":
         from minispore import Tensor
@@ -288,6 +322,8 @@ def audit(reference_path: str = None) -> list:
             if obj is None or not callable(obj) or isinstance(obj, property):
                 continue
             out.extend(audit_entry(prefix + name, entry, obj))
+    if "mindspore.Tensor (methods)" in namespaces:
+        out.extend(return_findings(namespaces["mindspore.Tensor (methods)"]))
     return out
 
 
