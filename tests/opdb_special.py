@@ -69,6 +69,7 @@ def batch_norm_samples(dtype) -> list:
     x = np.ascontiguousarray(rows(dtype).T)
     C = x.shape[1]
     scale, bias = np.linspace(0.5, 2.0, C).astype(dtype.np), np.zeros(C, dtype.np)
-    mean, var = np.linspace(-1.0, 1.0, C).astype(dtype.np), np.linspace(0.5, 2.0, C).astype(dtype.np)
+    mean = np.linspace(-1.0, 1.0, C).astype(dtype.np)
+    var = np.linspace(0.5, 2.0, C).astype(dtype.np)
     return [_sample((x, scale, bias, mean, var), {"training": t, "epsilon": 1e-3},
                     f"x(4, 7) training={t}") for t in (True, False)]

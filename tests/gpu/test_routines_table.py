@@ -233,6 +233,15 @@ def test_matmuls_in_a_captured_graph_use_the_gemm_kernel(name, args, attrs):
         assert_close(g, np.asarray(e), rtol, atol, f"{name} in a graph")
 
 
+@pytest.mark.parametrize("name", ["scatter_add", "scatter_update"])
+def test_scatters_check_bounds_like_gather(name):
+    x, upd = np.zeros((3, 2), np.float32), np.ones((2, 2), np.float32)
+    for bad in (3, -4):
+        with pytest.raises(IndexError, match=rf"^{name}: index {bad} is out of range for axis 0 "
+                                             rf"of size 3; valid indices are -3 to 2$"):
+            _run(name, (x, np.array([0, bad]), upd), {"axis": 0})
+
+
 def test_gather_checks_bounds_unless_a_graph_is_captured():
     x, bad = np.arange(6.0, dtype=np.float32).reshape(3, 2), np.array([3])
     with pytest.raises(IndexError, match=r"^gather: index 3 is out of range for axis 0 of size 3; "

@@ -68,7 +68,7 @@ class Emitter:
         bufs = fn.args[0]
         self._bufs = bufs
         self._arena = None
-        self.errors: list = []            # (exception type, message) or IndexCheck of code k + 1
+        self.errors: list = []            # the IndexCheck whose failure is error code k + 1
         self.error_offset = None          # arena byte offset of the failed check's value (i64)
         # 0-d constants of the graph: a load of one is the constant itself, so LLVM folds it and
         # scalar() sees divisors known at compile time
@@ -86,22 +86,11 @@ class Emitter:
         with self.b.goto_block(self.entry):
             self.b.branch(start)
 
-    def fail_if(self, cond, exc_type, message: str):
-        """When `cond` (i1) holds, return error code k + 1 from this i32 function; the caller
-        raises exc_type(message) (NativeProgram.errors). Nothing is assigned then."""
-        if self.fn.function_type.return_type != I32:
-            raise NativeUnsupported("a run-time check inside a loop split over threads")
-        self.errors.append((exc_type, message))
-        b = self.b
-        bad, ok = b.append_basic_block("fail"), b.append_basic_block("ok")
-        b.cbranch(cond, bad, ok)
-        b.position_at_end(bad)
-        b.ret(const(len(self.errors), I32))
-        b.position_at_end(ok)
-
     def fail_index(self, cond, site, value):
-        """fail_if for the IndexCheck `site`: the offending value (i64) is stored at the arena's
-        error word first, so NativeProgram raises site.error(value)."""
+        """When `cond` (i1) holds, store `value` (i64, the offending index) at the arena's error
+        word and return error code k + 1 from this i32 function; the caller raises
+        site.error(value) (site: an IndexCheck, NativeProgram.errors). Nothing is assigned
+        then."""
         if self.fn.function_type.return_type != I32 or self.error_offset is None:
             raise NativeUnsupported("a run-time index check inside a loop split over threads")
         self.errors.append(site)

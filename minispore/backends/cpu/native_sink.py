@@ -33,7 +33,6 @@ from llvmlite import ir as L
 
 from ...core.graph import ir
 from ...core.graph.memplan import assign_offsets
-from ...core.index_check import IndexCheck
 from ...core.primitive import OpDef
 from ...core.shape import size_of
 from . import native_jit
@@ -143,7 +142,7 @@ class NativeProgram:
                     raise
                 raise NativeUnsupported(f"node '{n.name}': {exc}") from None
         e.finish()
-        self.errors = e.errors            # error code k + 1 -> (exception type, message)
+        self.errors = e.errors            # error code k + 1 -> its IndexCheck
         self._carry = self._emit_steps(module, fn)
         self.ir_text = str(module)
         self.lib = native_jit.NativeLibrary(self.ir_text)
@@ -263,12 +262,8 @@ class NativeProgram:
         """Raise what a failed run's error code stands for (an index out of range: its
         IndexCheck's error for the value the check stored at the arena's error word)."""
         if rc:
-            site = self.errors[rc - 1]
-            if isinstance(site, IndexCheck):
-                value = ctypes.c_int64.from_address(self._arena_base + self.error_offset).value
-                raise site.error(value)
-            exc_type, message = site
-            raise exc_type(message)
+            value = ctypes.c_int64.from_address(self._arena_base + self.error_offset).value
+            raise self.errors[rc - 1].error(value)
 
     def _value_of(self, v: ir.Value, args, params, outs):
         return (list(args) + list(params) + self.consts + list(outs))[self.slots[v.id]]

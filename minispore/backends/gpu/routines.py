@@ -156,6 +156,14 @@ def _wrap_index(xp, idx, n):
     return xp.where(idx < 0, idx + n, idx)
 
 
+def _check_bounds(xp, ctx, op: str, idx, n: int, a: int):
+    """The eager kernels' IndexError (core/index_check.py) for an index outside [-n, n) of
+    axis a: a host sync, skipped while a CUDA graph is captured (ctx.checks False)."""
+    if ctx.checks and idx.size and bool(xp.any((idx < -n) | (idx >= n)) if idx.dtype.kind
+                                        != "u" else xp.any(idx >= n)):      # syncs
+        IndexCheck(op, n, a).check(xp.asnumpy(idx) if hasattr(xp, "asnumpy") else idx)
+
+
 @routine("gather")
 def _gather(xp, ctx, ms, attrs, out):
     nd = len(ms[0].shape)
@@ -163,9 +171,7 @@ def _gather(xp, ctx, ms, attrs, out):
     n = ms[0].shape[a]
 
     def run(x, idx):
-        if ctx.checks and idx.size and bool(xp.any((idx < -n) | (idx >= n)) if idx.dtype.kind
-                                            != "u" else xp.any(idx >= n)):      # syncs
-            IndexCheck("gather", n, a).check(xp.asnumpy(idx) if hasattr(xp, "asnumpy") else idx)
+        _check_bounds(xp, ctx, "gather", idx, n, a)
         return _c(xp, xp.take(x, _wrap_index(xp, idx, n), axis=a))
     return run
 
@@ -189,6 +195,7 @@ def _scatter_add(xp, ctx, ms, attrs, out):
     bits64 = xd.np == np.int64
 
     def run(x, idx, upd):
+        _check_bounds(xp, ctx, "scatter_add", idx, n, a)
         u = xp.broadcast_to(S.cast(xp, upd, ud, xd), want)
         key = (slice(None),) * a + (_wrap_index(xp, idx, n),)
         if half or wide:
@@ -211,6 +218,7 @@ def _scatter_update(xp, ctx, ms, attrs, out):
     xd, ud = ms[0].dtype, ms[2].dtype
 
     def run(x, idx, upd):
+        _check_bounds(xp, ctx, "scatter_update", idx, n, a)
         r = x.copy()
         r[(slice(None),) * a + (_wrap_index(xp, idx, n),)] = \
             xp.broadcast_to(S.cast(xp, upd, ud, xd), want)
