@@ -192,7 +192,7 @@ class GeneratorDataset(Dataset):
             source = _Replay(source)          # a generator object: read again every epoch
         self.source = source
         self.random_access = hasattr(source, "__getitem__") and hasattr(source, "__len__")
-        if not callable(source) and not hasattr(source, "__iter__") and not self.random_access:
+        if not callable(source) and not self.random_access and not _iterable(source):
             raise TypeError(f"{who}: source must be callable, iterable or random-access "
                             f"(__getitem__ and __len__), got {type(source).__name__}")
         if self.random_access:
@@ -232,6 +232,14 @@ class GeneratorDataset(Dataset):
             return len(self.sampler.indices(len(self.source), 0))
         n = sum(1 for _ in (self.source() if callable(self.source) else iter(self.source)))
         return min(n, self.num_samples) if self.num_samples else n
+
+
+def _iterable(source) -> bool:
+    try:
+        iter(source)
+    except TypeError:
+        return False
+    return True
 
 
 class _Replay:

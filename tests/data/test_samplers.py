@@ -190,3 +190,8 @@ def test_a_generator_object_is_read_again_every_epoch():
 def test_pipeline_arguments_mindspore_rejects_raise(call, err, words):
     with pytest.raises(err, match=words):
         call(ds.NumpySlicesDataset(DATA, shuffle=False))
+
+
+def test_a_source_that_is_no_sequence_raises():
+    with pytest.raises(TypeError, match="source must be callable, iterable or random-access"):
+        ds.GeneratorDataset(3, ["a"])
