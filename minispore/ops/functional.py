@@ -1,7 +1,9 @@
 """ops functions whose MindSpore 2.x signature takes more than the core op: division with
 `rounding_mode`, subtraction with `alpha`, rounding at `decimals`, softplus with `beta` and
-`threshold`, relu's `inplace` and gather's `batch_dims`. Each composes core ops (so PyNative,
-graph mode and autodiff share them) and refuses, by name, what minispore cannot do."""
+`threshold`, relu's `inplace` and gather's `batch_dims`; and those whose MindSpore parameter
+names differ from the core op's (floor_div(x, y), floor_mod(x, y), sqrt(x)). Each composes
+core ops (so PyNative, graph mode and autodiff share them) and refuses, by name, what minispore
+cannot do."""
 from __future__ import annotations
 
 import numbers
@@ -69,3 +71,18 @@ def gather(input_params, input_indices, axis=0, batch_dims=0):
         raise NotImplementedError(f"gather: batch_dims={batch_dims!r} is not supported by "
                                   f"minispore; use batch_dims=0")
     return X.gather(input_params, input_indices, axis)
+
+
+def floor_div(x, y):
+    """x / y rounded down (MindSpore's ops.floor_div(x, y))."""
+    return M.floor_div(x, y)
+
+
+def floor_mod(x, y):
+    """x - floor_div(x, y) * y, the sign of y (MindSpore's ops.floor_mod(x, y))."""
+    return M.mod(x, y)
+
+
+def sqrt(x):
+    """The square root (MindSpore's ops.sqrt(x))."""
+    return M.sqrt(x)

@@ -1,7 +1,8 @@
 """minispore's public signatures against MindSpore 2.10's: tools/signature_audit.py run over
 every namespace minispore implements. A positional slot that binds another parameter, a
-different default, or a **kwargs that MindSpore does not take fails here unless the allow-list
-below says why it stays. Loud differences (a missing parameter, a keyword synonym) are printed
+different default, a **kwargs that MindSpore does not take, or a Tensor overload documented as
+returning a tuple that returns something else fails here unless the allow-list below says why
+it stays. Loud differences (a missing parameter, a keyword synonym) are printed
 by the tool, not failed on."""
 from __future__ import annotations
 
