@@ -64,6 +64,25 @@ class IndexCheck:
                 raise self.error(v[bad].flat[0])
 
 
+# the primitives whose kernels check index values at run time (the O0/O1 executor adds the
+# node's source line to their IndexError, as both O2 sinks do)
+CHECKED_OPS = ("gather", "scatter_add", "scatter_update", "check_class_labels")
+
+
+def located(kernel, loc):
+    """kernel, whose IndexError gets `loc`'s source line (graph.ir.Loc) appended."""
+    def run(*args):
+        try:
+            return kernel(*args)
+        except IndexError as e:
+            if loc is None or getattr(e, "_ms_located", False):
+                raise
+            new = IndexError(f"{e}\n{loc.caret()}")
+            new._ms_located = True
+            raise new from None
+    return run
+
+
 # the marker a numba sink's generated code raises with: IndexError(MARKER, site, value); the
 # program maps the site (its IndexCheck table) to error(value)
 MARKER = "minispore-index-check"

@@ -347,13 +347,15 @@ def _gather_twice(x, i):
     return ops.gather(y, i, 1)
 
 
-@pytest.mark.parametrize("sink", ["native", "numba"])
+@pytest.mark.parametrize("level,sink", [("O2", "native"), ("O2", "numba"), ("O1", "kernels"),
+                                        ("O0", "kernels")])
 @pytest.mark.parametrize("index", [5, -5])
-def test_sink_index_errors_name_the_axis_the_index_the_range_and_the_line(sink, index,
-                                                                        monkeypatch):
-    """An index out of range at O2 raises PyNative's IndexError (the op, the axis, the bad
-    index, the valid range), followed by the user's source line of the node, in both sinks."""
-    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "1" if sink == "native" else "0")
+def test_compiled_index_errors_name_the_axis_the_index_the_range_and_the_line(level, sink, index,
+                                                                            monkeypatch):
+    """An index out of range in a compiled graph raises PyNative's IndexError (the op, the
+    axis, the bad index, the valid range), followed by the user's source line of the node, in
+    both O2 sinks and in the kernel-by-kernel executor of O0/O1."""
+    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0" if sink == "numba" else "1")
     x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
     bad = Tensor(np.array([0, index, 1], np.int32))
     head = (rf"gather: index {index} is out of range for axis 1 of size 4; valid indices are "
@@ -362,11 +364,11 @@ def test_sink_index_errors_name_the_axis_the_index_the_range_and_the_line(sink, 
     with pytest.raises(IndexError, match="^" + head + "$"):
         _gather_twice(x, bad)
     graph_compile.clear_cache()
-    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
     with pytest.raises(IndexError) as info:
         ms.jit(_gather_twice)(x, bad)
     assert type(graph_compile.last_compiled().program).__name__ == \
-        ("NativeProgram" if sink == "native" else "SunkProgram")
+        {"native": "NativeProgram", "numba": "SunkProgram", "kernels": "Program"}[sink]
     msg = str(info.value)
     assert re.match("^" + head + r'\n  File ".*test_native_sink\.py", line \d+\n'
                     r"    return ops\.gather\(y, i, 1\)\n", msg), msg

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..device import hooks
+from ..index_check import CHECKED_OPS, located
 from ..primitive import Meta, OpDef, attrs_dict
 from ..tensor import format_value
 from . import ir
@@ -62,6 +63,8 @@ class Program:
                     n.op.infer(*n.inputs, **attrs_dict(n.attrs)), Meta))
                 # a running Profiler wraps the node's kernel (device.py, Note [Profiling hook])
                 k = self.node_kernel(n) if hooks.active is None else hooks.node_kernel(self, n)
+                if isinstance(n.op, OpDef) and n.op.name in CHECKED_OPS:
+                    k = located(k, n.loc)          # an index out of range names the user's line
                 steps.append(("k", k, ins, outs, multi))
             if i in free_after:
                 steps.append(("free", [self.slots[v.id] for v in free_after[i]]))
