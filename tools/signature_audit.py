@@ -99,6 +99,7 @@ def parse_reference(text: str):
             return None
         text = m.group(1)
     text = re.sub(r"\)\s*->.*$", ")", text)
+    text = re.sub(r"<[^<>]*>", lambda m: repr(m.group(0)), text)    # an object's repr default
     try:
         fn = ast.parse(f"def f{text}: pass").body[0]
     except SyntaxError:
