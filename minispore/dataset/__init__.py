@@ -94,6 +94,10 @@ class _Iterator:
 
     def __init__(self, ds: Dataset, num_epochs: int, output_numpy: bool, as_dict: bool,
                  columns=None):
+        if not isinstance(num_epochs, int) or isinstance(num_epochs, bool) or \
+                (num_epochs != -1 and num_epochs < 1):
+            raise ValueError(f"create_iterator: num_epochs must be -1 (no limit) or an int >= "
+                             f"1, got {num_epochs!r}")
         self.ds, self.num_epochs, self.numpy, self.as_dict = ds, num_epochs, output_numpy, as_dict
         if isinstance(columns, str):
             columns = [columns]

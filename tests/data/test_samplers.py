@@ -195,3 +195,5 @@ def test_pipeline_arguments_mindspore_rejects_raise(call, err, words):
 def test_a_source_that_is_no_sequence_raises():
     with pytest.raises(TypeError, match="source must be callable, iterable or random-access"):
         ds.GeneratorDataset(3, ["a"])
+    with pytest.raises(ValueError, match="num_epochs must be -1"):
+        ds.NumpySlicesDataset(DATA).create_tuple_iterator(num_epochs=0)
