@@ -1,6 +1,12 @@
 """Tensor operators and methods, attached to Tensor once the ops exist. Each is a thin call of a
 functional op, so every operator goes through the same primitives (and the same executor) as
-`ops.*`. Binary operators between two Tensors take the executor's `binary` fast path."""
+`ops.*`. Binary operators between two Tensors take the executor's `binary` fast path.
+
+Methods with several MindSpore 2.x signatures (transpose, max/min, flatten, sum, mean, ...) are
+`core.overloads.overloaded`: resolved as MindSpore 2.10's PyNative mode resolves them, in both
+modes. (MindSpore 2.10's own GRAPH mode still gives the legacy meaning of some of them: there
+`x.transpose(0, 1)` permutes and `x.max(1)` returns only the values; minispore's modes agree
+with each other and with the documented 2.x signatures.)"""
 from __future__ import annotations
 
 from . import dtype as dt
