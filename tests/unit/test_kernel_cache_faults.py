@@ -19,8 +19,10 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(minispore.__file__)))
 
 
 def _env(cache, extra=None):
+    """numba's files beside the generated modules (no NUMBA_CACHE_DIR) unless `extra` says."""
     path = os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)
-    return dict(os.environ, MINISPORE_CACHE_DIR=str(cache), PYTHONPATH=path, **(extra or {}))
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    return dict(env, MINISPORE_CACHE_DIR=str(cache), PYTHONPATH=path, **(extra or {}))
 
 SCRIPT = textwrap.dedent("""
     import numpy as np, minispore as ms
