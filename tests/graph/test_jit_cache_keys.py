@@ -119,6 +119,23 @@ def test_jit_of_a_bound_method_and_of_a_callable_object_parses_their_source():
     assert val(ms.jit(Scaler(2.0).apply)(t([-1.0]))) == [1.0]
 
 
+class Model:
+    def __init__(self):
+        self.k = 4.0
+
+    @ms.jit
+    def predict(self, x):
+        return ops.mul(x, self.k)
+
+
+def test_a_jit_decorated_method_of_a_plain_class_reads_its_instance():
+    m = Model()
+    assert val(m.predict(X)) == [4.0, 8.0, 12.0]
+    m.k = 0.5
+    assert val(m.predict(X)) == [0.5, 1.0, 1.5]
+    assert val(Model().predict(X)) == [4.0, 8.0, 12.0]
+
+
 def test_jit_of_a_minispore_op_and_of_a_cell():
     np.testing.assert_allclose(ms.jit(ops.exp)(X).asnumpy(), np.exp([1.0, 2.0, 3.0]),
                                rtol=1e-6)
