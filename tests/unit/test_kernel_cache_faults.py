@@ -211,3 +211,14 @@ def test_numba_cache_files_of_the_package_kernels_are_verified(tmp_path):
         p.write_bytes(bytes(blob))
     warns = run()
     assert len(warns) == len(nbc) and all("content hash" in w for w in warns), warns
+
+
+def test_numbas_own_reader_ignores_a_sealed_index(tmp_path):
+    """A process whose numba reads the cache unsealed (an older minispore sharing it) takes a
+    sealed index for another numba version's and compiles, rather than failing on it."""
+    from numba.core.caching import IndexDataCacheFile
+    tmp_path = tmp_path / "cache"
+    _run(tmp_path)
+    for nbi in _files(tmp_path / "cpu_kernels", "*.nbi"):
+        plain = IndexDataCacheFile(str(nbi.parent), nbi.name[:-len(".nbi")], b"stamp")
+        assert plain._load_index() == {}

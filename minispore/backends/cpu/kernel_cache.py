@@ -34,6 +34,10 @@ from pathlib import Path
 MAGIC = b"MINISPORE-CACHE-1\n"
 _DIGEST = 32                                   # bytes of a SHA-256
 _PICKLE = (b"\x80",)                           # numba's own .nbi/.nbc files start with a pickle
+# a sealed numba index starts with a pickled string where numba's starts with its version: numba's
+# own reader (a process of an older minispore sharing the cache) takes it for another numba
+# version's index and ignores it instead of failing on the sealed bytes
+_INDEX_HEAD = pickle.dumps("minispore-sealed-index", protocol=4)
 _warned: set = set()
 
 
@@ -156,7 +160,18 @@ def _numba_classes():
         def _load_index(self):
             path = Path(self._index_path)
             blob = read_entry(path)
-            payload = None if blob is None else unseal(blob, self._index_key(), path, _PICKLE)
+            if blob is None:
+                return {}
+            if blob.startswith(_INDEX_HEAD):
+                payload = unseal(blob[len(_INDEX_HEAD):], self._index_key(), path)
+            elif _INDEX_HEAD.startswith(blob):
+                payload = None
+                warn_bad(path, "is truncated")
+            elif MAGIC in blob[:len(_INDEX_HEAD) + len(MAGIC)] or not blob.startswith(_PICKLE):
+                payload = None
+                warn_bad(path, "is not a minispore cache entry (bad header)")
+            else:
+                payload = None                  # numba's own index: rebuilt silently
             if payload is None:
                 return {}
             try:
@@ -170,7 +185,8 @@ def _numba_classes():
 
         def _save_index(self, overloads) -> bool:
             payload = self._dump((self._version, self._source_stamp, overloads))
-            return write_entry(Path(self._index_path), seal(self._index_key(), payload))
+            return write_entry(Path(self._index_path),
+                               _INDEX_HEAD + seal(self._index_key(), payload))
 
         def save(self, key, data):
             overloads = self._load_index()
