@@ -192,6 +192,26 @@ def test_a_changed_float_bool_tensor_attribute_or_global_compiles_a_new_graph():
     assert gc.stats["compiles"] == compiles
 
 
+class ByName(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.scale = 2.0
+
+    def construct(self, x):
+        if hasattr(self, "shift"):
+            x = x + getattr(self, "shift")
+        return x * getattr(self, "scale")
+
+
+def test_an_attribute_read_by_getattr_or_hasattr_compiles_a_new_graph_when_changed():
+    net = ByName()
+    assert val(net(X)) == [2.0, 4.0, 6.0]
+    net.scale = 3.0
+    assert val(net(X)) == [3.0, 6.0, 9.0]
+    net.shift = 1.0
+    assert val(net(X)) == [6.0, 9.0, 12.0]
+
+
 def test_a_changed_closure_variable_compiles_a_new_graph():
     k = 2.0
 

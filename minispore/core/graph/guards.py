@@ -386,6 +386,16 @@ def record_attribute(obj, name, value, frame=None, node=None):
         r.attribute(obj, name, value, frame, node)
 
 
+def record_dynamic_attribute(obj, name, frame=None, node=None):
+    """getattr/hasattr/setattr(obj, name, ...) called in parsed code: `obj.name` as it is now."""
+    if Recorder.active is not None:
+        try:
+            value = getattr(obj, name, MISSING)
+        except Exception:               # a property that raises: the call will report it
+            return
+        record_attribute(obj, name, value, frame, node)
+
+
 def record_name(frame, name, value, node=None):
     """The parser resolved `name` in `frame` to `value` in the build in progress."""
     r = Recorder.active
