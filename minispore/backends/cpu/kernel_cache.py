@@ -12,7 +12,8 @@ Three caches, all rebuilt from what the process already has when an entry is not
 - the native sink's object files, <MINISPORE_CACHE_DIR>/native/*.o (native_jit), sealed.
 
 A sealed entry is MAGIC, the SHA-256 of the key it was written under, the SHA-256 of its payload,
-the payload. `unseal` checks all three before the payload is used (unpickled, loaded as code), so
+the payload (a numba index has a pickled marker string before it: _INDEX_HEAD). `unseal` checks
+all three before the payload is used (unpickled, loaded as code), so
 a flipped byte, a truncation or an entry copied under another key's name is rebuilt, never run.
 An entry that is a directory or cannot be read is removed and rebuilt. Each bad entry is rebuilt
 with a one-line KernelCacheWarning; an entry in a format this code never writes (numba's own, an
