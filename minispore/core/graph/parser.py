@@ -379,7 +379,8 @@ class Parser(Expressions):
             if cls is None or first is None:
                 raise _error(frame.src, node, "super() needs the enclosing class here")
             return super(cls, first)
-        if func in (getattr, hasattr, setattr) and len(args) >= 2 and isinstance(args[1], str):
+        if (func is getattr or func is hasattr or func is setattr) and len(args) >= 2 \
+                and isinstance(args[1], str):
             from .guards import record_dynamic_attribute     # a value the graph depends on
             record_dynamic_attribute(args[0], args[1], frame, node)
         if isinstance(func, Cell):
