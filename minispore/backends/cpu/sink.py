@@ -14,7 +14,8 @@ are numpy calls numba compiles, If/While are native branches and loops, and Para
 assignments are returned with the outputs. The source is content-hashed into the kernel cache
 directory (codegen.module_for), so a second process loads the compiled function from disk.
 
-Data movement and indexing ops are lowered in sink_index.py. A node kind the sink does not lower
+Data movement and indexing ops are lowered in sink_index.py, softmax/log_softmax/logsumexp in
+sink_rows.py. A node kind the sink does not lower
 yet raises SinkUnsupported naming it; the compiler then runs that graph at O1 and says so (see
 graph/compile.py): nothing is silently dropped.
 """
@@ -28,6 +29,7 @@ from ...core.index_check import translate
 from ...core.primitive import OpDef, attrs_dict
 from ...core.shape import normalize_axes, size_of
 from . import sink_index as _sink_index
+from . import sink_rows as _sink_rows
 from .blas_threads import call_serial
 from . import sink_nn as _sink_nn
 from .codegen import HEADER_IMPORTS, module_for, render
@@ -327,73 +329,6 @@ def _reduction(kind):
     return lower
 
 
-def _softmax(log: bool):
-    def lower(e: _Emitter, n, a, ind):
-        x, out = n.inputs[0], n.outputs[0]
-        if not x.shape:                            # one element: 1 (softmax) or 0 (log)
-            return e.fill(e.out(out), (), out.dtype, f"{_np(out.dtype)}({0 if log else 1})",
-                          ind)
-        axis = a["axis"] % len(x.shape)
-        outer, d, inner = size_of(x.shape[:axis]), x.shape[axis], size_of(x.shape[axis + 1:])
-        src, o, final = e.fresh("sm"), e.fresh("sm"), e.out(out)
-        e.line(ind, f"{src} = {e.name(x)}.reshape(({outer}, {d}, {inner}))")
-        e.line(ind, f"{o} = np.empty(({outer}, {d}, {inner}), {_np(out.dtype)})")
-        e.line(ind, f"for r in range({outer}):")
-        e.line(ind + 1, f"for c in range({inner}):")
-        b = ind + 2
-        e.line(b, "m = -np.inf")
-        e.line(b, f"for k in range({d}):")
-        e.line(b + 1, f"m = max(m, {src}[r, k, c])")
-        e.line(b, "s = 0.0")
-        e.line(b, f"for k in range({d}):")
-        e.line(b + 1, f"s += vexp({src}[r, k, c] - m)")
-        if log:
-            e.line(b, "ls = vlog(s)")
-            e.line(b, f"for k in range({d}):")
-            e.line(b + 1, f"{o}[r, k, c] = {src}[r, k, c] - m - ls")
-        else:
-            e.line(b, f"for k in range({d}):")
-            e.line(b + 1, f"{o}[r, k, c] = vexp({src}[r, k, c] - m) / s")
-        e.line(ind, f"{final} = {o}.reshape({out.shape!r})")
-    return lower
-
-
-def _logsumexp(e: _Emitter, n, a, ind):
-    """max over the axes (NaN wins), then log(sum(exp(x - s))) + s with s the max where it is
-    finite, else 0 (the reference's shift): a +inf gives inf, a NaN NaN, a row of -inf -inf."""
-    x, out = n.inputs[0], n.outputs[0]
-    if not x.shape:
-        from ...core import scalar_expr as E
-        return e.loop(n, E.arg(0), ind)
-    axes = normalize_axes("logsumexp", a["axis"], len(x.shape))
-    keep_shape = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
-    m, acc = e.fresh("lm"), e.fresh("ls")
-    e.fill(m, keep_shape, dt.float64, "-np.inf", ind)
-    e.fill(acc, keep_shape, dt.float64, "0.0", ind)
-    idx = [f"r{k}" for k in range(len(x.shape))]
-    dst = ", ".join("0" if k in axes else idx[k] for k in range(len(x.shape)))
-    src = f"{e.name(x)}[{', '.join(idx)}]"
-    nk = size_of(keep_shape)
-    e.line(ind, f"{m}_f = {m}.reshape(({nk},))")
-    for pass_ in range(2):
-        for k, d in enumerate(x.shape):
-            e.line(ind + k, f"for {idx[k]} in range({d}):")
-        if pass_ == 0:
-            e.line(ind + len(x.shape), f"if {src} > {m}[{dst}] or {src} != {src}:")
-            e.line(ind + len(x.shape) + 1, f"{m}[{dst}] = {src}")
-            e.line(ind, f"for q in range({nk}):")                  # the shift
-            e.line(ind + 1, f"if not (-np.inf < {m}_f[q] < np.inf):")
-            e.line(ind + 2, f"{m}_f[q] = 0.0")
-        else:
-            e.line(ind + len(x.shape), f"{acc}[{dst}] += vexp({src} - {m}[{dst}])")
-    flat = e.fresh("lse")
-    e.line(ind, f"{flat} = np.empty(({nk},), {_np(out.dtype)})")
-    e.line(ind, f"{acc}_f = {acc}.reshape(({nk},))")
-    e.line(ind, f"for q in range({nk}):")
-    e.line(ind + 1, f"{flat}[q] = vlog({acc}_f[q]) + {m}_f[q]")
-    e.line(ind, f"{e.out(out)} = {flat}.reshape({out.shape!r})")
-
-
 def _tile(e: _Emitter, n, a, ind):
     x, out = n.inputs[0], n.outputs[0]
     o = e.out(out)
@@ -453,7 +388,6 @@ _LOWER = {
     "matmul": _matmul,
     "sum": _reduction("sum"), "mean": _reduction("mean"), "prod": _reduction("prod"),
     "max": _reduction("max"), "min": _reduction("min"),
-    "softmax": _softmax(False), "log_softmax": _softmax(True), "logsumexp": _logsumexp,
     "tile": _tile,
     "reshape": _simple("{in0}.reshape({out_shape})"),
     "transpose": _transpose,
@@ -464,6 +398,7 @@ _LOWER = {
     "stop_gradient": _simple("{in0}"),
 }
 _LOWER.update(_sink_index.LOWER)
+_LOWER.update(_sink_rows.LOWER)        # softmax, log_softmax, logsumexp
 _LOWER.update(_sink_nn.LOWER)          # conv, pooling, norms, random ops
 
 
