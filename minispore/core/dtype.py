@@ -88,6 +88,9 @@ def to_dtype(x) -> DType:
         return int64
     if x is float:
         return float32
+    if isinstance(x, np.generic):          # np.dtype(np.True_) is bool: a value, not a dtype
+        raise DTypeError(f"dtype {x!r} is a numpy value, not a dtype; pass a dtype such as "
+                         f"mindspore.float32 or np.float32")
     try:
         npd = np.dtype(x)
         d = _FROM_NP.get(npd if npd.isnative else npd.newbyteorder("="))   # '>f4': Float32

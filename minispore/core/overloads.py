@@ -13,9 +13,16 @@ from __future__ import annotations
 import inspect
 import numbers
 
+import numpy as np
+
 
 def is_int(v) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def is_bool(v) -> bool:
+    """A Python or numpy bool (a keepdim flag)."""
+    return isinstance(v, (bool, np.bool_))
 
 
 def is_axis(v) -> bool:

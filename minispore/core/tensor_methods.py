@@ -16,7 +16,7 @@ from .ops import linalg as L
 from .ops import math as M
 from .ops import nn as N
 from .ops import reduce as R
-from .overloads import is_axis, is_int, overloaded, variant
+from .overloads import is_axis, is_bool, is_int, overloaded, variant
 from .primitive import executor
 from .tensor import Tensor
 
@@ -139,7 +139,7 @@ def _sum_axis(self, axis=None, dtype=None, keepdims=False, initial=None):
 
 tensor_sum = overloaded(
     "Tensor", "sum",
-    variant(_sum_dim, lambda a: is_axis(a["dim"]) and isinstance(a["keepdim"], bool)),
+    variant(_sum_dim, lambda a: is_axis(a["dim"]) and is_bool(a["keepdim"])),
     variant(_sum_axis))
 
 
@@ -153,7 +153,7 @@ def _mean_axis(self, axis=None, keep_dims=False):
 
 tensor_mean = overloaded(
     "Tensor", "mean",
-    variant(_mean_dim, lambda a: is_axis(a["dim"]) and isinstance(a["keepdim"], bool)),
+    variant(_mean_dim, lambda a: is_axis(a["dim"]) and is_bool(a["keepdim"])),
     variant(_mean_axis))
 
 
@@ -169,7 +169,7 @@ def _extreme(name, values, indices):
     def legacy(self, axis=None, keepdims=False, *, initial=None, where=True,
                return_indices=False):
         """The values along axis; with return_indices, (values, indices)."""
-        if return_indices and (initial is not None or where is not True):
+        if return_indices and (initial is not None or not (where is True or where is None)):
             raise ValueError(f"Tensor.{name}: return_indices=True does not combine with "
                              f"initial= or where=; drop one of them")
         r = values(self, axis, keepdims, initial=initial, where=where)
@@ -177,7 +177,7 @@ def _extreme(name, values, indices):
 
     return overloaded(
         "Tensor", name, variant(full),
-        variant(along, lambda a: is_int(a["dim"]) and isinstance(a["keepdim"], bool)),
+        variant(along, lambda a: is_int(a["dim"]) and is_bool(a["keepdim"])),
         variant(legacy))
 
 
@@ -200,7 +200,7 @@ def _bool_reduce(name, fn):
     return overloaded(
         "Tensor", name,
         variant(lambda self, axis=None, keep_dims=False: f(self, axis, keep_dims),
-                lambda a: is_axis(a["axis"]) and isinstance(a["keep_dims"], bool)),
+                lambda a: is_axis(a["axis"]) and is_bool(a["keep_dims"])),
         variant(lambda self, dim=None, keepdim=False: f(self, dim, keepdim)))
 
 
@@ -211,7 +211,7 @@ def _prod(x, axis, keep, dtype):
 tensor_prod = overloaded(
     "Tensor", "prod",
     variant(lambda self, dim=None, keepdim=False, dtype=None: _prod(self, dim, keepdim, dtype),
-            lambda a: is_axis(a["dim"]) and isinstance(a["keepdim"], bool)),
+            lambda a: is_axis(a["dim"]) and is_bool(a["keepdim"])),
     variant(lambda self, axis=None, keep_dims=False, dtype=None:
             _prod(self, axis, keep_dims, dtype)))
 

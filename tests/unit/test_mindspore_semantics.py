@@ -327,3 +327,11 @@ def test_the_overload_binder_agrees_with_signature_bind():
             if want is not None and "rest" in want:
                 want["rest"] = tuple(want["rest"])
             assert got == want, (fn.__name__, args, kwargs, got, want)
+
+
+def test_numpy_bool_flags_pick_the_same_overload_and_numpy_values_are_not_dtypes():
+    x = Tensor(V)
+    assert x.sum(1, np.True_).shape == (2, 1)
+    assert x.max(1, np.False_)[1].dtype == ms.int64
+    with pytest.raises(ms.core.errors.DTypeError, match="numpy value"):
+        x.astype(np.True_)
