@@ -196,9 +196,9 @@ def test_relu_of_negative_zero_inf_and_nan_is_positive_zero(level, sink, dtype, 
             assert type(program) is (NativeProgram if sink == "native" else SunkProgram)
 
 
-def test_relu_on_the_simulated_ascend_gives_positive_zero():
+def test_relu_on_the_simulated_ascend_gives_positive_zero(mode):
     ms.set_context(device_target="Ascend")
-    _relu_check(_relu_chain(Tensor(RELU_IN)), "Ascend")
+    _relu_check(in_mode(_relu_chain, Tensor(RELU_IN)), f"Ascend {mode}")
 
 
 def test_relu_gradient_is_zero_where_the_output_is_zero_even_for_infinite_seeds():
