@@ -193,6 +193,11 @@ def _arg(name, fn):
         variant(lambda self, dim=None, keepdim=False: fn(self, dim, keepdim)))
 
 
+def _argmin_int32(x, axis, keep):
+    """MindSpore 2.10's Tensor.argmin gives int32 indices (its argmax, int64)."""
+    return M.cast(R.argmin(x, axis, keep), dt.int32)
+
+
 def _bool_reduce(name, fn):
     """all/any: (axis, keep_dims) and MindSpore 2.x's (dim, keepdim) spellings."""
     def f(x, axis, keep):
@@ -311,7 +316,7 @@ _METHODS = {
     "max": tensor_max,
     "min": tensor_min,
     "argmax": _arg("argmax", R.argmax),
-    "argmin": _arg("argmin", R.argmin),
+    "argmin": _arg("argmin", _argmin_int32),
     "logsumexp": lambda self, dim, keepdim=False: R.logsumexp(self, dim, keepdim),
     "all": _bool_reduce("all", R.amin),
     "any": _bool_reduce("any", R.amax),

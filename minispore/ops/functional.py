@@ -1,15 +1,16 @@
 """ops functions whose MindSpore 2.x signature takes more than the core op: division with
 `rounding_mode`, subtraction with `alpha`, rounding at `decimals`, softplus with `beta` and
-`threshold`, relu's `inplace` and gather's `batch_dims`; and those whose MindSpore parameter
-names differ from the core op's (floor_div(x, y), floor_mod(x, y), sqrt(x)). Each composes
-core ops (so PyNative, graph mode and autodiff share them) and refuses, by name, what minispore
-cannot do."""
+`threshold`, relu's `inplace` and gather's `batch_dims`; those whose MindSpore parameter names
+differ from the core op's (floor_div(x, y), floor_mod(x, y), sqrt(x)); and argmin, whose
+indices are int32 in MindSpore. Each composes core ops (so PyNative, graph mode and autodiff
+share them) and refuses, by name, what minispore cannot do."""
 from __future__ import annotations
 
 import numbers
 
 from ..core.ops import index_ops as X
 from ..core.ops import math as M
+from ..core.ops import reduce as R
 
 
 def div(input, other, *, rounding_mode=None):
@@ -86,3 +87,11 @@ def floor_mod(x, y):
 def sqrt(x):
     """The square root (MindSpore's ops.sqrt(x))."""
     return M.sqrt(x)
+
+
+def argmin(input, axis=None, keepdims=False):
+    """Indices of the minima along `axis` (None: of the flattened input), int32 as MindSpore
+    2.10's ops.argmin and Tensor.argmin give (its argmax, and the indices of ops.min, are
+    int64)."""
+    from ..core import dtype as dt
+    return M.cast(R.argmin(input, axis, keepdims), dt.int32)

@@ -335,3 +335,16 @@ def test_numpy_bool_flags_pick_the_same_overload_and_numpy_values_are_not_dtypes
     assert x.max(1, np.False_)[1].dtype == ms.int64
     with pytest.raises(ms.core.errors.DTypeError, match="numpy value"):
         x.astype(np.True_)
+
+
+def _indices(x):
+    return (x.argmin(1), x.argmin(), ops.argmin(x, 1), x.argmax(1), ops.argmax(x, 1),
+            ops.min(x, 1)[1], ops.max(x, 1)[1], x.min(1)[1])
+
+
+def test_index_dtypes_are_mindspores(mode):
+    """MindSpore 2.10: argmin (method and ops) gives int32, argmax and the indices of
+    ops.min/max and Tensor.min(dim) int64, in both modes."""
+    got = in_mode(_indices, Tensor(V))
+    assert [t.dtype for t in got] == [ms.int32] * 3 + [ms.int64] * 5
+    np.testing.assert_array_equal(got[0].asnumpy(), V.argmin(1))
