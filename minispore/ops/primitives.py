@@ -2,7 +2,7 @@
 `__init__`, tensors (and MindSpore's call-time arguments such as `axis` or `shape`) to `__call__`."""
 from __future__ import annotations
 
-from ..core import dtype as dt
+from ..core import dtype as _dt
 from ..core.ops import array as A
 from ..core.ops import index_ops as X
 from ..core.ops import linalg as L
@@ -99,10 +99,10 @@ class Argmax(Primitive):
     MindSpore's primitive; the functional ops.argmax gives int64)."""
     _reduce = staticmethod(R.argmax)
 
-    def __init__(self, axis=-1, output_type=dt.int32):
+    def __init__(self, axis=-1, output_type=_dt.int32):
         self.name = type(self).__name__
-        self.axis, self.output_type = axis, dt.to_dtype(output_type)
-        if self.output_type not in (dt.int32, dt.int64):
+        self.axis, self.output_type = axis, _dt.to_dtype(output_type)
+        if self.output_type not in (_dt.int32, _dt.int64):
             raise TypeError(f"{self.name}: output_type must be mindspore.int32 or "
                             f"mindspore.int64, got {self.output_type}")
 
