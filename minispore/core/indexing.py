@@ -67,6 +67,10 @@ class _Plan:
             n = x_shape[d]
             if isinstance(k, slice):
                 b, e, s = k.indices(n)
+                if not len(range(b, e, s)):
+                    # empty: slice.indices may give begin -1 (a negative step starting before
+                    # index 0), which strided_slice would read as the last element
+                    b, e = 0, 0
                 self.begin.append(b)
                 self.end.append(e)
                 self.strides.append(s)

@@ -365,6 +365,7 @@ GETITEM_KEYS = {
     "slice-none-step": (slice(0, 2), None, slice(None, None, 2)),
     "negative-step-range": (1, slice(2, 0, -1), slice(-3, None)),
     "empty-slice": (slice(None), slice(5, 10)),
+    "empty-negative-step": (slice(None), slice(-5, 0, -1)), "empty-reversed": slice(-3, None, -1),
     "all-ints": (0, 1, 2), "ellipsis-none": (Ellipsis, None),
     "int-tensor": It([1, 0]), "int-tensor-axis1": (slice(None), It([0, 2])),
     "int-tensor-last": (Ellipsis, It([3, 0, 3])), "0d-int-tensor": It(1, np.int32),
@@ -391,7 +392,7 @@ SETITEM_VALUES = {    # key name -> value (scalar or array broadcastable to the 
     "reversed": 0.5, "int-slice-int": np.array([1.0, 2.0, 3.0]), "none": 9.0, "ellipsis": 1.0,
     "ellipsis-int": np.array([[1.0], [2.0]]), "none-int-ellipsis": 2.0,
     "slice-none-step": np.full((2, 1, 2, 4), 8.0), "negative-step-range": np.ones((2, 3)),
-    "empty-slice": 3.0, "all-ints": 100.0, "int-tensor": np.zeros((2, 3, 4)),
+    "empty-slice": 3.0, "empty-negative-step": 4.0, "empty-reversed": 5.0, "all-ints": 100.0, "int-tensor": np.zeros((2, 3, 4)),
     "int-tensor-axis1": np.ones((2, 2, 4)), "mask-3d": -1.0, "mask-2d": np.arange(4.0),
     "list": 2.0, "np-int": np.arange(12.0).reshape(3, 4), "mask-1d": np.arange(12.0).reshape(3, 4),
 }
