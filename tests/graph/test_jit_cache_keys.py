@@ -277,6 +277,26 @@ def test_a_property_making_a_new_tensor_on_each_read_compiles_once_without_warni
     assert gc.stats["compiles"] == compiles
 
 
+class ActByProperty(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self._act = nn.ReLU()
+
+    @property
+    def act(self):                      # the same Cell on every read, until it is replaced
+        return self._act
+
+    def construct(self, x):
+        return self.act(x)
+
+
+def test_a_property_returning_a_stored_cell_is_guarded_by_its_identity():
+    net = ActByProperty()
+    assert val(net(t([-1.0, 2.0]))) == [0.0, 2.0]
+    net._act = nn.Tanh()
+    np.testing.assert_allclose(net(t([-1.0, 2.0])).asnumpy(), np.tanh([-1.0, 2.0]), rtol=1e-6)
+
+
 def test_a_graph_without_side_effects_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -287,6 +287,14 @@ def _computed(obj, name) -> bool:
     return False
 
 
+def _reads_the_same(obj, name, value) -> bool:
+    """Whether reading the property `obj.name` again gives the same picture as `value`."""
+    try:
+        return snapshot(getattr(obj, name)) == snapshot(value)
+    except Exception:
+        return False
+
+
 def _has_identity(snap) -> bool:
     if isinstance(snap, Ident):
         return True
@@ -322,7 +330,8 @@ class Recorder:
         loc = AttrLoc(obj, name)
         if loc.ident in self.touched:
             return
-        if _computed(obj, name) and _has_identity(snapshot(value)):
+        if _computed(obj, name) and _has_identity(snapshot(value)) and \
+                not _reads_the_same(obj, name, value):
             return                          # a property making a new object on every read
         self.touch(loc, value, _where(frame, node))
 
