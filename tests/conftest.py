@@ -1,5 +1,6 @@
 """Test configuration: the backend and mode parameters, the per-test context, the hypothesis
-profile, and the MINISPORE_TEST_BACKENDS filter (notes/testing.md 6.1-6.2).
+profile, the MINISPORE_TEST_BACKENDS filter (notes/testing.md 6.1-6.2) and the fuzzer's options
+(--fuzz-long, --fuzz-seconds: tests/fuzz).
 
 - `backend` (indirect): CPU, GPU, Ascend, filtered by MINISPORE_TEST_BACKENDS=CPU,Ascend. A backend
   that cannot run here is still a parameter; its cells SKIP with the reason from
@@ -29,6 +30,15 @@ from helpers import backend_params, mode_params  # noqa: E402
 settings.register_profile("minispore", max_examples=100, deadline=None,
                           derandomize=bool(os.environ.get("CI")))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "minispore"))
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("minispore fuzzer (tests/fuzz)")
+    group.addoption("--fuzz-long", action="store_true", default=False,
+                    help="run the differential fuzzer on fresh random programs for "
+                         "--fuzz-seconds instead of its short derandomized profile")
+    group.addoption("--fuzz-seconds", type=float, default=300.0,
+                    help="how long --fuzz-long runs (seconds, default 300)")
 
 
 def _explicit_params(metafunc) -> set:
