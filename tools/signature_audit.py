@@ -209,7 +209,11 @@ def compare(where: str, ref, mine, strict: bool = False) -> list:
                 not _same_default(r.default, m.default):
             out.append(Finding("default", where, f"{r.name}: MindSpore {r.default}, "
                                                  f"minispore {m.default}"))
-    if any(p.kind == "varkw" for p in mine) and not any(p.kind == "varkw" for p in ref):
+    ref_varkw = next((p for p in ref if p.kind == "varkw"), None)
+    if ref_varkw is not None and not any(p.kind == "varkw" for p in mine):
+        out.append(Finding("missing", where, f"MindSpore takes **{ref_varkw.name}, minispore "
+                                             f"no other keywords"))
+    if any(p.kind == "varkw" for p in mine) and ref_varkw is None:
         name = next(p.name for p in mine if p.kind == "varkw")
         out.append(Finding("swallow", where, f"**{name} takes keywords MindSpore's signature "
                                              f"does not have"))

@@ -59,16 +59,36 @@ def _gain(nonlinearity: str, param=None) -> float:
 
 
 class Initializer:
-    """Base class: `__call__(shape) -> float64 ndarray` (the caller casts to the dtype)."""
+    """Base class: `__call__(shape) -> float64 ndarray` (the caller casts to the dtype); a
+    subclass defines `_init(shape)`.
+
+    A MindSpore-style subclass works too: `super().__init__(**kwargs)` keeps the keywords, and
+    `_initialize(arr)` fills a float64 array of the shape in place; called with an array
+    (MindSpore's `init(arr)`), it fills that array."""
+
+    def __init__(self, **kwargs):
+        self._kwargs = kwargs
+        self._seed = None
 
     def _init(self, shape) -> np.ndarray:
-        raise NotImplementedError
+        if type(self)._initialize is Initializer._initialize:
+            raise NotImplementedError(f"{type(self).__name__}: an Initializer subclass must "
+                                      f"define _init(shape) or MindSpore's _initialize(arr)")
+        arr = np.zeros(shape, np.float64)
+        self._initialize(arr)
+        return arr
+
+    def _initialize(self, arr) -> None:
+        raise NotImplementedError(f"{type(self).__name__}: _initialize(arr) must be overridden")
 
     def __call__(self, shape) -> np.ndarray:
+        if isinstance(shape, np.ndarray):
+            shape[...] = self._init(shape.shape)
+            return shape
         return np.asarray(self._init(tuple(int(s) for s in shape)), np.float64)
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
         return f"{type(self).__name__}({args})"
 
 

@@ -348,3 +348,25 @@ def test_index_dtypes_are_mindspores(mode):
     got = in_mode(_indices, Tensor(V))
     assert [t.dtype for t in got] == [ms.int32] * 3 + [ms.int64] * 5
     np.testing.assert_array_equal(got[0].asnumpy(), V.argmin(1))
+
+
+def test_a_mindspore_style_initializer_subclass_fills_its_array():
+    from minispore.common.initializer import Initializer
+
+    class Halves(Initializer):
+        def __init__(self, value=0.5):
+            super().__init__(value=value)
+            self.value = value
+
+        def _initialize(self, arr):
+            arr[:] = self.value
+
+    w = nn.Dense(3, 2, weight_init=Halves(0.25)).weight.asnumpy()
+    np.testing.assert_array_equal(w, np.full((2, 3), 0.25, np.float32))
+    a = np.zeros((2, 2), np.float32)
+    assert Halves()(a) is a and (a == 0.5).all()
+
+    class Empty(Initializer):
+        pass
+    with pytest.raises(NotImplementedError, match="_initialize"):
+        initializer(Empty(), [2], ms.float32)
