@@ -361,6 +361,17 @@ def test_a_function_that_keeps_recompiling_warns_once(monkeypatch):
         f(ms.Tensor(np.zeros(4, np.float32)))
 
 
+def test_the_recompile_warning_names_the_python_value_that_keeps_changing(monkeypatch):
+    monkeypatch.setenv("MINISPORE_RECOMPILE_LIMIT", "2")
+    net = Attrs()
+    net(X)
+    net.a = 2.0
+    net(X)
+    net.a = 3.0
+    with pytest.warns(UserWarning, match="compiled 3 times.*attribute 'a' of Attrs"):
+        net(X)
+
+
 def test_a_nan_python_argument_finds_its_graph_again():
     f = ms.jit(lambda x, s: x * s)
     f(X, float("nan"))
