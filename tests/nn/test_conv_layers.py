@@ -187,7 +187,9 @@ def test_batchnorm_train_two_steps_then_eval(mode, cls, shape):
 
 def test_batchnorm_defaults_and_use_batch_statistics():
     bn = nn.BatchNorm2d(2)
-    assert (bn.eps, bn.momentum, bn.affine, bn.use_batch_statistics) == (1e-5, 0.9, True, None)
+    # the momentum attribute holds 1 - momentum, as MindSpore's BatchNorm does
+    assert (bn.eps, bn.momentum, bn.affine, bn.use_batch_statistics) == \
+        (1e-5, 1.0 - 0.9, True, None)
     np.testing.assert_array_equal(bn.moving_variance.asnumpy(), [1, 1])
     assert not nn.BatchNorm1d(2, affine=False).trainable_params()
     x = R.standard_normal((3, 2, 2, 2)).astype(F32)

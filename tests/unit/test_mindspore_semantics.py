@@ -370,3 +370,8 @@ def test_a_mindspore_style_initializer_subclass_fills_its_array():
         pass
     with pytest.raises(NotImplementedError, match="_initialize"):
         initializer(Empty(), [2], ms.float32)
+
+
+def test_batchnorm_momentum_attribute_is_mindspores():
+    bn = nn.BatchNorm2d(3, momentum=0.8)
+    assert bn.momentum == 1.0 - 0.8 and "momentum=0.8" in repr(bn)   # MindSpore: 0.19999...

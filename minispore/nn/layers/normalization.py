@@ -5,7 +5,8 @@ Train/eval behaviour follows `Cell.set_train`: BatchNorm normalises with the bat
 updates its moving statistics in training, and with the moving statistics in eval (unless
 use_batch_statistics forces one or the other); Dropout is the identity in eval. MindSpore's
 momentum convention is kept: moving = momentum * moving + (1 - momentum) * batch (default 0.9),
-so ops.batch_norm (PyTorch's convention) receives 1 - momentum; the batch variance entering the
+so ops.batch_norm (PyTorch's convention) receives 1 - momentum, which the `momentum` attribute
+holds, as MindSpore's does (its repr shows the argument); the batch variance entering the
 moving variance is the unbiased one, as MindSpore's GPU/Ascend kernels use. The `if
 self.training:` branches are resolved when a graph compiles, and the compile cache keys on the
 `training` flags, so switching set_train after a GRAPH_MODE call runs the other phase's graph.
@@ -48,7 +49,7 @@ class _BatchNorm(Cell):
         who = self.who
         self.num_features = check_positive_int(who, "num_features", num_features)
         self.eps = _check_float(who, "eps", eps, 0.0, float("inf"), lo_open=True)
-        self.momentum = _check_float(
+        momentum = _check_float(
             who, "momentum", momentum, 0.0, 1.0,
             fix="; MindSpore's momentum weighs the old moving statistics (moving = momentum * "
                 "moving + (1 - momentum) * batch): PyTorch's momentum=0.1 is momentum=0.9 here")
@@ -72,7 +73,8 @@ class _BatchNorm(Cell):
         self.gamma.requires_grad = self.affine
         self.beta = init_param(who, "beta_init", beta_init, shape, dtype, "beta")
         self.beta.requires_grad = self.affine
-        self._op_momentum = 1.0 - self.momentum            # ops.batch_norm's convention
+        # the attribute holds 1 - momentum (ops.batch_norm's convention), as MindSpore's does
+        self.momentum = self._op_momentum = 1.0 - momentum
 
     def construct(self, x):
         _check_bn_input(self.who, x.shape, self.ranks, self.num_features)
@@ -86,7 +88,8 @@ class _BatchNorm(Cell):
                               self.use_batch_statistics, self._op_momentum, self.eps)
 
     def extend_repr(self):
-        return (f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+        return (f"num_features={self.num_features}, eps={self.eps}, "
+                f"momentum={1.0 - self.momentum}, "
                 f"gamma={self.gamma.name}, beta={self.beta.name}, "
                 f"moving_mean={self.moving_mean.name}, "
                 f"moving_variance={self.moving_variance.name}")
