@@ -137,7 +137,7 @@ def _check_jacobian(case, sample, label, xs, pos):
     assert_close(j_ad, j_fd, FD_RTOL, FD_ATOL, f"{label}: Jacobian (rows: outputs, cols: inputs)")
 
 
-@pytest.mark.parametrize("case,backend,mode", matrix(GRAD_CASES, test="grad"),
+@pytest.mark.parametrize("case,backend,mode", matrix(GRAD_CASES, test="grad", levels=True),
                          indirect=["backend"])
 def test_grad_finite_differences(case, backend, mode):
     rng = rng_for("grad", case.name)
