@@ -118,7 +118,13 @@ class Argmin(Argmax):
 
 class Softmax(Primitive):
     def __init__(self, axis=-1):
-        super().__init__(N.SOFTMAX, axis=axis[0] if isinstance(axis, (tuple, list)) else axis)
+        if isinstance(axis, (tuple, list)):
+            if len(axis) != 1:
+                raise ValueError(f"Softmax: axis must be an int or a tuple of one int (as "
+                                 f"MindSpore's CPU kernel), got {axis!r}; softmax over "
+                                 f"several axes is not supported")
+            axis = axis[0]
+        super().__init__(N.SOFTMAX, axis=axis)
 
 
 class LogSoftmax(Primitive):

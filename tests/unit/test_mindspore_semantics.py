@@ -375,3 +375,10 @@ def test_a_mindspore_style_initializer_subclass_fills_its_array():
 def test_batchnorm_momentum_attribute_is_mindspores():
     bn = nn.BatchNorm2d(3, momentum=0.8)
     assert bn.momentum == 1.0 - 0.8 and "momentum=0.8" in repr(bn)   # MindSpore: 0.19999...
+
+
+def test_softmax_primitive_takes_one_axis_and_refuses_several():
+    x = Tensor(V)
+    np.testing.assert_allclose(ops.Softmax(axis=(0,))(x).asnumpy(), ops.softmax(x, 0).asnumpy())
+    with pytest.raises(ValueError, match="several axes"):
+        ops.Softmax(axis=(0, 1))
