@@ -259,6 +259,18 @@ def ref_op(name: str, args, attrs):
     return op.ref(*[np.asarray(a) for a in args], **full)
 
 
+def _canary_ops(x):
+    return ms.ops.sum(ms.ops.mul(x, x), 1)
+
+
+def canary():
+    """After an error: an unrelated op, with a signature fresh to this process's plan cache,
+    still works (in the context's mode: compiled in GRAPH_MODE)."""
+    x = Tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
+    y = in_mode(_canary_ops, x)
+    assert_close(y.asnumpy(), np.array([5.0, 25.0], np.float32), 0, 0, "canary after an error")
+
+
 # ---------------------------------------------------------------- finite differences ------------
 def fd_directional(f, xs, ts, eps: float = FD_EPS):
     """Central difference of f (float64 numpy -> tuple of float64 arrays) along tangents ts:

@@ -5,7 +5,8 @@ gradients of sum(output * weight) over the float outputs must agree across the m
 programs whose every step is differentiable, with central differences of the float64 reference.
 
 The normal run is a short derandomized profile (FUZZ_EXAMPLES examples, the same ones every
-time); `--fuzz-long` runs fresh random batches until `--fuzz-seconds` have passed (tests/conftest.py).
+time); `--fuzz-long` runs fresh random batches until `--fuzz-seconds` have passed (options in
+tests/conftest.py).
 """
 from __future__ import annotations
 
