@@ -74,6 +74,7 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
                          f"'GE' (minispore runs its own backend for each device either way)")
 
     def deco(function):
+        from ..nn.cell import Cell
         fn, front, bound_kw, cell = _target(function)
         name = getattr(fn, "__qualname__", type(fn).__name__)
 
@@ -91,8 +92,12 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
         # the name and docstring of what was decorated (a Cell's: its construct's)
         @functools.wraps(fn if cell is not None else function)
         def wrapper(*args, **kwargs):
-            return at_level(lambda: graph_compile.run(fn, front + args, {**bound_kw, **kwargs},
-                                                      key_obj=cell, name=name))
+            call_args = front + args
+            # a Cell method (an @ms.jit construct): its graphs key on, and go with, that Cell
+            owner = cell if cell is not None or not call_args or \
+                not isinstance(call_args[0], Cell) else call_args[0]
+            return at_level(lambda: graph_compile.run(fn, call_args, {**bound_kw, **kwargs},
+                                                      key_obj=owner, name=name))
 
         def run_steps(batches):
             """fn over each batch in order, as one compiled program where the backend can

@@ -78,7 +78,11 @@ class Cell:
             return ex.parser.call_cell(self, args, kwargs)
         if context._state["mode"] == context.GRAPH_MODE or (self.jit_in_pynative and
                                                              not TAPE.depth):
-            return graph_compile.run(type(self).construct, (self,) + args, kwargs, key_obj=self,
+            construct = type(self).construct
+            if hasattr(construct, "__wrapped_jit__"):
+                # an @ms.jit construct compiles itself, with the options it was given
+                return construct(self, *args, **kwargs)
+            return graph_compile.run(construct, (self,) + args, kwargs, key_obj=self,
                                      name=type(self).__name__)
         if TAPE.depth and custom_bprop.has_bprop(self):   # a gradient through the Cell's bprop
             return custom_bprop.call(self, args, kwargs,

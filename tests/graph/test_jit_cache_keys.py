@@ -143,6 +143,27 @@ def test_jit_of_a_minispore_op_and_of_a_cell():
     assert val(ms.jit(net)(X)) == [10.0, 20.0, 30.0]
 
 
+class ExpAtO0(nn.Cell):
+    @ms.jit(jit_level="O0")
+    def construct(self, x):
+        return ops.exp(x) * 2 + 1
+
+
+def test_the_jit_level_of_a_decorated_construct_applies_to_its_cell():
+    from minispore.core.graph.execute import Program
+    saved = ms.get_context("jit_level")
+    ms.set_context(jit_level="O2")
+    try:
+        net = ExpAtO0()
+        net(X)
+        assert type(gc.last_compiled().program) is Program      # kernel by kernel, as O0
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        net(X)
+        assert type(gc.last_compiled().program) is Program
+    finally:
+        ms.set_context(jit_level=saved)
+
+
 def test_jit_rejects_options_it_does_not_know():
     with pytest.raises(TypeError, match="unexpected keyword argument.*'donate'"):
         ms.jit(_scaled, donate=True)
