@@ -4,6 +4,7 @@ values it read (attributes, globals, closures: a change recompiles) and warns ab
 effects that only ran while compiling, and the cache stays bounded with fresh lambdas in a loop
 (graph/cache.py, graph/guards.py, core/jit.py)."""
 import functools
+import types
 import warnings
 
 import numpy as np
@@ -231,6 +232,21 @@ def test_an_attribute_read_by_getattr_or_hasattr_compiles_a_new_graph_when_chang
     assert val(net(X)) == [3.0, 6.0, 9.0]
     net.shift = 1.0
     assert val(net(X)) == [6.0, 9.0, 12.0]
+
+
+CFG = types.ModuleType("user_config")          # a user's settings module
+CFG.SCALE = 2.0
+
+
+@ms.jit
+def _by_config(x):
+    return x * CFG.SCALE
+
+
+def test_a_changed_attribute_of_a_users_module_compiles_a_new_graph():
+    assert val(_by_config(X)) == [2.0, 4.0, 6.0]
+    CFG.SCALE = 4.0
+    assert val(_by_config(X)) == [4.0, 8.0, 12.0]
 
 
 def test_a_changed_closure_variable_compiles_a_new_graph():

@@ -27,6 +27,7 @@ the `training` flags of the Cells a graph called are (compile.py adds them as At
 """
 from __future__ import annotations
 
+import sys
 import types
 import warnings
 import weakref
@@ -268,11 +269,17 @@ def root_locations(fn) -> tuple[list, set, tuple]:
     return locs, covered, tuple(codes)
 
 
+_LIBRARIES = frozenset(sys.stdlib_module_names) | {"minispore", "mindspore", "numpy"}
+
+
 def _skip_attr_owner(obj) -> bool:
     """Objects whose attributes need no guard: their own snapshot already covers them (tensors,
-    arrays, containers, numbers), or they are modules (ops.add, np.float32)."""
-    return isinstance(obj, (Tensor, np.ndarray, types.ModuleType, tuple, list, dict, set,
-                            frozenset, str, bytes, int, float, complex, type(None)))
+    arrays, containers, numbers), or they are library modules (ops.add, np.float32; a user's
+    own module, such as a config module, is guarded)."""
+    if isinstance(obj, types.ModuleType):
+        return (getattr(obj, "__name__", None) or "").split(".")[0] in _LIBRARIES
+    return isinstance(obj, (Tensor, np.ndarray, tuple, list, dict, set, frozenset, str, bytes,
+                            int, float, complex, type(None)))
 
 
 def _computed(obj, name) -> bool:
