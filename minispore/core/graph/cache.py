@@ -34,6 +34,7 @@ _guards: dict = {}
 _by_object: dict = {}                 # id(object) -> cache keys that name it by identity
 _objects_of: dict = {}                # cache key -> ids of the objects it names (for eviction)
 _compiles_of: dict = {}               # (function id, Cell id) -> [compiles, last key, warned]
+_held: dict = {}                      # cache key -> the objects it names that die with it only
 
 
 def _env_int(name: str, default: int) -> int:
@@ -78,8 +79,8 @@ def get(key):
 
 
 def put(key, entry, objs) -> None:
-    """Store `entry`; it is dropped when one of `objs` dies, or when it is the least recently
-    used and the cache is full."""
+    """Store `entry`; it is dropped when one of `objs` (the objects its key names by id) dies,
+    or when it is the least recently used and the cache is full."""
     _cache[key] = entry
     _cache.move_to_end(key)
     for o in objs:
@@ -87,6 +88,7 @@ def put(key, entry, objs) -> None:
     limit = cache_size()
     while limit > 0 and len(_cache) > limit:
         old, _ = _cache.popitem(last=False)
+        _held.pop(old, None)
         for oid in _objects_of.pop(old, ()):
             keys = _by_object.get(oid)
             if keys is not None:
@@ -106,7 +108,9 @@ def _forget_when_gone(obj, key) -> None:
     if keys is None:
         try:
             weakref.finalize(obj, _forget, oid)
-        except TypeError:                # not weak-referenceable: the entry stays
+        except TypeError:
+            # not weak-referenceable (a list, a dict): the key holds it, so its id stays its own
+            _held.setdefault(key, {})[oid] = obj
             return
         keys = _by_object[oid] = set()
     keys.add(key)
@@ -117,6 +121,7 @@ def _forget(oid: int) -> None:
     for k in _by_object.pop(oid, ()):
         _cache.pop(k, None)
         _objects_of.pop(k, None)
+        _held.pop(k, None)
     for k in [k for k in _guards if k[1] == oid]:
         del _guards[k]
     for k in [k for k in _compiles_of if k[1] == oid]:
@@ -174,3 +179,4 @@ def clear() -> None:
     _by_object.clear()
     _objects_of.clear()
     _compiles_of.clear()
+    _held.clear()

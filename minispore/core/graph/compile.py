@@ -275,10 +275,9 @@ def _entry(fn, args, kwargs, parse, key_obj, name):
         locs = guards.merge(_guards.get(base, ()), phase + recorder.locations())
         if locs:
             _guards[base] = locs
-            snaps = tuple(loc.snap(fn) for loc in locs)     # as they are after the build
+            # as they are after the build; the objects they name go with the key (cache.put)
+            snaps = tuple(loc.snap(fn, objs) for loc in locs)
             key = base + (snaps,)
-            for s in snaps:
-                guards.referents(s, objs)
         # one call site per user function: ms.grad's wrappers all share their own code
         cache.note_compile(site + (recorder.codes,), key, name, locs)
         cache.put(key, entry, objs + ([key_obj] if key_obj is not None else []))

@@ -12,10 +12,10 @@ its cache on a *snapshot* of every such value:
 - `snapshot(value)` is a hashable picture of a value: numbers, strings and containers of them by
   value; a Tensor by its identity and its buffer's (a Tensor rebinds its buffer when written, so
   `t[0] = 1` changes the snapshot); a small numpy array by its bytes; every other object by
-  identity (`Ident`, through a weak reference where the object allows one, so a snapshot never
-  keeps a Cell or its Parameters alive). Containers of more than `MAX_ITEMS` items, and numpy
-  arrays over `MAX_ARRAY_BYTES`, are compared by identity only: changing them in place is not
-  seen.
+  identity: its id(), which stays unique because a stored key naming an object is dropped when
+  the object dies (compile.py, cache.py), so a snapshot never keeps a Cell or its Parameters
+  alive. Containers of more than `MAX_ITEMS` items, and numpy arrays over `MAX_ARRAY_BYTES`, are
+  compared by identity only: changing them in place is not seen.
 - `Recorder` collects, while one graph is built, the locations the parser read or wrote, with
   their value when first touched. After the build, a location whose value changed is a Python
   side effect of the graph (`self.n += 1`, a setattr on self, appending to a global list): it
@@ -76,62 +76,101 @@ class Ident:
         return f"Ident({type(self.get()).__name__}@{self._hash:#x})"
 
 
-def _hashable_by_value(v) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return type(v).__hash__ is not object.__hash__
+_KINDS: dict = {}            # type -> how snapshot() pictures its values
+_ID_TAGS = frozenset({"O", "P", "T", "A", "M", "B"})
 
 
-def snapshot(v, depth: int = 0):
-    """A hashable picture of `v`: equal for two values a graph would compile the same."""
-    if v is None or isinstance(v, (bool, int, str, bytes, complex, type(Ellipsis))):
+def _kind(t) -> str:
+    k = _KINDS.get(t)
+    if k is not None:
+        return k
+    if t in (type(None), bool, int, str, bytes, complex, type(Ellipsis)):
+        k = "const"
+    elif issubclass(t, (float, np.floating)):
+        k = "float"
+    elif issubclass(t, Parameter):
+        k = "param"
+    elif issubclass(t, Tensor):
+        k = "tensor"
+    elif issubclass(t, np.ndarray):
+        k = "array"
+    elif issubclass(t, (tuple, list)):
+        k = "seq"
+    elif issubclass(t, dict):
+        k = "dict"
+    elif issubclass(t, (set, frozenset)):
+        k = "set"
+    elif t is types.MethodType:
+        k = "method"
+    elif t in (types.BuiltinMethodType, types.MethodWrapperType):
+        k = "builtin"
+    elif issubclass(t, (types.FunctionType, type, types.ModuleType)) or \
+            t.__hash__ is None or t.__hash__ is object.__hash__:
+        k = "ident"
+    else:
+        k = "hashable"              # a value type: a dtype, an enum, a user's frozen value
+    _KINDS[t] = k
+    return k
+
+
+_FLAGS = {True: ("C", bool, True), False: ("C", bool, False), None: ("C", type(None), None)}
+
+
+def snapshot(v, keep: list | None = None, depth: int = 0):
+    """A hashable picture of `v`: equal for two values a graph would compile the same. Objects
+    are named by id(); `keep` (when given) collects them, so that compile.py can drop a stored
+    key when one dies (no later object can then take its id while the key exists)."""
+    if v is True or v is False or v is None:        # the common flags (Cell.training)
+        return _FLAGS[v]
+    k = _KINDS.get(type(v)) or _kind(type(v))
+    if k == "const":
         return ("C", type(v), v)
-    if isinstance(v, (float, np.floating)):
+    if k == "ident":
+        if keep is not None:
+            keep.append(v)
+        return ("O", id(v))
+    if k == "float":
         return ("f", type(v), float(v).hex())        # NaN equals NaN, -0.0 differs from 0.0
-    if isinstance(v, Tensor):
-        if isinstance(v, Parameter):
-            return ("P", Ident(v))                   # a graph input, bound by reference
+    if k == "param":                                 # a graph input, bound by reference
+        if keep is not None:
+            keep.append(v)
+        return ("P", id(v))
+    if k == "tensor":                # a Tensor rebinds its buffer when written: the buffer's id
         buf = v._buf
-        try:
-            weakref.ref(buf)
-        except TypeError:               # never hold a (device) buffer alive from a cache key
-            return ("T", Ident(v), id(buf))
-        return ("T", Ident(v), Ident(buf))
-    if isinstance(v, np.ndarray):
+        if keep is not None:
+            keep.extend((v, buf))
+        return ("T", id(v), id(buf))
+    if k == "array":
+        if keep is not None:
+            keep.append(v)
         small = v.nbytes <= MAX_ARRAY_BYTES
-        return ("A", Ident(v), v.shape, v.dtype.str, v.tobytes() if small else None)
-    if depth < _MAX_DEPTH:
-        if isinstance(v, (tuple, list)) and len(v) <= MAX_ITEMS:
-            return (type(v), tuple(snapshot(x, depth + 1) for x in v))
-        if isinstance(v, dict) and len(v) <= MAX_ITEMS:
-            return (type(v), tuple((snapshot(k, depth + 1), snapshot(x, depth + 1))
-                                   for k, x in v.items()))
-        if isinstance(v, (set, frozenset)) and len(v) <= MAX_ITEMS:
-            return (type(v), frozenset(snapshot(x, depth + 1) for x in v))
-        if isinstance(v, types.MethodType):
-            return ("M", snapshot(v.__self__, depth + 1), Ident(v.__func__))
-    if isinstance(v, (types.BuiltinMethodType, types.MethodWrapperType)) and \
-            not isinstance(getattr(v, "__self__", None), types.ModuleType):
-        return ("B", Ident(v.__self__), v.__name__)
-    if not isinstance(v, (types.FunctionType, type, types.ModuleType)) and \
-            _hashable_by_value(v) and not isinstance(v, (list, dict, set)):
-        return ("C", type(v), v)                     # e.g. a dtype, an enum, a user value type
-    return ("O", Ident(v))
-
-
-def referents(snap, out: list) -> list:
-    """The weakly held objects a snapshot names (compile.py forgets a key when they die)."""
-    if isinstance(snap, Ident):
-        if snap.weak():
-            o = snap.get()
-            if o is not None:
-                out.append(o)
-    elif isinstance(snap, (tuple, frozenset)):
-        for s in snap:
-            referents(s, out)
-    return out
+        return ("A", id(v), v.shape, v.dtype.str, v.tobytes() if small else None)
+    if k == "hashable":
+        try:
+            hash(v)
+            return ("C", type(v), v)
+        except TypeError:
+            pass
+    elif depth < _MAX_DEPTH and (k not in ("seq", "dict", "set") or len(v) <= MAX_ITEMS):
+        d = depth + 1
+        if k == "seq":
+            return (type(v), tuple(snapshot(x, keep, d) for x in v))
+        if k == "dict":
+            return (type(v), tuple((snapshot(a, keep, d), snapshot(x, keep, d))
+                                   for a, x in v.items()))
+        if k == "set":
+            return (type(v), frozenset(snapshot(x, keep, d) for x in v))
+        if k == "method":
+            if keep is not None:
+                keep.append(v.__func__)
+            return ("M", snapshot(v.__self__, keep, d), id(v.__func__))
+        if k == "builtin" and not isinstance(getattr(v, "__self__", None), types.ModuleType):
+            if keep is not None:
+                keep.append(v.__self__)
+            return ("B", id(v.__self__), v.__name__)
+    if keep is not None:
+        keep.append(v)
+    return ("O", id(v))
 
 
 class Location:
@@ -141,12 +180,12 @@ class Location:
         """The value now (`fn` is the function being called), or MISSING."""
         raise NotImplementedError
 
-    def snap(self, fn):
+    def snap(self, fn, keep: list | None = None):
         try:
             v = self.value(fn)
         except Exception:               # e.g. a property that raises: no value
             return MISSING
-        return MISSING if v is MISSING else snapshot(v)
+        return MISSING if v is MISSING else snapshot(v, keep)
 
     def alive(self) -> bool:
         return True
@@ -160,6 +199,16 @@ class AttrLoc(Location):
     def value(self, fn):
         o = self.obj.get()
         return MISSING if o is None else getattr(o, self.name, MISSING)
+
+    def snap(self, fn, keep: list | None = None):     # Location.snap, inlined: the hot path
+        o = self.obj.get()
+        if o is None:
+            return MISSING
+        try:
+            v = getattr(o, self.name, MISSING)
+        except Exception:
+            return MISSING
+        return MISSING if v is MISSING else snapshot(v, keep)
 
     def alive(self):
         return self.obj.get() is not None
@@ -229,11 +278,11 @@ class RootLoc(Location):
                 return MISSING
         return v
 
-    def snap(self, fn):
+    def snap(self, fn, keep: list | None = None):
         v = self.value(fn)
         if isinstance(v, types.FunctionType):       # followed by its own RootLocs: by code
             return ("F", v.__code__, id(v.__globals__))
-        return MISSING if v is MISSING else snapshot(v)
+        return MISSING if v is MISSING else snapshot(v, keep)
 
     def describe(self):
         return f"'{self.name}' (captured or defaulted by the compiled function)"
@@ -303,9 +352,14 @@ def _reads_the_same(obj, name, value) -> bool:
 
 
 def _has_identity(snap) -> bool:
-    if isinstance(snap, Ident):
+    """Whether a snapshot names an object by identity (somewhere inside)."""
+    if isinstance(snap, frozenset):
+        return any(_has_identity(s) for s in snap)
+    if not isinstance(snap, tuple) or not snap:
+        return False
+    if isinstance(snap[0], str) and snap[0] in _ID_TAGS:
         return True
-    return isinstance(snap, (tuple, frozenset)) and any(_has_identity(s) for s in snap)
+    return any(_has_identity(s) for s in snap if isinstance(s, (tuple, frozenset)))
 
 
 class Recorder:
