@@ -1,11 +1,12 @@
 """Compiling a Cell call, an @ms.jit function or a gradient to a graph, and running it.
 
-`run(fn, args, kwargs, parse=...)` looks the call up in the compile cache (keyed by the function,
-the Cell instance, the input shapes/dtypes, the Python-value arguments and the context options: a
-new shape recompiles, as in MindSpore and JAX) and the `training` flags of the Cells the graph
-called (`if self.training:` is resolved at compile time, so `set_train(False)` after a call
-selects, or compiles, the graph of the other phase, as MindSpore's train/predict phases do),
-builds the graph on a miss (the parser converts the source of user code; minispore's own
+`run(fn, args, kwargs, parse=...)` looks the call up in the compile cache (cache.py: keyed by the
+function's code, the Cell instance, the input shapes/dtypes, the Python-value arguments and the
+context options: a new shape recompiles, as in MindSpore and JAX; and by snapshots of the Python
+values the graph read while it was built (guards.py): `self.` attributes, globals, closure
+variables, defaults and the `training` flags of the Cells the graph called (`if self.training:`
+is resolved at compile time, so `set_train(False)` after a call selects, or compiles, the graph
+of the other phase, as MindSpore's train/predict phases do), builds the graph on a miss (the parser converts the source of user code; minispore's own
 functions, such as the gradient wrappers, run through the builder), optimizes it, prepares the
 backend program and runs it. Parameters are graph inputs bound by reference; Parameter
 assignments land after the call.
