@@ -109,5 +109,6 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
                                                             name=name))
         wrapper.__wrapped_jit__ = fn
         wrapper._run_steps = run_steps
-        return wrapper
+        # @ms.jit above @staticmethod: still a static method of its class (no `self` passed)
+        return staticmethod(wrapper) if isinstance(function, staticmethod) else wrapper
     return deco(function) if function is not None else deco

@@ -137,6 +137,25 @@ def test_a_jit_decorated_method_of_a_plain_class_reads_its_instance():
     assert val(Model().predict(X)) == [4.0, 8.0, 12.0]
 
 
+class Statics:
+    @ms.jit
+    @staticmethod
+    def six(x):
+        return x * 6
+
+    @staticmethod
+    def four(x):
+        return x * 4
+
+
+def test_jit_of_a_static_method_above_or_below_staticmethod():
+    assert val(Statics.six(X)) == [6.0, 12.0, 18.0]
+    assert val(Statics().six(X)) == [6.0, 12.0, 18.0]
+    assert val(ms.jit(Statics.four)(X)) == [4.0, 8.0, 12.0]
+    with pytest.raises(TypeError, match="classmethod"):
+        ms.jit(classmethod(_scaled))
+
+
 def test_jit_of_a_minispore_op_and_of_a_cell():
     np.testing.assert_allclose(ms.jit(ops.exp)(X).asnumpy(), np.exp([1.0, 2.0, 3.0]),
                                rtol=1e-6)
