@@ -280,6 +280,27 @@ def test_a_changed_closure_variable_compiles_a_new_graph():
     assert val(f(X)) == [5.0, 10.0, 15.0]
 
 
+class Dropper(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(p=0.5)
+
+    def construct(self, x):
+        return self.drop(x)
+
+
+def test_a_changed_setting_of_a_builtin_cell_compiles_a_new_graph():
+    net = Dropper()
+    net.set_train(True)
+    ones = ms.Tensor(np.ones(64, np.float32))
+    assert set(val(net(ones))) == {0.0, 2.0}
+    net.drop.p = 0.0                               # nn.Dropout's construct is not parsed
+    assert val(net(ones)) == [1.0] * 64
+    compiles = gc.stats["compiles"]
+    net(ones)
+    assert gc.stats["compiles"] == compiles
+
+
 class Counter(nn.Cell):
     def __init__(self):
         super().__init__()

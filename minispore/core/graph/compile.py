@@ -271,9 +271,10 @@ def _entry(fn, args, kwargs, parse, key_obj, name):
         recorder.side_effects(fn, name)
         # the union with the locations guarded so far, old ones first: a key's snapshots always
         # read the same locations in the same order, so no two keys of one site can collide
-        phase = [guards.AttrLoc(c, "training") for c in
-                 _phase_cells(called + ([key_obj] if key_obj is not None else []))]
-        locs = guards.merge(_guards.get(base, ()), phase + recorder.locations())
+        cells = _phase_cells(called + ([key_obj] if key_obj is not None else []))
+        phase = [guards.AttrLoc(c, "training") for c in cells]
+        locs = guards.merge(_guards.get(base, ()), phase + recorder.locations()
+                            + guards.builtin_cell_locations(cells))
         if locs:
             _guards[base] = locs
             # as they are after the build; the objects they name go with the key (cache.put)

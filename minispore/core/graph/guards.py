@@ -473,6 +473,24 @@ def record_name(frame, name, value, node=None):
         r.name(frame, name, value, node)
 
 
+_CELL_INTERNALS = frozenset({"_params", "_cells", "_param_tuples", "training"})
+
+
+def builtin_cell_locations(cells) -> list:
+    """AttrLocs of every attribute of the Cells among `cells` whose construct is minispore's own
+    (nn.Dense, nn.Dropout, the optimizers...): it runs as Python, not parsed, so its reads are
+    not recorded, and any of its settings (`dropout.p = 0.2`) may be a constant of the graph."""
+    from .parser import is_user_function
+    out = []
+    for c in cells:
+        construct = getattr(type(c), "construct", None)
+        if construct is None or is_user_function(construct) or hasattr(construct,
+                                                                        "__wrapped_jit__"):
+            continue
+        out.extend(AttrLoc(c, name) for name in vars(c) if name not in _CELL_INTERNALS)
+    return out
+
+
 def merge(known: list, new: list) -> list:
     """`known` (dead ones dropped) followed by the locations of `new` not among them: a key's
     snapshot tuple reads the same locations in the same order for every entry of one call site."""
