@@ -43,8 +43,8 @@ MISSING = ("<missing>",)    # the snapshot of a location that has no value
 
 
 class Ident:
-    """Hashable identity of an object, holding it weakly where it can: equal to another Ident
-    only while both refer to the same live object."""
+    """The object a Location reads from, held weakly where it can (a Location never keeps a Cell
+    alive): hashable, and equal to another Ident only while both refer to the same live object."""
 
     __slots__ = ("_ref", "_strong", "_hash")
 
@@ -58,9 +58,6 @@ class Ident:
     def get(self):
         return self._strong if self._ref is None else self._ref()
 
-    def weak(self) -> bool:
-        return self._ref is not None
-
     def __hash__(self):
         return self._hash
 
@@ -71,9 +68,6 @@ class Ident:
             return False
         a = self.get()
         return a is not None and a is other.get()
-
-    def __repr__(self):
-        return f"Ident({type(self.get()).__name__}@{self._hash:#x})"
 
 
 _KINDS: dict = {}            # type -> how snapshot() pictures its values
