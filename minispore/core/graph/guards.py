@@ -22,8 +22,9 @@ its cache on a *snapshot* of every such value:
   ran once, while compiling, and the cached graph will not run it again, so a UserWarning naming
   the value and the source line says so (once per line).
 
-Values read by minispore's own code (built-in Cells run as Python, not parsed) are not recorded;
-the `training` flags of the Cells a graph called are (compile.py adds them as AttrLocs).
+Reads by minispore's own code (a built-in Cell's construct runs as Python, not parsed) are not
+recorded one by one: compile.py guards the `training` flag of every Cell the graph called and every
+attribute of each built-in one (`builtin_cell_locations`: `dropout.p = 0.2` recompiles).
 """
 from __future__ import annotations
 
