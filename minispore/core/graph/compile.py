@@ -319,7 +319,7 @@ def _program(g, backend):
             import warnings
             warnings.warn(f"jit_level O2: graph '{g.name}' runs kernel by kernel (as O1) because "
                           f"the {backend.name} sink cannot lower {e}", RuntimeWarning,
-                          stacklevel=4)
+                          stacklevel=cache.user_stacklevel())
     return backend.program(g)
 
 
