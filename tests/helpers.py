@@ -221,6 +221,20 @@ def in_graph(fn, *args):
 
 
 @contextlib.contextmanager
+def warnings_as_errors(category=Warning):
+    """Turns `category` warnings into errors inside the block, but for the compile cache's
+    KernelCacheWarning: a stale or damaged cache entry on this machine is rebuilt with that
+    warning, which says nothing about the code under test (the cache's own behaviour is tested in
+    tests/unit/test_kernel_cache_faults.py)."""
+    import warnings
+    from minispore.backends.cpu.kernel_cache import KernelCacheWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", category)
+        warnings.simplefilter("default", KernelCacheWarning)
+        yield
+
+
+@contextlib.contextmanager
 def graph_runs(what: str = "the block"):
     """In GRAPH_MODE, asserts that the block compiled or ran a graph (ms.grad, a Cell call, an
     ms.jit function): its ops did not all run eagerly. Nothing is checked in PyNative."""

@@ -5,12 +5,12 @@ effects that only ran while compiling, and the cache stays bounded with fresh la
 (graph/cache.py, graph/guards.py, core/jit.py)."""
 import functools
 import types
-import warnings
 
 import numpy as np
 import pytest
 
 import minispore as ms
+from helpers import warnings_as_errors
 from minispore import nn, ops
 from minispore.core.graph import compile as gc
 
@@ -326,8 +326,7 @@ def test_a_python_side_effect_that_runs_only_while_compiling_warns_once():
                                          r"self\.n \+= 1") as rec:
         net(X)
     assert any(r.filename.endswith("test_jit_cache_keys.py") for r in rec)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings_as_errors():
         net(X)                                     # the cached graph: no side effect, no warning
     assert net.n == 1
     with pytest.warns(UserWarning, match=r"global 'LOG'.*LOG\.append\(1\)"):
@@ -346,8 +345,7 @@ class FreshOffset(nn.Cell):
 
 def test_a_property_making_a_new_tensor_on_each_read_compiles_once_without_warning():
     net = FreshOffset()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings_as_errors():
         assert val(net(X)) == [2.0, 3.0, 4.0]
         compiles = gc.stats["compiles"]
         assert val(net(X)) == [2.0, 3.0, 4.0]
@@ -375,8 +373,7 @@ def test_a_property_returning_a_stored_cell_is_guarded_by_its_identity():
 
 
 def test_a_graph_without_side_effects_does_not_warn():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings_as_errors():
         Attrs()(X)
 
 
@@ -426,15 +423,13 @@ def test_a_function_that_keeps_recompiling_warns_once(monkeypatch):
     def f(x):
         return x - 1
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings_as_errors():
         f(ms.Tensor(np.zeros(1, np.float32)))
         f(ms.Tensor(np.zeros(2, np.float32)))
     with pytest.warns(UserWarning, match="compiled 3 times.*input shapes") as rec:
         f(ms.Tensor(np.zeros(3, np.float32)))
     assert rec[0].filename.endswith("test_jit_cache_keys.py")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings_as_errors():
         f(ms.Tensor(np.zeros(4, np.float32)))
 
 

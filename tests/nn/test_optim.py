@@ -3,12 +3,12 @@ GRAPH_MODE (the update runs inside the compiled graph there): SGD (momentum, dam
 weight decay), Momentum (nesterov), Adam (bias correction, nesterov, L2), AdamWeightDecay (decay
 filter), learning rates as floats, Tensors, per-step lists and schedules, loss_scale, errors;
 parameter groups: their own float / per-step / schedule lr, weight decay, grad_centralization."""
-import warnings
 
 import numpy as np
 import pytest
 
 import minispore as ms
+from helpers import warnings_as_errors
 from minispore import Parameter, Tensor, nn, ops
 
 F32 = np.float32
@@ -356,8 +356,7 @@ def test_grad_centralization_ignored_by_adam_weight_decay():
     with pytest.warns(UserWarning, match="grad_centralization in a parameter group has no "
                                          "effect"):
         centralized = run(True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings_as_errors():
         plain = run(False)
     np.testing.assert_array_equal(centralized, plain)
 

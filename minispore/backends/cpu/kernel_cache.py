@@ -42,9 +42,11 @@ _INDEX_HEAD = pickle.dumps("minispore-sealed-index", protocol=4)
 _warned: set = set()
 
 
-class KernelCacheWarning(RuntimeWarning):
+class KernelCacheWarning(UserWarning):
     """A compile-cache entry was bad (it is rebuilt) or the cache directory cannot be written
-    (the code is compiled in memory)."""
+    (the code is compiled in memory). A category of its own, not a RuntimeWarning: it is news
+    about the machine's cache, not about the program, so code that watches RuntimeWarnings for a
+    graph that did not sink (the O2 fallback) is not disturbed by a stale cache entry."""
 
 
 def cache_root() -> Path:
