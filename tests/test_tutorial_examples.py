@@ -1,6 +1,7 @@
-"""The tutorial-style scripts in examples/ (issue 5, Compatibility): each runs in its own
-Python process in GRAPH and PYNATIVE mode, exits 0 (its own asserts pass) and prints its key
-lines. The 14 runs go two at a time, started once for the module."""
+"""The tutorial-style scripts in examples/: each runs in its own Python process in GRAPH and
+PYNATIVE mode, exits 0 (its own asserts pass) and prints its key lines. The 14 runs go two at a
+time, started once for the module. The repository root leads PYTHONPATH, so the scripts import
+this checkout's minispore, not a copy installed in site-packages."""
 from __future__ import annotations
 
 import os
@@ -30,8 +31,13 @@ EXPECTED = {
 MODES = ("graph", "pynative")
 
 
+def _env(**extra) -> dict:
+    path = os.pathsep.join(p for p in (str(EXAMPLES.parent), os.environ.get("PYTHONPATH")) if p)
+    return dict(os.environ, PYTHONPATH=path, **extra)
+
+
 def _run(script: str, mode: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    env = _env(PYTHONWARNINGS="ignore")
     return subprocess.run([sys.executable, str(EXAMPLES / script), "--mode", mode],
                           capture_output=True, text=True, timeout=300, env=env,
                           cwd=EXAMPLES.parent)
@@ -59,7 +65,7 @@ def test_example_runs(results, script, mode):
 
 
 def test_mode_from_environment():
-    env = dict(os.environ, EXAMPLE_MODE="pynative", PYTHONWARNINGS="ignore")
+    env = _env(EXAMPLE_MODE="pynative", PYTHONWARNINGS="ignore")
     r = subprocess.run([sys.executable, str(EXAMPLES / "02_tensor.py")], capture_output=True,
                        text=True, timeout=120, env=env)
     assert r.returncode == 0 and "tensor OK (pynative)" in r.stdout, r.stderr
