@@ -1,7 +1,7 @@
 """The graph compile cache (core/graph/compile.py) and save_graphs dumps: a second call with the
 same input signature neither re-parses nor recompiles; a new shape, dtype, Python scalar argument,
 Cell instance or context option does; save_graphs writes the IR after every pass stage with op
-names and source locations (issue 3, DESIGN.md "Graph mode")."""
+names and source locations (DESIGN.md "Graph mode")."""
 from __future__ import annotations
 
 import inspect

@@ -1,7 +1,7 @@
 """Graph-mode control flow (core/graph/control.py): `if`/conditional expressions/`while` on tensor
 conditions become If/While nodes, loops over constants unroll, `return` works anywhere, and
 gradients (ms.grad, value_and_grad, GradOperation) of such code equal PyNative's bit for bit;
-type mismatches between branches and unsupported exits are clear errors (issue 3)."""
+type mismatches between branches and unsupported exits are clear errors."""
 from __future__ import annotations
 
 import os

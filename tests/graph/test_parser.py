@@ -1,7 +1,7 @@
 """Graph-mode frontend (core/graph/parser.py): every supported Python form gives, in GRAPH_MODE,
 bit-for-bit the numbers the same code gives in PYNATIVE_MODE; every rejected form raises
-GraphSyntaxError showing the user's file:line, source line, caret and a hint (issue 3,
-DESIGN.md "Graph mode"). Control flow on tensors lives in test_control_flow.py."""
+GraphSyntaxError showing the user's file:line, source line, caret and a hint
+(DESIGN.md "Graph mode"). Control flow on tensors lives in test_control_flow.py."""
 from __future__ import annotations
 
 import functools

@@ -1,4 +1,4 @@
-"""`python -m minispore bench` smoke tests (issue 7): on the CPU and the simulated Ascend with
+"""`python -m minispore bench` smoke tests: on the CPU and the simulated Ascend with
 --quick and tiny repeats, the JSON has its structure and a row for every requested (workload,
 backend, mode) and peer; unusable backends, missing peers and modes a workload lacks are rows
 skipped with the reason. Timings are not checked (tests assert behaviour, not speed)."""

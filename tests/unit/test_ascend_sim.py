@@ -1,5 +1,5 @@
 """The simulated Ascend device: its cost model from first principles, memory pool, formats,
-precision rules, launch modes and timeline (issue 4). Times here are SIMULATED model time,
+precision rules, launch modes and timeline. Times here are SIMULATED model time,
 compared with what the profile's numbers imply, never with wall time."""
 from __future__ import annotations
 
