@@ -148,6 +148,7 @@ def test_format_pass_eliminates_transdata(dev):
     for on in (True, False):
         backend.format_pass = on
         ms.set_context(ascend_config={"device_profile": "Ascend910B"})   # new compile key
+        dev = ascend_sim.device()       # the profile's device (an earlier test may have left another)
         try:
             grad(x, w1, w2)                                   # compile + resident inputs
             dev.reset_counters()
