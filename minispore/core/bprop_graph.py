@@ -194,7 +194,8 @@ class _Backward:
                 g.inputs = [g.inputs[j] for j in keep]
                 ir.verify(g)
                 program = backend.bprop_program(g)
-        except Exception:           # noqa: BLE001 - anything: the eager walk takes over
+        except Exception as e:      # noqa: BLE001 - anything: the eager walk takes over
+            _warn_not_compiled(e)
             return None
         if program is None:
             return None
@@ -206,6 +207,23 @@ class _Backward:
         from .tensor import wrap
         outs, _ = self.program.run([bufs[j] for j in self.keep])
         return list(_rebuild(self.tree, [wrap(o, d) for o, d in zip(outs, self.out_dtypes)]))
+
+
+_WARNED: set = set()
+
+
+def _warn_not_compiled(e: Exception) -> None:
+    """Say once per distinct reason that a backward could not be compiled: the eager walk gives
+    the same gradients, so nothing is wrong with the numbers, but a silent fallback would hide a
+    fault of the replay (and a step that stays slow)."""
+    reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    if reason in _WARNED:
+        return
+    _WARNED.add(reason)
+    warnings.warn(f"PyNative: the repeated backward could not be compiled ({reason}); the "
+                  f"tape's eager walk computes the gradients instead (the same numbers, slower). "
+                  f"MINISPORE_BPROP_GRAPH=0 turns the compiled backward off", RuntimeWarning,
+                  stacklevel=4)
 
 
 def _buffer_metas(sig) -> list:

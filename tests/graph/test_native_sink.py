@@ -120,15 +120,17 @@ def test_a_second_program_loads_the_object_file_and_a_corrupt_one_is_rebuilt(tmp
         np.testing.assert_allclose(got.asnumpy(), want, rtol=2e-6, atol=1e-6)
 
 
-def test_graphs_it_cannot_lower_go_to_the_numba_sink_silently(monkeypatch):
+def test_graphs_it_cannot_lower_go_to_the_numba_sink_with_a_warning(monkeypatch):
     """Every op of the database lowers natively now; a node without a lowering (matmul's,
-    removed here) sends the graph to the numba sink without a warning."""
+    removed here) sends the graph to the numba sink, and a RuntimeWarning names the node."""
     from minispore.backends.cpu import native_lower
     monkeypatch.delitem(native_lower.LOWER, "matmul")
 
     def f(x):
         return ops.matmul(x, x) * 2
-    out, entry = _compile(ms.jit(f), Tensor(np.eye(3, dtype=np.float32)))
+    with pytest.warns(RuntimeWarning, match=r"could not lower .*node 'matmul'"):
+        out, entry = _compile(ms.jit(f), Tensor(np.eye(3, dtype=np.float32)),
+                              allow=(RuntimeWarning,))
     assert isinstance(entry.program, SunkProgram)
     np.testing.assert_array_equal(out.asnumpy(), 2 * np.eye(3))
 

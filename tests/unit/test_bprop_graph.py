@@ -166,3 +166,22 @@ def test_a_tape_the_native_sink_cannot_lower_stays_eager():
     for _ in range(bprop_graph.HOT + 2):
         np.testing.assert_array_equal(g(x).asnumpy(), np.float16([2.0, 4.0]))
     assert _delta(before) == {"compiles": 0, "runs": 0}
+
+
+def test_a_backward_that_fails_to_compile_warns_and_the_eager_walk_gives_the_gradients(
+        monkeypatch):
+    """A fault while building the compiled backward is not swallowed: one RuntimeWarning names
+    it, and the eager walk's gradients are returned."""
+    from minispore.core.graph import compile as graph_compile
+
+    def broken_build(*a, **k):
+        raise ValueError("replay broke")
+    monkeypatch.setattr(graph_compile, "build", broken_build)
+    monkeypatch.setattr(bprop_graph, "_WARNED", set())
+    g = ms.grad(lambda x: (x * x).sum())
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    before = _counts()
+    with pytest.warns(RuntimeWarning, match=r"could not be compiled \(ValueError: replay broke\)"):
+        for _ in range(bprop_graph.HOT + 2):
+            np.testing.assert_array_equal(g(x).asnumpy(), np.float32([2.0, 4.0]))
+    assert _delta(before) == {"compiles": 0, "runs": 0}
