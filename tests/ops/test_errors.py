@@ -146,12 +146,6 @@ ERRORS = [
               r"^one_hot: indices must be an integer tensor, got Float32"),
     ErrorCase("cast-unknown", lambda: ms.ops.cast(T(2), "complex64"), DTypeError,
               r"unknown dtype name 'complex64'"),
-    # a limit of the CPU's generated loops (the simulated Ascend computes with them; CuPy and
-    # add/sub/mul/div, which broadcast through numpy's ufuncs on the CPU, have none)
-    ErrorCase("cpu-broadcast-rank-9", lambda x, y: ms.ops.maximum(x, y),
-              NotImplementedError, r"^maximum: broadcasting over rank 9 > 8 is not supported by "
-                                   r"the CPU kernels", backends=("CPU", "Ascend"),
-              args=lambda: (T(*([2] + [1] * 8)), T(*([1] * 8 + [2])))),
     # arguments
     ErrorCase("unexpected-attribute", lambda: apply(_p("sum"), T(2), axes=0), TypeError,
               r"^sum: unexpected attribute 'axes'; valid: axis, keep_dims"),

@@ -66,3 +66,22 @@ def test_kernels_broadcast_like_numpy(shapes, opname):
     want = {"add": np.add, "mul": np.multiply, "maximum": np.maximum}[opname](a, b)
     assert got.shape == want_shape
     assert_close(got.asnumpy(), want.astype(np.float32), 1.3e-6, 1e-5, f"{opname} {sa} {sb}")
+
+
+@pytest.mark.parametrize("shapes", [
+    ([2] + [1] * 8, [1] * 8 + [2]),                          # rank 9, two axes that broadcast
+    ([2, 1, 3, 1, 2, 1, 3, 1, 2, 2], [1, 4, 3, 1, 1, 5, 3, 1, 2, 1]),
+    ([2, 1] * 5, [1, 2] * 5),                                # ten axes that all differ
+], ids=["rank9", "rank10-collapsible", "rank10-alternating"])
+@pytest.mark.parametrize("mode", ["pynative", "graph-O0", "graph-O2"])
+def test_broadcasting_past_the_generated_loops_rank_equals_numpy(shapes, mode):
+    """The CPU's generated broadcast loops go to rank 8: past it the axes that broadcast alike
+    merge, and operands that still need more axes are expanded for one flat loop, so every mode
+    computes what numpy does (no mode raises where another computes)."""
+    ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE,
+                   jit_level=mode[-2:] if mode != "pynative" else "O0")
+    r = np.random.default_rng(0)
+    a, b = (r.standard_normal(s).astype(np.float32) for s in shapes)
+    f = ms.ops.maximum if mode == "pynative" else ms.jit(lambda x, y: ms.ops.maximum(x, y))
+    got = f(ms.Tensor(a), ms.Tensor(b)).asnumpy()
+    np.testing.assert_array_equal(got, np.maximum(a, b))

@@ -95,6 +95,30 @@ def fused_kernel(expr, in_metas, out_meta, reduce=None):
     return expr_kernel("fused", expr, in_metas, tuple(m.dtype for m in in_metas), out_meta)
 
 
+def collapse_broadcast(shape: tuple, ranked: list) -> tuple:
+    """The broadcast of C-contiguous operands `ranked` (each of len(shape) axes) to `shape`, with
+    the output's size-1 axes dropped and neighbouring axes merged where every operand either
+    spans both or is 1 on both (their elements stay in the same C order, so the operands and the
+    output only reshape). Returns (output shape, operand shapes)."""
+    out: list = []
+    ops: list = [[] for _ in ranked]
+    prev = None
+    for i, d in enumerate(shape):
+        if d == 1:
+            continue
+        mask = tuple(s[i] != 1 for s in ranked)
+        if mask == prev:
+            out[-1] *= d
+            for o, s in zip(ops, ranked):
+                o[-1] *= s[i]
+        else:
+            out.append(d)
+            for o, s in zip(ops, ranked):
+                o.append(s[i])
+            prev = mask
+    return tuple(out), [tuple(o) for o in ops]
+
+
 def expr_kernel(tag, expr, in_metas, cdts, out_meta):
     """A launchable kernel for scalar expression `expr` (argument i is input i, converted to
     compute dtype cdts[i]) producing out_meta; picks the variant as the module docstring says."""
@@ -124,18 +148,34 @@ def expr_kernel(tag, expr, in_metas, cdts, out_meta):
         if ufunc is not None and out_np == final_np:
             return lambda a, b: ufunc(a, b)
         r = len(shape)
-        if r > MAX_ND:
-            raise NotImplementedError(f"{tag}: broadcasting over rank {r} > {MAX_ND} is not "
-                                      f"supported by the CPU kernels")
         ranked = [(1,) * (r - len(m.shape)) + tuple(m.shape) for m in in_metas]
+        if r > MAX_ND:                  # fewer axes that broadcast the same way: same elements
+            shape_k, ranked = collapse_broadcast(shape, ranked)
+            r = len(shape_k)
+            if r > MAX_ND:              # still too many: expand the operands, one flat loop
+                flat = entry_point(variant_fn("flat_" + "v" * arity),
+                                   [np.empty(1, c) for c in cnp] + [np.empty(1, out_np)])
+
+                def run_expanded(*bufs):
+                    args = [np.ascontiguousarray(np.broadcast_to(b.astype(c) if k else b,
+                                                                 shape)).reshape(-1)
+                            for b, c, k in zip(bufs, cnp, casts)]
+                    out = np.empty(n, out_np)
+                    flat(*args, out)
+                    out = out.reshape(shape)
+                    return out if out_np == final_np else out.astype(final_np)
+                return run_expanded
+        else:
+            shape_k = shape
         masks = ["".join("0" if d == 1 else "1" for d in s) for s in ranked]
         fn = variant_fn(f"bc{r}_" + "_".join(masks))
 
         def run(*bufs):
             args = [(b.astype(c) if k else b).reshape(s)
                     for b, c, k, s in zip(bufs, cnp, casts, ranked)]
-            out = np.empty(shape, out_np)
+            out = np.empty(shape_k, out_np)
             fn(*args, out)
+            out = out.reshape(shape)
             return out if out_np == final_np else out.astype(final_np)
         return run
 
