@@ -11,7 +11,7 @@ from .. import dtype as dt
 from ..errors import ShapeError
 from ..primitive import Meta, apply, defop
 from ..shape import broadcast_shapes, normalize_axis, size_of
-from ._common import sum_to
+from .declare import sum_to
 
 
 def _shape_arg(op, shape) -> tuple:

@@ -24,7 +24,7 @@ import numpy as np
 from .. import dtype as dt
 from ..errors import DTypeError, ShapeError
 from ..primitive import Meta, apply, defop, tracked
-from ._common import ref_array_dtype
+from .declare import ref_array_dtype
 
 PAD_MODES = ("valid", "same", "pad")
 

@@ -8,7 +8,7 @@ from ..errors import DTypeError, ShapeError
 from ..index_check import IndexCheck
 from ..primitive import Meta, apply, defop
 from ..shape import broadcast_shapes, normalize_axis
-from ._common import sum_to
+from .declare import sum_to
 from .array import zeros
 
 

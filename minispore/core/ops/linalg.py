@@ -8,7 +8,7 @@ from .. import dtype as dt
 from ..errors import DTypeError, ShapeError
 from ..primitive import Meta, apply, defop, tracked
 from ..shape import broadcast_shapes
-from ._common import ref_array_dtype, sum_to
+from .declare import ref_array_dtype, sum_to
 
 
 def _matmul_infer(a, b, transpose_a, transpose_b):

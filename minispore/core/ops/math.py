@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtype as dt
 from .. import scalar_expr as E
 from ..primitive import Meta, apply, defop, tracked
-from ._common import COMPARE, FLOAT, LOGICAL, elementwise, sum_to
+from .declare import COMPARE, FLOAT, LOGICAL, elementwise, sum_to
 
 FL = dt.FLOATS
 NUM = dt.NUMERIC

@@ -23,7 +23,7 @@ from ..errors import DTypeError, ShapeError
 from ..index_check import IndexCheck
 from ..primitive import Meta, apply, defop
 from ..shape import normalize_axis
-from ._common import ref_array_dtype
+from .declare import ref_array_dtype
 
 
 def _infer(name):

@@ -16,7 +16,7 @@ import numpy as np
 from .. import dtype as dt
 from ..errors import DTypeError, ShapeError
 from ..primitive import Meta, apply, defop
-from ._common import ref_array_dtype, sum_to
+from .declare import ref_array_dtype, sum_to
 
 
 def _float(name, **ms_):

@@ -29,7 +29,7 @@ import numpy as np
 from .. import dtype as dt
 from ..errors import DTypeError, ShapeError
 from ..primitive import Meta, apply, defop
-from ._common import ref_array_dtype
+from .declare import ref_array_dtype
 
 M1, M2, M3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), \
     np.uint64(0x94D049BB133111EB)

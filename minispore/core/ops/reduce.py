@@ -10,7 +10,7 @@ from .. import dtype as dt
 from ..errors import DTypeError, ShapeError
 from ..primitive import REDUCE, Meta, apply, defop
 from ..shape import normalize_axes, normalize_axis, reduced_shape, size_of
-from ._common import ref_array_dtype
+from .declare import ref_array_dtype
 
 _ATTRS = {"axis": None, "keep_dims": False}
 

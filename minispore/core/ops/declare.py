@@ -1,5 +1,7 @@
-"""Helpers shared by the op declarations: the elementwise declaration, dtype rules, and
-`sum_to` (reducing a broadcast gradient back to an input's shape)."""
+"""The op-declaration language shared by every family in core/ops: `elementwise` (one call
+declares an elementwise primitive from its scalar template and dtype rule), the dtype rules
+(SAME, FLOAT, COMPARE, LOGICAL), `ref_array_dtype` and `sum_to` (reducing a broadcast gradient
+back to an input's shape)."""
 from __future__ import annotations
 
 import numpy as np
