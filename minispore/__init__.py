@@ -11,6 +11,7 @@ from .core.dtype import (DType, bfloat16, bool_, dtype_to_nptype, float16, float
                          int8, int16, int32, int64, pytype_to_dtype, uint8)
 from .core.tensor import Parameter, ParameterTuple, Tensor, from_numpy, tensor
 from .core.ops.random import get_seed, set_seed
+from . import backends  # noqa: E402,F401  (registers the backends' context option checks)
 from . import common, nn, ops  # noqa: E402
 from . import dataset, train  # noqa: E402
 from .train import (Callback, LossMonitor, Model, TimeMonitor, load_checkpoint,  # noqa: E402

@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from ..core import dtype as dt
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, register_initializer
 
 __all__ = ["Initializer", "initializer", "Normal", "Uniform", "Zero", "One", "Constant",
            "TruncatedNormal", "XavierUniform", "XavierNormal", "HeUniform", "HeNormal"]
@@ -259,3 +259,6 @@ def _shape_tuple(shape):
     if any(s < 0 for s in out):
         raise ValueError(f"initializer: shape {out} has a negative dimension")
     return out
+
+
+register_initializer(initializer)

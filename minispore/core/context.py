@@ -4,7 +4,7 @@ listing the valid choices; a device whose backend cannot be used raises RuntimeE
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
@@ -73,7 +73,25 @@ def _set_save_graphs_path(v):
     _state["save_graphs_path"] = v
 
 
-_ASCEND_KEYS = ("precision_mode", "device_profile")
+# option -> validator(value) that raises ValueError naming the bad value: the checks a backend
+# owns (the simulated Ascend's ascend_config), registered by minispore.backends so core never
+# imports a backend's tables
+_validators: dict[str, Callable[[Any], None]] = {}
+
+
+def register_option_validator(key: str, validator: Callable[[Any], None]) -> None:
+    """Let a backend check set_context's `key` before it is applied: `validator(value)` raises
+    ValueError naming what is wrong and what is valid."""
+    _validators[key] = validator
+
+
+def _validate(key: str, v) -> None:
+    check = _validators.get(key)
+    if check is None:
+        raise RuntimeError(f"set_context: {key} is checked by its device backend and none has "
+                           f"registered a validator; import minispore (which imports "
+                           f"minispore.backends) before setting it")
+    check(v)
 
 
 def _reconfigure_ascend():
@@ -84,17 +102,7 @@ def _reconfigure_ascend():
 
 
 def _set_ascend_config(v):
-    if not isinstance(v, dict):
-        raise ValueError(f"set_context: ascend_config={v!r} is not valid; use a dict such as "
-                         f"{{'precision_mode': 'force_fp32'}}")
-    from ..backends.ascend_sim.kernels import PRECISION_MODES
-    from ..backends.ascend_sim.profile import PROFILES
-    for k, x in v.items():
-        if k not in _ASCEND_KEYS:
-            raise ValueError(f"set_context: ascend_config key {k!r} is not supported; valid: "
-                             f"{', '.join(_ASCEND_KEYS)}")
-        _check_choice(f"ascend_config['{k}']", x,
-                      tuple(PRECISION_MODES) if k == "precision_mode" else tuple(PROFILES))
+    _validate("ascend_config", v)
     _state["ascend_config"] = {**_state["ascend_config"], **v}
     _reconfigure_ascend()
 

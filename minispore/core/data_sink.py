@@ -17,6 +17,7 @@ import contextlib
 
 import numpy as np
 
+from .cells import is_cell
 from .device import current, get_backend
 from . import context
 from .tensor import Tensor
@@ -35,9 +36,8 @@ def data_sink(fn, dataset, sink_size: int = 1, jit_config=None, input_signature=
         raise NotImplementedError("data_sink: jit_config and input_signature are not supported "
                                   "yet; set jit_level with ms.set_context")
     from .jit import jit
-    from ..nn.cell import Cell
     # a Cell compiles itself in GRAPH_MODE; a jitted function already is one
-    step = fn if isinstance(fn, Cell) or hasattr(fn, "__wrapped_jit__") else jit(fn)
+    step = fn if is_cell(fn) or hasattr(fn, "__wrapped_jit__") else jit(fn)
     state = {"it": _batches(dataset)}
 
     def take():
@@ -65,9 +65,8 @@ def _steps(step, batches):
     """The steps of one sink: one compiled program over all the batches where the backend's
     program can loop by itself (the CPU's O2 sink), else one compiled call per batch; a Cell in
     PYNATIVE_MODE runs eagerly, step by step."""
-    from ..nn.cell import Cell
     from .graph import compile as graph_compile
-    if isinstance(step, Cell):
+    if is_cell(step):
         if context._state["mode"] != context.GRAPH_MODE:
             out = None
             for b in batches:

@@ -11,6 +11,7 @@ import functools
 import types
 
 from . import context
+from .cells import is_cell
 from .graph import compile as graph_compile
 
 _CAPTURE_MODES = ("ast",)
@@ -19,7 +20,6 @@ _CAPTURE_MODES = ("ast",)
 def _target(function):
     """(the function to compile, arguments bound in front of the call's, keywords bound,
     the Cell it belongs to or None)."""
-    from ..nn.cell import Cell
     fn, front, kw = function, (), {}
     for _ in range(100):
         if isinstance(fn, functools.partial):
@@ -30,7 +30,7 @@ def _target(function):
             fn = fn.__func__
         else:
             break
-    if isinstance(fn, Cell):
+    if is_cell(fn):
         return type(fn).construct, (fn,) + front, kw, fn
     if isinstance(fn, classmethod):
         raise TypeError(f"jit: cannot compile the classmethod object {fn.__func__.__qualname__}"
@@ -74,7 +74,6 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
                          f"'GE' (minispore runs its own backend for each device either way)")
 
     def deco(function):
-        from ..nn.cell import Cell
         fn, front, bound_kw, cell = _target(function)
         name = getattr(fn, "__qualname__", type(fn).__name__)
 
@@ -95,7 +94,7 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
             call_args = front + args
             # a Cell method (an @ms.jit construct): its graphs key on, and go with, that Cell
             owner = cell if cell is not None or not call_args or \
-                not isinstance(call_args[0], Cell) else call_args[0]
+                not is_cell(call_args[0]) else call_args[0]
             return at_level(lambda: graph_compile.run(fn, call_args, {**bound_kw, **kwargs},
                                                       key_obj=owner, name=name))
 

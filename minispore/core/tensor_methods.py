@@ -16,6 +16,7 @@ from .ops import linalg as L
 from .ops import math as M
 from .ops import nn as N
 from .ops import reduce as R
+from .ops import rounding
 from .overloads import is_axis, is_bool, is_int, overloaded, variant
 from .primitive import executor
 from .tensor import Tensor
@@ -233,8 +234,7 @@ tensor_sub = overloaded(
 
 def _div(self, other, *, rounding_mode=None):
     """True division; rounding_mode 'floor' rounds the quotient down, 'trunc' towards zero."""
-    from ..ops.functional import div          # ops imports core: resolved at the call
-    return div(self, other, rounding_mode=rounding_mode)
+    return rounding.div(self, other, rounding_mode=rounding_mode)
 
 
 def _to_device(device):
@@ -279,8 +279,7 @@ tensor_view = overloaded(
 
 def _round(self, decimals=0):
     """Round half to even, at `decimals` digits after the point."""
-    from ..ops.functional import round as _round_to
-    return _round_to(self, decimals=decimals)
+    return rounding.round(self, decimals=decimals)
 
 
 def _squeeze(self, *axis):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from ..core import context, custom_bprop
+from ..core.cells import register_cell_class
 from ..core.graph import compile as graph_compile
 from ..core.graph.builder import GraphBuilder
 from ..core.primitive import executor
@@ -21,6 +22,7 @@ from ..core.pynative import TAPE
 from ..core.tensor import Parameter, ParameterTuple
 
 
+@register_cell_class
 class Cell:
     """Base class of networks: define `construct`, call the cell."""
 

@@ -6,27 +6,10 @@ indices are int32 in MindSpore. Each composes core ops (so PyNative, graph mode 
 share them) and refuses, by name, what minispore cannot do."""
 from __future__ import annotations
 
-import numbers
-
 from ..core.ops import index_ops as X
 from ..core.ops import math as M
 from ..core.ops import reduce as R
-
-
-def div(input, other, *, rounding_mode=None):
-    """input / other; rounding_mode 'floor' rounds the quotient down, 'trunc' towards zero
-    (an integer input then gives its own integer dtype, as MindSpore)."""
-    if rounding_mode is None:
-        return M.div(input, other)
-    if rounding_mode == "floor":
-        return M.floor_div(input, other)
-    if rounding_mode == "trunc":
-        q = M.div(input, other)
-        t = M.where(M.less(q, 0), M.ceil(q), M.floor(q))
-        d = getattr(input, "dtype", None)
-        return t if d is None or d.is_float else M.cast(t, d)
-    raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "
-                     f"{rounding_mode!r}")
+from ..core.ops.rounding import div, round  # noqa: F401  (Tensor.div/round share them)
 
 
 divide = div
@@ -35,16 +18,6 @@ divide = div
 def subtract(input, other, *, alpha=1):
     """input - alpha * other."""
     return M.sub(input, other if alpha == 1 else M.mul(other, alpha))
-
-
-def round(input, *, decimals=0):
-    """Round half to even, at `decimals` digits after the point (negative: before it)."""
-    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
-        raise TypeError(f"round: decimals must be an int, got {decimals!r}")
-    if decimals == 0 or not input.dtype.is_float:
-        return M.round(input)
-    scale = 10.0 ** decimals
-    return M.div(M.round(M.mul(input, scale)), scale)
 
 
 def softplus(input, beta=1, threshold=20):

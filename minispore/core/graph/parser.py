@@ -23,6 +23,7 @@ import inspect
 import operator
 import types
 
+from ..cells import is_cell, is_cell_class
 from ..errors import GraphSyntaxError, MinisporeError
 from ..tensor import Tensor
 from .builder import is_symbolic
@@ -369,7 +370,6 @@ class Parser(Expressions):
 
     # -- calls ---------------------------------------------------------------------------------
     def call(self, func, args, kwargs, node, frame):
-        from ...nn.cell import Cell
         if func is builtins.print:
             from .control import emit_print
             return emit_print(self, args, kwargs, node, frame)
@@ -383,17 +383,17 @@ class Parser(Expressions):
                 and isinstance(args[1], str):
             from .guards import record_dynamic_attribute     # a value the graph depends on
             record_dynamic_attribute(args[0], args[1], frame, node)
-        if isinstance(func, Cell):
+        if is_cell(func):
             return self._located_call(lambda: self.call_cell(func, args, kwargs), node, frame)
         if isinstance(func, ParsedLambda):
             return func(*args, **kwargs)
         if isinstance(func, types.MethodType) and is_user_function(func.__func__):
-            if isinstance(func.__self__, Cell) and func.__func__ is type(func.__self__).construct:
+            if is_cell(func.__self__) and func.__func__ is type(func.__self__).construct:
                 return self.call_cell(func.__self__, args, kwargs)
             return self.call_function(func.__func__, (func.__self__,) + tuple(args), kwargs)
         if is_user_function(func):
             return self.call_function(func, args, kwargs)
-        if isinstance(func, type) and issubclass(func, Cell):
+        if is_cell_class(func):
             raise _error(frame.src, node, f"creating a Cell ({func.__name__}) inside construct "
                          f"is not supported", hint="create it in __init__ and call it here")
         args = [InlineCall(self, a) if is_user_function(a) else a for a in args]

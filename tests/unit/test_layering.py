@@ -1,0 +1,140 @@
+"""The layering rule of the package: `minispore/core/` is the ground floor and imports nothing
+above it (`minispore.nn`, `minispore.common`, the public `minispore.ops`, `minispore.backends`,
+`dataset`, `train`, `profiler`, `bench`), not even lazily inside a function. Upper layers reach
+core through registration (core/cells.py, core/context.py's option validators, core/tensor.py's
+initializer factory, core/device.py's program and picture hooks). The second test keeps the
+modules of `minispore/backends/` from growing import cycles between them."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[2] / "minispore"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path):
+    """(line, imported module name) for every import in the file, at any depth (module level,
+    inside functions and classes), relative imports resolved against the file's package."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    mod = _module_name(path)
+    package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if node.module is None:
+                # `from . import x` / `from .. import x`: each name may be a submodule
+                for alias in node.names:
+                    yield node.lineno, f"{target}.{alias.name}"
+            else:
+                yield node.lineno, target
+
+
+def _inside(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_core_imports_nothing_above_core():
+    offenders = []
+    for path in sorted((PKG / "core").rglob("*.py")):
+        for line, name in _imports(path):
+            if _inside(name, "minispore") and not _inside(name, "minispore.core"):
+                offenders.append(f"{path.relative_to(PKG.parent)}:{line}: imports {name}")
+    assert not offenders, ("minispore/core must not import the packages above it; register "
+                           "with core instead:\n  " + "\n  ".join(offenders))
+
+
+def _backend_import_graph():
+    graph = {}
+    paths = sorted((PKG / "backends").rglob("*.py"))
+    modules = {_module_name(p) for p in paths}
+    for path in paths:
+        mod = _module_name(path)
+        deps = set()
+        for _line, name in _imports(path):
+            # `from pkg.mod import f` names a module or an attribute: keep the longest
+            # prefix that is a module of backends/
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != mod and not _inside(mod, name):
+                deps.add(name)
+        graph[mod] = deps
+    return graph
+
+
+def _cycles(graph):
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+# The import cycles between modules of backends/ that exist today (each closed by an import
+# inside a function). The test fails on any new cycle, and on a listed one that is gone (so
+# the list shrinks as they are untangled).
+KNOWN_BACKEND_CYCLES = [
+    ["minispore.backends.cpu.blas_threads", "minispore.backends.cpu.native_jit"],
+    ["minispore.backends.cpu.elementwise", "minispore.backends.cpu.fused_reduce"],
+    ["minispore.backends.cpu.native_lower", "minispore.backends.cpu.native_rows"],
+    ["minispore.backends.cpu.sink", "minispore.backends.cpu.sink_index",
+     "minispore.backends.cpu.sink_nn", "minispore.backends.cpu.sink_rows"],
+    ["minispore.backends.gpu.routines", "minispore.backends.gpu.routines_nn"],
+]
+
+
+def test_backends_have_no_new_import_cycle():
+    found = sorted(_cycles(_backend_import_graph()))
+    known = sorted(KNOWN_BACKEND_CYCLES)
+    new = [c for c in found if c not in known]
+    gone = [c for c in known if c not in found]
+    assert not new, "new import cycles between modules of minispore/backends:\n  " + \
+        "\n  ".join(" <-> ".join(c) for c in new)
+    assert not gone, ("these import cycles of minispore/backends are gone; remove them from "
+                      "KNOWN_BACKEND_CYCLES:\n  " + "\n  ".join(" <-> ".join(c) for c in gone))
+
+
+def test_cycle_finder_sees_a_cycle_closed_inside_a_function():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
