@@ -123,6 +123,32 @@ class EagerExecutor:
             b = current.backend = get_backend(context._state["device_target"])
         return b
 
+    # the side-effect protocol every executor implements (core/ops/state.py)
+    @staticmethod
+    def assign_parameter(variable, value):
+        """ops.assign in PyNative: the Parameter takes the value now; returns the Parameter."""
+        if isinstance(value, Tensor):
+            if tuple(value.shape) != tuple(variable.shape):
+                from .errors import ShapeError
+                raise ShapeError(f"assign: Parameter '{variable.name}' has shape "
+                                 f"{variable.shape}, the value has shape {value.shape}; they "
+                                 f"must match")
+            if value.dtype is not variable.dtype:
+                value = value.astype(variable.dtype)
+            # buffers are immutable: the Parameter takes the value's buffer where it lives (on
+            # a device it stays there; set_data would round-trip through the host)
+            variable._buf = value._buf
+        else:
+            variable.set_data(to_numpy(value, variable.dtype))
+        return variable
+
+    @staticmethod
+    def print_values(inputs) -> None:
+        """ops.Print in PyNative: prints now, tensors as Tensor(shape=..., dtype=..., value=...)."""
+        from .tensor import format_printed
+        print(" ".join(format_printed(a._concrete()) if isinstance(a, Tensor) else str(a)
+                       for a in inputs))
+
     def apply(self, op: OpDef, inputs: tuple, attrs: tuple):
         ts = inputs = op_inputs(op, inputs)
         for x in inputs:

@@ -12,6 +12,25 @@ import numpy as np
 
 from . import dtype as dt
 
+# `init=` of Tensor and Parameter.clone: the factory `initializer(init, shape, dtype) -> Tensor`
+# that minispore.common.initializer registers (core sits below it and never imports it).
+_initializer_factory = None
+
+
+def register_initializer(factory) -> None:
+    """Install `factory(init, shape, dtype) -> Tensor`, used for `init=` (a name or an
+    Initializer) by Tensor(shape=..., init=...) and Parameter.clone(init)."""
+    global _initializer_factory
+    _initializer_factory = factory
+
+
+def _initialize(init, shape, dtype) -> "Tensor":
+    if _initializer_factory is None:
+        raise RuntimeError(f"Tensor: init={init!r} needs the initializers of "
+                           f"minispore.common.initializer; import minispore (or that module) "
+                           f"first")
+    return _initializer_factory(init, shape, dtype)
+
 
 class Tensor:
     """MindSpore's Tensor: `Tensor(input_data=None, dtype=None, shape=None, init=None)`.
@@ -37,8 +56,7 @@ class Tensor:
                 raise ValueError("Tensor: give input_data, or shape together with dtype")
             shape = (shape,) if isinstance(shape, int) else tuple(shape)
             if init is not None:        # MindSpore defers this to init_data(); done at once here
-                from ..common.initializer import initializer
-                arr = initializer(init, shape, dtype if dtype is not None else dt.float32)._buf
+                arr = _initialize(init, shape, dtype if dtype is not None else dt.float32)._buf
             else:
                 arr = np.zeros(shape, (dt.to_dtype(dtype) if dtype is not None else dt.float32).np)
         else:
@@ -162,6 +180,14 @@ def format_value(a: np.ndarray) -> str:
     s = np.array2string(np.asarray(a, np.float64) if a.dtype.kind == "f" else a,
                         separator=", ", formatter=fmt, threshold=1000)
     return (" " if a.ndim == 1 else "\n") + s
+
+
+def format_printed(buf) -> str:
+    """How ops.Print and print in a graph show a tensor's value, in every mode and backend:
+    Tensor(shape=[...], dtype=..., value=...)."""
+    a = np.asarray(buf)
+    return (f"Tensor(shape={list(a.shape)}, dtype={dt.to_dtype(a.dtype)}, "
+            f"value={format_value(a)})")
 
 
 def _check_placement(who: str, const_arg, device) -> None:
@@ -337,8 +363,7 @@ class Parameter(Tensor):
         if isinstance(init, str) and init == "same":
             value = self._concrete()
         else:
-            from ..common.initializer import initializer
-            value = initializer(init, self.shape, self.dtype)
+            value = _initialize(init, self.shape, self.dtype)
         return Parameter(value, name=self.name, requires_grad=self.requires_grad)
 
     @property

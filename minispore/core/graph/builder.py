@@ -167,6 +167,16 @@ class GraphBuilder:
         from ..ops.array import STOP_GRADIENT
         self._current[id(p)] = self.emit(STOP_GRADIENT, [v], (), [Meta(v.shape, v.dtype)])[0]
 
+    # the side-effect protocol every executor implements (core/ops/state.py)
+    def assign_parameter(self, p: Parameter, value) -> Tensor:
+        """ops.assign while tracing: `p` takes `value` after the call; returns p's new value."""
+        self.assign(p, value)
+        return sym(self.value_of(p))
+
+    def print_values(self, inputs) -> None:
+        """ops.Print while tracing: a runtime Print node."""
+        self.print_node(inputs)
+
     def print_node(self, args, sep=" ", end="\n", file=None) -> None:
         """A runtime Print node: strings now, tensors with their values at every run."""
         parts, inputs = [], []

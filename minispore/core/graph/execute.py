@@ -9,7 +9,7 @@ import numpy as np
 from ..device import hooks
 from ..index_check import CHECKED_OPS, located
 from ..primitive import Meta, OpDef, attrs_dict
-from ..tensor import format_value
+from ..tensor import format_printed as _fmt  # noqa: F401  (the backends' printers use it)
 from . import ir
 
 
@@ -163,11 +163,3 @@ class Program:
                     env[s] = None
 
 
-def _fmt(buf) -> str:
-    a = np.asarray(buf)
-    return f"Tensor(shape={list(a.shape)}, dtype={_dtype_name(a)}, value={format_value(a)})"
-
-
-def _dtype_name(a) -> str:
-    from .. import dtype as dt
-    return str(dt.to_dtype(a.dtype))

@@ -5,38 +5,16 @@ PyNative; after the call in a graph, with later reads in the graph seeing the ne
 from __future__ import annotations
 
 from ..primitive import executor
-from ..tensor import Parameter, Tensor, to_numpy
-
-
-def _builder():
-    from ..graph.builder import GraphBuilder
-    ex = executor.current
-    return ex if isinstance(ex, GraphBuilder) else None
+from ..tensor import Parameter
 
 
 def assign(variable: Parameter, value):
-    """variable = value; returns the variable's new value."""
+    """variable = value; returns the variable's new value (the executor decides when it takes
+    it: at once in PyNative, after the call in a graph)."""
     if not isinstance(variable, Parameter):
         raise TypeError(f"assign: the variable must be a Parameter, got "
                         f"{type(variable).__name__}")
-    b = _builder()
-    if b is not None:
-        b.assign(variable, value)
-        from ..graph.builder import sym
-        return sym(b.value_of(variable))
-    if isinstance(value, Tensor):
-        if tuple(value.shape) != tuple(variable.shape):
-            from ..errors import ShapeError
-            raise ShapeError(f"assign: Parameter '{variable.name}' has shape {variable.shape}, "
-                             f"the value has shape {value.shape}; they must match")
-        if value.dtype is not variable.dtype:
-            value = value.astype(variable.dtype)
-        # buffers are immutable: the Parameter takes the value's buffer where it lives (on a
-        # device it stays there; set_data would round-trip through the host)
-        variable._buf = value._buf
-    else:
-        variable.set_data(to_numpy(value, variable.dtype))
-    return variable
+    return executor.current.assign_parameter(variable, value)
 
 
 def depend(value, expr):
@@ -46,12 +24,7 @@ def depend(value, expr):
 
 def print_(*inputs):
     """Print strings and tensors (tensors as Tensor(shape=..., dtype=..., value=...))."""
-    b = _builder()
-    if b is not None:
-        b.print_node(inputs)
-        return None
-    from ..graph.execute import _fmt
-    print(" ".join(_fmt(a._concrete()) if isinstance(a, Tensor) else str(a) for a in inputs))
+    executor.current.print_values(inputs)
     return None
 
 
