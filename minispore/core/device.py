@@ -11,7 +11,6 @@ import functools
 import importlib
 from typing import Any, Callable
 
-from .context import _state as _context_state
 from .errors import DeviceError, KernelNotFound
 from .primitive import ELEMENTWISE, Meta, OpDef
 
@@ -57,8 +56,26 @@ class ProfileHooks:
 hooks = ProfileHooks()
 
 # factory method -> what it makes (the profiler's wrap(kind, ...) argument). The program makers
-# also draw the graph they lower when save_graphs is on (graph/dot.py: save_final).
+# also tell the observers of `on_program_made` (graph/compile.py registers the save_graphs
+# picture writer, graph/dot.py's save_final).
 _HOOKED = {"kernel": "kernel", "fused_kernel": "fused", "program": "program", "sink": "sink"}
+
+# What the graph layer above injects (device.py never imports it): the Program that runs a graph
+# kernel by kernel (graph/execute.py registers it), and the observers told of every program a
+# backend makes.
+_default_program: list = []
+_program_observers: list[Callable] = []
+
+
+def register_default_program(program_cls) -> None:
+    """Install `program_cls(graph, backend)`, what Backend.program returns by default."""
+    _default_program[:] = [program_cls]
+
+
+def on_program_made(observer: Callable) -> None:
+    """Call `observer(program)` for each program or sink a backend makes (once per observer)."""
+    if observer not in _program_observers:
+        _program_observers.append(observer)
 
 
 def _hooked(kind: str, fn: Callable) -> Callable:
@@ -68,9 +85,8 @@ def _hooked(kind: str, fn: Callable) -> Callable:
         @functools.wraps(fn)
         def make_program(self, *args, **kwargs):
             prog = fn(self, *args, **kwargs)
-            if _context_state["save_graphs"]:          # the picture of the graph it runs
-                from .graph.dot import save_final
-                save_final(prog, _context_state["save_graphs_path"])
+            for observe in _program_observers:       # e.g. the picture of the graph it runs
+                observe(prog)
             session = hooks.active
             return prog if session is None else session.wrap(kind, self, prog, args, kwargs)
         make_program._profile_hooked = True
@@ -169,8 +185,10 @@ class Backend:
     def program(self, graph):
         """jit_level O0/O1: the optimized graph run kernel by kernel with this backend's kernels
         (a backend with its own launch model or formats returns its own Program)."""
-        from .graph.execute import Program
-        return Program(graph, self)
+        if not _default_program:
+            raise RuntimeError(f"{self.name} backend: no graph Program is registered; import "
+                               f"minispore.core.graph.execute (import minispore does)")
+        return _default_program[0](graph, self)
 
 
 for _name, _kind in _HOOKED.items():

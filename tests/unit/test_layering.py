@@ -61,6 +61,25 @@ def test_core_imports_nothing_above_core():
                            "with core instead:\n  " + "\n  ".join(offenders))
 
 
+# Modules low inside core and what they must not reach up to: the device registry and the side
+# effect ops are below the graph layer (it registers its Program and picture writer with
+# device.py, and each executor implements assign/print for state.py), and the memory planner
+# reads the IR, not control-flow autodiff.
+BELOW = {
+    "core/device.py": ("minispore.core.graph",),
+    "core/ops/state.py": ("minispore.core.graph",),
+    "core/graph/memplan.py": ("minispore.core.graph.cf_grad", "minispore.core.graph.builder"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(BELOW))
+def test_low_core_modules_do_not_import_the_layers_above_them(path):
+    offenders = [f"minispore/{path}:{line}: imports {name}"
+                 for line, name in _imports(PKG / path)
+                 if any(_inside(name, up) for up in BELOW[path])]
+    assert not offenders, "\n  ".join(["imports from above:"] + offenders)
+
+
 def _backend_import_graph():
     graph = {}
     paths = sorted((PKG / "backends").rglob("*.py"))

@@ -22,7 +22,7 @@ from ...core import context
 from ...core import dtype as dt
 from ...core.errors import DTypeError
 from ...core.graph import ir
-from ...core.graph.cf_grad import free_values
+from ...core.graph.ir import free_values
 from ...core.graph.execute import Program
 from ...core.primitive import ELEMENTWISE, Meta, OpDef, attrs_dict
 from ...core.shape import size_of

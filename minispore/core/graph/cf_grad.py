@@ -24,28 +24,8 @@ from ..shape import size_of
 from ..pynative import TAPE, Leaf, backward, record
 from ..tensor import Tensor
 from . import ir
+from .ir import free_values
 from .builder import sym
-
-
-def free_values(g: ir.Graph) -> list:
-    """Values a (sub)graph reads that it does not define, in first-use order."""
-    defined = {v.id for v in g.inputs}
-    out, seen = [], set()
-
-    def use(v):
-        if v.id not in defined and v.id not in seen:
-            seen.add(v.id)
-            out.append(v)
-    for n in g.nodes:
-        for v in n.inputs:
-            use(v)
-        for sg in n.subgraphs:
-            for v in free_values(sg):
-                use(v)
-        defined.update(v.id for v in n.outputs)
-    for v in g.outputs:
-        use(v)
-    return out
 
 
 def _float(v) -> bool:

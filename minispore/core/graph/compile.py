@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import context
-from ..device import current, get_backend
+from ..device import current, get_backend, on_program_made
 from ..primitive import executor
 from ..pynative import TAPE
 from ..tensor import Tensor, wrap
@@ -30,6 +30,16 @@ from .builder import GraphBuilder, sym
 from .execute import Program
 from .parser import Parser
 from .semantics import as_output
+
+
+def _draw_program(program) -> None:
+    """save_graphs: the picture of the graph each program a backend makes runs (graph/dot.py)."""
+    if context._state["save_graphs"]:
+        from .dot import save_final
+        save_final(program, context._state["save_graphs_path"])
+
+
+on_program_made(_draw_program)
 
 
 class Compiled:

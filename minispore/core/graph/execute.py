@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..device import hooks
+from ..device import hooks, register_default_program
 from ..index_check import CHECKED_OPS, located
 from ..primitive import Meta, OpDef, attrs_dict
 from ..tensor import format_printed as _fmt  # noqa: F401  (the backends' printers use it)
@@ -163,3 +163,4 @@ class Program:
                     env[s] = None
 
 
+register_default_program(Program)

@@ -97,7 +97,7 @@ def _loop(n: ir.Node, carried: list, env: ChainMap) -> list:
 
 
 def _print(n: ir.Node, ins: list) -> None:
-    from .execute import _fmt
+    from ..tensor import format_printed as _fmt
     sep = n.attr("sep", " ")
     print(sep.join(p[1] if p[0] == "s" else _fmt(ins[p[1]]) for p in n.attr("parts", ())),
           end=n.attr("end", "\n"), file=n.attr("file"))

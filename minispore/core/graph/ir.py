@@ -182,6 +182,27 @@ def _node_text(n: Node, indent: str) -> list:
     return lines
 
 
+def free_values(g: Graph) -> list:
+    """Values a (sub)graph reads that it does not define, in first-use order."""
+    defined = {v.id for v in g.inputs}
+    out, seen = [], set()
+
+    def use(v):
+        if v.id not in defined and v.id not in seen:
+            seen.add(v.id)
+            out.append(v)
+    for n in g.nodes:
+        for v in n.inputs:
+            use(v)
+        for sg in n.subgraphs:
+            for v in free_values(sg):
+                use(v)
+        defined.update(v.id for v in n.outputs)
+    for v in g.outputs:
+        use(v)
+    return out
+
+
 class VerifyError(AssertionError):
     pass
 

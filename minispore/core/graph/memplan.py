@@ -24,10 +24,9 @@ def _nbytes(v: ir.Value) -> int:
 
 def _reads(n: ir.Node) -> list:
     """Values a node reads, its subgraphs' free values included."""
-    from .cf_grad import free_values
     vals = list(n.inputs)
     for sg in n.subgraphs:
-        vals.extend(free_values(sg))
+        vals.extend(ir.free_values(sg))
     return vals
 
 
