@@ -19,7 +19,7 @@ _state: dict[str, Any] = {
     "device_target": "CPU",
     "device_id": 0,
     # the fastest once compiled on the MLP training step (benchmarks/graph_vs_eager.py: O2 0.78 ms
-    # per step, O1 1.05, O0 1.13); O2 compiles longer on the first call (see README)
+    # per step, O1 1.05, O0 1.13); O2 compiles longer on the first call (benchmarks/README.md)
     "jit_level": "O2",
     "save_graphs": False,
     "save_graphs_path": ".",

@@ -9,7 +9,7 @@
   `to_host` synchronises and copies back.
 - Graph mode: O0/O1 run kernel by kernel (fused groups as generated RawKernels); O2 captures the
   step as CUDA graphs, split at tensor-conditioned control flow (graph.py).
-Hardware status: see README ("GPU backend"): tested without a GPU (host shim, numpy test
+Hardware status (docs/architecture.md, "Design details": "The GPU backend"): tested without a GPU (host shim, numpy test
 doubles) and run on an H200 (the `gpu`-marked tests and the op database's GPU cells pass).
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ memory pool, so no address the graph writes can ever be handed to another tensor
 as long as the graph. Replays launch on the current stream, so they are ordered with the eager
 work around them.
 
-Run on an H200 with CuPy 14.2 and CUDA 13 (README, "GPU backend").
+Run on an H200 with CuPy 14.2 and CUDA 13 (docs/architecture.md, "Design details": "The GPU backend").
 """
 from __future__ import annotations
 
