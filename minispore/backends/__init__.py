@@ -1,11 +1,16 @@
 """Device backends: cpu (numba), gpu (cupy), ascend_sim (simulated Ascend NPU).
 
-Importing this package (minispore/__init__.py does) registers with core.context the checks of
-the context options a backend owns, without importing any backend: a check imports its
-backend's tables only when the option is set."""
+Importing this package (minispore/__init__.py does) registers each backend with core.device by
+module name, and with core.context the checks of the context options a backend owns, without
+importing any backend: a backend is imported on first use, and a check imports its backend's
+tables only when the option is set."""
 from __future__ import annotations
 
 from ..core import context as _context
+from ..core.device import register_backend as _register_backend
+
+for _target, _module in (("CPU", "cpu"), ("GPU", "gpu"), ("Ascend", "ascend_sim")):
+    _register_backend(_target, f"{__name__}.{_module}")
 
 _ASCEND_KEYS = ("precision_mode", "device_profile")
 

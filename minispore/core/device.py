@@ -1,8 +1,9 @@
 """The Backend interface and the registry of backends (DESIGN.md, "Tensors and devices").
 
 A backend is a package under `minispore/backends/` with a `BACKEND` object implementing the
-interface below. Backends are listed here explicitly and imported lazily, so importing minispore
-never imports cupy; `get_backend` raises DeviceError (a RuntimeError) naming why a backend is not
+interface below. minispore/backends/__init__.py registers each by module name
+(`register_backend`); the module is imported on first use, so importing minispore never imports
+cupy; `get_backend` raises DeviceError (a RuntimeError) naming why a backend is not
 usable, and never falls back to another device.
 """
 from __future__ import annotations
@@ -14,12 +15,14 @@ from typing import Any, Callable
 from .errors import DeviceError, KernelNotFound
 from .primitive import ELEMENTWISE, Meta, OpDef
 
-# device_target -> module holding BACKEND
-BACKEND_MODULES = {
-    "CPU": "minispore.backends.cpu",
-    "GPU": "minispore.backends.gpu",
-    "Ascend": "minispore.backends.ascend_sim",
-}
+# device_target -> name of the module holding the backend, in registration order
+BACKEND_MODULES: dict[str, str] = {}
+
+
+def register_backend(target: str, module: str) -> None:
+    """Make `device_target=target` use the backend of `module` (imported on first use): the
+    module's `available() -> (usable, reason)` and `get() -> Backend`."""
+    BACKEND_MODULES[target] = module
 
 
 class ProfileHooks:

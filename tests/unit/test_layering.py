@@ -2,11 +2,13 @@
 above it (`minispore.nn`, `minispore.common`, the public `minispore.ops`, `minispore.backends`,
 `dataset`, `train`, `profiler`, `bench`), not even lazily inside a function. Upper layers reach
 core through registration (core/cells.py, core/context.py's option validators, core/tensor.py's
-initializer factory, core/device.py's program and picture hooks). The second test keeps the
-modules of `minispore/backends/` from growing import cycles between them."""
+initializer factory, core/device.py's backend modules, default Program and program
+observers). Strings naming such a module count as imports. The last tests keep the modules of
+`minispore/backends/` from growing import cycles between them."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -59,6 +61,23 @@ def test_core_imports_nothing_above_core():
                 offenders.append(f"{path.relative_to(PKG.parent)}:{line}: imports {name}")
     assert not offenders, ("minispore/core must not import the packages above it; register "
                            "with core instead:\n  " + "\n  ".join(offenders))
+
+
+_MODULE_NAME = re.compile(r"minispore(\.\w+)+")
+
+
+def test_core_names_no_module_above_core():
+    """A string that is a module name above core (what importlib would import) is an import
+    too: the backends register their module names with core.device instead."""
+    offenders = []
+    for path in sorted((PKG / "core").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                    _MODULE_NAME.fullmatch(node.value) and \
+                    not _inside(node.value, "minispore.core"):
+                offenders.append(f"{path.relative_to(PKG.parent)}:{node.lineno}: "
+                                 f"names {node.value!r}")
+    assert not offenders, "\n  ".join(["core names modules above it:"] + offenders)
 
 
 # Modules low inside core and what they must not reach up to: the device registry and the side
