@@ -176,3 +176,24 @@ def test_backends_have_no_new_import_cycle():
 
 def test_cycle_finder_sees_a_cycle_closed_inside_a_function():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_registrations_reach_core_and_their_absence_is_named(monkeypatch):
+    """What the upper layers register is what core uses; without it core says what to import."""
+    import minispore as ms
+    from minispore.core import cells, context, device
+    from minispore.core import tensor as core_tensor
+
+    assert cells.is_cell(ms.nn.Dense(2, 2)) and cells.is_cell_class(ms.nn.Dense)
+    assert not cells.is_cell(object()) and not cells.is_cell_class(int)
+    assert list(device.BACKEND_MODULES) == ["CPU", "GPU", "Ascend"]
+
+    monkeypatch.setattr(core_tensor, "_initializer_factory", None)
+    with pytest.raises(RuntimeError, match="init='ones'.*minispore.common.initializer"):
+        ms.Tensor(shape=(2,), dtype=ms.float32, init="ones")
+    monkeypatch.setattr(context, "_validators", {})
+    with pytest.raises(RuntimeError, match="ascend_config.*minispore.backends"):
+        ms.set_context(ascend_config={"precision_mode": "force_fp32"})
+    monkeypatch.setattr(device, "_default_program", [])
+    with pytest.raises(RuntimeError, match="no graph Program is registered"):
+        device.get_backend("CPU").program(None)
