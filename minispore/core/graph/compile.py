@@ -27,7 +27,7 @@ from ..pynative import TAPE
 from ..tensor import Tensor, wrap
 from . import cache, guards, ir
 from .builder import GraphBuilder, sym
-from .execute import Program
+from .execute import Program  # noqa: F401  (importing it registers the default Program)
 from .parser import Parser
 from .semantics import as_output
 
