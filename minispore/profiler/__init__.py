@@ -48,7 +48,7 @@ def _cached_programs():
     own, or the one its cache key names (core/graph/compile.py: key[3] = the context options,
     device target first)."""
     from ..core.graph import compile as graph_compile
-    for key, entry in list(graph_compile._cache.items()):
+    for key, entry in graph_compile.cache.items():
         b = getattr(entry.program, "backend", None)
         if b is None:
             try:

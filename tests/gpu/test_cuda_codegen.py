@@ -94,7 +94,7 @@ def _fused_nodes(run, level):
     ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
     try:
         keep = run()        # a Cell's compiled graph is forgotten when the Cell goes
-        every = [n for e in gc._cache.values() for n in e.graph.all_nodes()]
+        every = [n for e in gc.cache.entries() for n in e.graph.all_nodes()]
         nodes = [n for n in every if n.op == ir.FUSED]
         CONSTS.update((id(n.outputs[0]), n.attr("value")) for n in every if n.op == ir.CONST)
         del keep

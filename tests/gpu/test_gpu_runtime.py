@@ -105,7 +105,7 @@ def test_mlp_step_agrees_with_the_cpu(level):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
     if level == "O2":
         from minispore.backends.gpu.graph import CudaGraphProgram
-        (entry,) = gc._cache.values()
+        (entry,) = gc.cache.entries()
         assert isinstance(entry.program, CudaGraphProgram)
         st = entry.program.stats()
         assert st["segments"] == 1 and st["captured"] == 1 and not st["failed"], st

@@ -41,7 +41,7 @@ def fake_gpu():
 
 
 def _entry():
-    (e,) = gc._cache.values()
+    (e,) = gc.cache.entries()
     return e
 
 

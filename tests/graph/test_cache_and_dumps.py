@@ -79,11 +79,11 @@ def test_second_call_neither_parses_nor_compiles():
     c = Counter()
     out1 = net(x)
     assert (c.compiles, c.parses) == (1, 1)
-    assert len(gc._cache) == 1
+    assert len(gc.cache.entries()) == 1
     stats = dict(gc.stats)
     out2 = net(t([3.0, 4.0, 5.0]))              # same signature, other values
     out3 = net(x)
-    assert gc.stats == stats and len(gc._cache) == 1
+    assert gc.stats == stats and len(gc.cache.entries()) == 1
     same(out1, out3)
     same(out2, eager(net, t([3.0, 4.0, 5.0])))
 
@@ -106,7 +106,7 @@ def test_new_shape_or_dtype_recompiles_and_old_ones_stay_cached():
     for x in (t([5.0, 6.0]), t([1.0, 2.0, 3.0]), t([[0.0, 1.0]]), t([0.5, 1.5], np.float64)):
         same(f(x), eager(f.__wrapped_jit__, x))
     assert (c.compiles, c.parses) == (4, 4)
-    assert len(gc._cache) == 4
+    assert len(gc.cache.entries()) == 4
 
 
 def test_python_scalar_arguments_are_part_of_the_key():
@@ -172,12 +172,12 @@ def test_two_instances_of_a_cell_class_compile_separately():
     x = t([1.0, 1.0, 1.0])
     c = Counter()
     out_a, out_b = a(x), b(x)
-    assert c.compiles == 2 and len(gc._cache) == 2
+    assert c.compiles == 2 and len(gc.cache.entries()) == 2
     same(out_a, eager(a, x))
     same(out_b, eager(b, x))
     a(x), b(x)
     assert c.compiles == 2
-    graphs = [e.graph for e in gc._cache.values()]
+    graphs = [e.graph for e in gc.cache.entries()]
     bound = [{p for _, p in g.params} for g in graphs]
     assert {id(p) for s in bound for p in s} == {id(a.w), id(b.w)}
 
@@ -227,7 +227,7 @@ def test_pynative_calls_do_not_compile_and_clear_cache_recompiles():
     net, x = Net(), t([1.0, 2.0, 3.0])
     c = Counter()
     eager(net, x)
-    assert c.compiles == 0 and not gc._cache
+    assert c.compiles == 0 and not gc.cache.entries()
     net(x)
     gc.clear_cache()
     net(x)
@@ -390,8 +390,63 @@ def test_a_dead_cells_graphs_are_dropped_with_it():
     net = Lin()
     net(ms.Tensor(np.ones((1, 2), np.float32)))
     oid, w = id(net), weakref.ref(net.w)
-    assert any(k[1] == oid for k in gc_mod._cache)
+    assert any(k[1] == oid for k in gc_mod.cache._cache)
     del net
     gc.collect()
-    assert not any(k[1] == oid for k in gc_mod._cache)
+    assert not any(k[1] == oid for k in gc_mod.cache._cache)
     assert w() is None
+
+
+def test_a_cell_collected_while_the_cache_walks_its_tables_is_dropped_afterwards(monkeypatch):
+    """A Cell in a reference cycle dies when the garbage collector runs, which can be inside
+    any allocation, including while the cache evicts and prunes: its entries go once the walk is
+    over (not in the middle of it, which broke the walk), and no later lookup finds them."""
+    import gc
+    import weakref
+
+    import numpy as np
+    import minispore as ms
+    from minispore import nn
+    from minispore.core.graph import cache
+    from minispore.core.graph import compile as gc_mod
+
+    class Cyclic(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.me = self                # only the collector frees it
+
+        def construct(self, x):
+            return x + 1
+
+    class CollectsWhenHashed:
+        """A call-site part whose hash runs the collector once armed, as an allocation inside
+        the walk may."""
+        armed = False
+
+        def __hash__(self):
+            if CollectsWhenHashed.armed:
+                gc.collect()
+            return 0
+
+    monkeypatch.setenv("MINISPORE_COMPILE_CACHE_SIZE", "2")
+    gc_mod.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    net = Cyclic()
+    net(ms.Tensor(np.ones(2, np.float32)))
+    oid, alive = id(net), weakref.ref(net)
+    assert any(k[1] == oid for k in cache._guards)
+    for i in range(6):                    # call sites without graphs: put prunes them
+        cache.set_guards(("site", CollectsWhenHashed(), i, None), ())
+    gc.disable()
+    try:
+        del net
+        assert alive() is not None        # in its cycle, waiting for the collector
+        CollectsWhenHashed.armed = True
+        cache.put(("F", "new", None, None), object(), [])
+    finally:
+        CollectsWhenHashed.armed = False
+        gc.enable()
+    assert alive() is None
+    assert not any(k[1] == oid for k in cache._cache)
+    assert not any(k[1] == oid for k in cache._guards)
+    gc_mod.clear_cache()

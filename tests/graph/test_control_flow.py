@@ -23,7 +23,7 @@ THIS_FILE = os.path.basename(__file__)
 def graph_nodes(entry=None):
     """Node names of the (single) compiled graph, subgraphs included."""
     if entry is None:
-        (entry,) = gc._cache.values()
+        (entry,) = gc.cache.entries()
     return [n.name for n in entry.graph.all_nodes()]
 
 

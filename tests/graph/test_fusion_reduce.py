@@ -91,7 +91,7 @@ def _compiled(fn, args, level):
         warnings.simplefilter("error", RuntimeWarning)      # O2 must really sink these
         out = _outs(ms.jit(fn)(*args))
         again = _outs(ms.jit(fn)(*args))                    # cached program, same result
-    (entry,) = gc._cache.values()
+    (entry,) = gc.cache.entries()
     for x, y in zip(out, again):
         np.testing.assert_array_equal(x, y)
     return out, entry
@@ -231,7 +231,7 @@ def test_gradients_of_a_fused_loss_match_pynative():
         gc.clear_cache()
         ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
         got = ms.value_and_grad(loss, None, [w])(x, y)
-        (entry,) = gc._cache.values()
+        (entry,) = gc.cache.entries()
         assert len(_fused_reductions(entry.graph)) >= 2, entry.graph.text()
         np.testing.assert_allclose(got[0].asnumpy(), eager[0].asnumpy(), rtol=2e-5)
         np.testing.assert_allclose(got[1][0].asnumpy(), eager[1][0].asnumpy(), rtol=2e-5,
@@ -246,6 +246,6 @@ def test_mlp_training_step_fuses_its_loss_and_still_matches():
         gc.clear_cache()
         ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
         got = _mlp_losses()
-        (entry,) = gc._cache.values()
+        (entry,) = gc.cache.entries()
         assert [n.attr("reduce").kind for n in _fused_reductions(entry.graph)] == ["sum"]
         np.testing.assert_allclose(got, eager, rtol=2e-5, atol=1e-6, err_msg=level)

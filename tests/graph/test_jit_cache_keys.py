@@ -410,7 +410,7 @@ def test_the_compile_cache_keeps_at_most_its_size(monkeypatch):
     f = ms.jit(lambda v: v + 1)
     for n in range(1, 11):
         assert val(f(ms.Tensor(np.zeros(n, np.float32)))) == [1.0] * n
-    assert len(gc._cache) == 4
+    assert len(gc.cache.entries()) == 4
     compiles = gc.stats["compiles"]
     f(ms.Tensor(np.zeros(10, np.float32)))         # the most recent ones are kept
     assert gc.stats["compiles"] == compiles

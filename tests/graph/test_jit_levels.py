@@ -66,7 +66,7 @@ def test_levels_agree(program):
 def test_o2_is_one_native_function_per_graph():
     from minispore.backends.cpu.native_sink import NativeProgram
     _run("O2", _mlp_losses)
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, NativeProgram)
     assert entry.program.kernel_launches == 1
     defined = re.findall(r'^define .*@"?(\w+)"?\(', entry.program.ir_text, re.M)
@@ -77,7 +77,7 @@ def test_o2_is_one_native_function_per_graph():
 def test_o2_is_one_numba_function_per_graph_in_the_numba_sink(numba_sink):
     from minispore.backends.cpu.sink import SunkProgram
     _run("O2", _mlp_losses)
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, SunkProgram)
     assert entry.program.kernel_launches == 1
     assert "def graph_fn(" in entry.program.source and entry.program.source.count("@njit") == 1
@@ -104,7 +104,7 @@ def test_jit_level_argument_applies_to_that_function():
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O0")
     out = ms.jit(double, jit_level="O2")(Tensor(np.ones(3, np.float32)))
     np.testing.assert_array_equal(out.asnumpy(), [3.0, 3.0, 3.0])
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, NativeProgram)
     assert ms.get_context("jit_level") == "O0"
     with pytest.raises(ValueError, match="jit_level"):
@@ -134,7 +134,7 @@ def test_print_in_the_sink_prints_like_o0_at_every_call(sink, capsys, monkeypatc
                 ms.jit(printing)(Tensor(np.ones(2, np.float32)))
         texts[level] = capsys.readouterr().out
         if level == "O2":
-            (entry,) = graph_compile._cache.values()
+            (entry,) = graph_compile.cache.entries()
             assert isinstance(entry.program, NativeProgram if sink == "native" else SunkProgram)
     assert texts["O0"] == texts["O2"] and texts["O0"].count("y is | Tensor(shape=[2]") == 2
 
@@ -154,7 +154,7 @@ def test_o2_emits_one_flat_loop_for_an_elementwise_node_without_broadcasting(num
     got = [t.asnumpy() for t in jf(x, b)]
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     src = entry.program.source
     assert "for i0 in range(24):" in src and ".ravel()" in src
     assert "for i2 in range(4):" in src        # the broadcast add still indexes (i0, i1, i2)

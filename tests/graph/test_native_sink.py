@@ -31,7 +31,7 @@ def _compile(fn, *args, allow=()):
             else:
                 warnings.simplefilter("always", a)
         out = fn(*args)
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     return out, entry
 
 
@@ -48,11 +48,11 @@ def test_training_step_is_native_and_equals_the_numba_sink_bit_for_bit(monkeypat
     graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
     _, native_losses, native_params = _steps()
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, NativeProgram)
     monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0")
     _, numba_losses, numba_params = _steps()
-    assert isinstance(list(graph_compile._cache.values())[-1].program, SunkProgram)
+    assert isinstance(list(graph_compile.cache.entries())[-1].program, SunkProgram)
     np.testing.assert_array_equal(native_losses, numba_losses)
     for a, b in zip(native_params, numba_params):
         np.testing.assert_array_equal(a, b)
@@ -69,7 +69,7 @@ def test_arena_offsets_never_overlap_for_values_alive_together():
     graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
     _steps(1)
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     prog, g = entry.program, entry.graph
     assert isinstance(prog, NativeProgram)
     alias = {}
@@ -210,7 +210,7 @@ def test_step_counter_in_integers_and_data_sink_is_one_call():
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
     xs = np.arange(12, dtype=np.float32).reshape(4, 3)
     out = ms.data_sink(step, [(x,) for x in xs], sink_size=4)()
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, NativeProgram)
     np.testing.assert_array_equal(acc.asnumpy(), xs.sum(0) * 2)
     assert int(count.asnumpy()) == 4
@@ -297,7 +297,7 @@ def test_batch_norm_and_layer_norm_are_native_and_equal_the_numba_sink(monkeypat
         train = bn(x4).asnumpy()
         bn.set_train(False)
         got[sink] = (train, bn(x4).asnumpy(), ln(x3).asnumpy(),
-                     {type(e.program).__name__ for e in graph_compile._cache.values()})
+                     {type(e.program).__name__ for e in graph_compile.cache.entries()})
     assert got["1"][3] == {"NativeProgram"} and got["0"][3] == {"SunkProgram"}
     for a, b in zip(got["1"][:3], got["0"][:3]):
         np.testing.assert_array_equal(a, b)
@@ -499,7 +499,7 @@ def test_print_inside_a_native_loop_prints_every_iteration_and_in_data_sink_step
         return acc.sum()
     graph_compile.clear_cache()
     ms.data_sink(step, [(np.full(2, k, np.float32),) for k in range(3)], sink_size=3)()
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, NativeProgram)
     from minispore.core.graph.execute import _fmt
     assert capsys.readouterr().out.splitlines() == [

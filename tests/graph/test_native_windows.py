@@ -53,7 +53,7 @@ def _both(name, args, attrs):
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         got = [t.asnumpy() for t in as_tuple(run_op(name, args, attrs))]
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, NativeProgram), type(entry.program)
     return eager, got
 
@@ -132,7 +132,7 @@ def test_a_window_op_of_mixed_dtypes_is_not_lowered_natively():
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
     with pytest.warns(RuntimeWarning, match="cannot lower"):      # nor does the numba sink
         run_op("max_pool2d_grad", (x, dy), {"kernel_size": (2, 2), "stride": (2, 2)})
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert not isinstance(entry.program, NativeProgram)
 
 
@@ -160,14 +160,14 @@ def test_digits_cnn_training_step_is_one_native_program_equal_to_the_numba_sink(
     graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
     native, native_params = _digits_losses()
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, NativeProgram)
     names = {n.op.name for n in entry.graph.nodes if hasattr(n.op, "name")}
     assert {"conv2d", "conv2d_backprop_filter", "max_pool2d", "max_pool2d_grad"} <= names
     monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0")
     graph_compile.clear_cache()
     numba, numba_params = _digits_losses()
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, SunkProgram)
     np.testing.assert_array_equal(native, numba)
     for a, b in zip(native_params, numba_params):

@@ -242,7 +242,7 @@ def test_constant_if_emits_only_the_taken_branch():
     ms.set_context(mode=ms.GRAPH_MODE)
     net = ModeNet("square", 1, (3, 2))
     net(X(6))
-    (entry,) = gc._cache.values()
+    (entry,) = gc.cache.entries()
     names = [n.name for n in entry.graph.all_nodes()]
     assert "If" not in names
     assert "neg" not in names
@@ -615,7 +615,7 @@ def test_builtins_on_constants_are_computed_at_compile_time():
     ms.set_context(mode=ms.GRAPH_MODE)
     net = ConfigNet()
     net(X(12))
-    (entry,) = gc._cache.values()
+    (entry,) = gc.cache.entries()
     names = {n.name for n in entry.graph.all_nodes()}
     # only tensor ops remain: the builtins and config arithmetic became constants
     assert names <= {"const", "reshape", "add", "relu", "mul"}, names

@@ -82,7 +82,7 @@ def test_graph_kernel_by_kernel_records_every_kernel_of_every_run(target, level,
     ms.set_context(device_target=target, mode=ms.GRAPH_MODE, jit_level=level)
     net, x = Net(), x6()
     net(x)                                         # compiled before the profiler starts
-    (entry,) = [e for e in graph_compile._cache.values()]
+    (entry,) = [e for e in graph_compile.cache.entries()]
     before = entry.program
     with ms.Profiler(output_path=str(tmp_path)) as prof:
         for _ in range(3):

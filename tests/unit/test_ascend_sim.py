@@ -186,6 +186,30 @@ def test_pool_reuses_coalesces_and_reports_fragmentation():
     assert f == 0 and pool.allocated == 4096 and pool.peak == 4096
 
 
+def test_the_pool_holds_the_collector_off_while_it_rebuilds_its_free_lists(monkeypatch):
+    """A buffer in a reference cycle is freed by the garbage collector, which can run inside any
+    allocation: a block freed between reading the free lists and rebuilding them would be lost,
+    so the slow path, adopt and stats read them with the collector held off, and restore it."""
+    import gc
+    pool = MemoryPool(4 * 512, 512)
+    seen = []
+    real = pool._free_blocks
+    monkeypatch.setattr(pool, "_free_blocks", lambda: seen.append(gc.isenabled()) or real())
+    pool.alloc(512)
+    b, sb = pool.alloc(3 * 512)
+    pool.free(b, sb)
+    pool.alloc(2 * 512)                       # the bump pointer is at the end: the slow path
+    pool.stats()
+    pool.adopt(8 * 512, 512, None)
+    assert seen == [False, False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        pool.stats()
+        assert not gc.isenabled()             # a disabled collector stays disabled
+    finally:
+        gc.enable()
+
+
 def test_out_of_memory_names_the_request_and_leaves_the_device_usable(dev):
     ms.set_context(max_device_memory="1MB")
     d = ascend_sim.device()

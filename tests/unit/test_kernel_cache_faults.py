@@ -46,7 +46,7 @@ SCRIPT = textwrap.dedent("""
     x = np.linspace(-1, 1, 16, dtype=np.float32)
     np.testing.assert_allclose(ms.jit(f)(ms.Tensor(x)).asnumpy(), np.tanh(x) * 3 + 1, rtol=1e-6)
     np.testing.assert_allclose(ms.jit(g)(ms.Tensor(x)).asnumpy(), x * x - 2, rtol=1e-6)
-    native = [e.program.lib.from_cache for e in graph_compile._cache.values()
+    native = [e.program.lib.from_cache for e in graph_compile.cache.entries()
               if hasattr(e.program, "lib")]
     assert len(native) == 2, native
     print(sum(st.cache_hits.values()), sum(st.cache_misses.values()), sum(native))

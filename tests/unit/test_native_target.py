@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent("""
     x, w = r.standard_normal((6, 5), np.float32), r.standard_normal((5, 4), np.float32)
     got = ms.jit(f)(ms.Tensor(x), ms.Tensor(w)).asnumpy()
     np.testing.assert_allclose(got, np.tanh(x @ w) * 2 + 1, rtol=1e-5, atol=1e-6)
-    (entry,) = graph_compile._cache.values()
+    (entry,) = graph_compile.cache.entries()
     assert hasattr(entry.program, "lib"), "not a native program"
     print(native_jit.state()["tag"].split("|")[1])
 """)

@@ -12,11 +12,33 @@ they would lie beyond a smaller capacity).
 
 `DeviceArray` is a buffer on the device: the bytes (a numpy array, in ND or FRACTAL_NZ layout),
 its address and size in the pool; dropping the last reference returns the block (buffers are
-immutable, so that is the whole of freeing, as on the CPU backend).
+immutable, so that is the whole of freeing, as on the CPU backend). A buffer in a reference
+cycle is freed when the garbage collector runs, which can be inside any allocation, so the paths
+that read and rebuild the free lists as a whole (`_slow_alloc`, `adopt`, `stats`) hold the
+collector off while they do (`_collector_held`): a block freed between reading the free lists
+and rebuilding them would otherwise be lost.
 """
 from __future__ import annotations
 
+import functools
+import gc
+
 from ...core.errors import DeviceError
+
+
+def _collector_held(method):
+    """Run `method` with the garbage collector held off (no DeviceArray.__del__ from a cycle
+    can run inside it), restoring the collector's previous state."""
+    @functools.wraps(method)
+    def held(*args, **kwargs):
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+    return held
 
 
 class DeviceArray:
@@ -122,6 +144,7 @@ class MemoryPool:
                 merged.append([a, s])
         return [(a, s) for a, s in merged]
 
+    @_collector_held
     def _slow_alloc(self, size: int, nbytes: int, what: str) -> int:
         blocks = self._free_blocks()
         top = self.top
@@ -154,6 +177,7 @@ class MemoryPool:
             self.cached_bytes += s
         return chosen
 
+    @_collector_held
     def adopt(self, capacity: int, align: int, device) -> None:
         """Serve a reconfigured device (set_context changed max_device_memory or the device
         profile) keeping every live buffer, so the tensors that hold them stay valid and are
@@ -185,7 +209,6 @@ class MemoryPool:
         with nothing moved, if they do not fit `capacity`); returns the new bump pointer and
         no free blocks. The buffers are found among the objects the
         garbage collector tracks (this runs only on a reconfiguration, never per op)."""
-        import gc
         arrays = [o for o in gc.get_objects() if type(o) is DeviceArray and o.pool is self]
         owners = sorted((a for a in arrays if a.size), key=lambda a: a.addr)
         if sum(a.size for a in owners) != self.allocated:
@@ -209,6 +232,7 @@ class MemoryPool:
                 v.addr = moved[id(v.base)]
         return top, []
 
+    @_collector_held
     def stats(self) -> dict:
         """allocated/peak/reserved bytes and fragmentation = 1 - largest free block / free
         bytes (0: all free memory is one block)."""

@@ -35,6 +35,11 @@ _by_object: dict = {}                 # id(object) -> cache keys that name it by
 _objects_of: dict = {}                # cache key -> ids of the objects it names (for eviction)
 _compiles_of: dict = {}               # (function id, Cell id) -> [compiles, last key, warned]
 _held: dict = {}                      # cache key -> the objects it names that die with it only
+# A death is seen by a weakref finalizer, which may run inside any allocation (a garbage
+# collection), even while this module iterates its tables: then (`_busy`) the finalizer only
+# notes the id in `_dead`, and the next operation drops its entries before anything else
+_dead: list = []
+_busy = [0]
 
 
 def _env_int(name: str, default: int) -> int:
@@ -70,8 +75,47 @@ def fn_id(fn, objs: list):
     return ("O", type(fn).__name__, id(fn))
 
 
+def _settle() -> None:
+    """Drop the entries of the objects that died while the tables were busy (`_dead`), before
+    any lookup: a new object at a dead one's id must not find its graphs."""
+    while _dead:
+        _forget(_dead.pop())
+
+
+def _on_death(oid: int) -> None:
+    if _busy[0]:
+        _dead.append(oid)
+    else:
+        _forget(oid)
+
+
+def guards_of(base):
+    """The Locations whose snapshots complete the keys of call site `base` (None before its
+    first compile)."""
+    _settle()
+    return _guards.get(base)
+
+
+def set_guards(base, locations) -> None:
+    _guards[base] = locations
+
+
+def entries() -> list:
+    """The cached Compiled entries, least recently used first."""
+    _settle()
+    return list(_cache.values())
+
+
+def items() -> list:
+    """(key, Compiled entry) of every cached graph, least recently used first."""
+    _settle()
+    return list(_cache.items())
+
+
 def get(key):
     """The entry for `key` (now the most recently used), or None."""
+    if _dead:
+        _settle()
     entry = _cache.get(key)
     if entry is not None:
         _cache.move_to_end(key)
@@ -81,6 +125,16 @@ def get(key):
 def put(key, entry, objs) -> None:
     """Store `entry`; it is dropped when one of `objs` (the objects its key names by id) dies,
     or when it is the least recently used and the cache is full."""
+    _settle()
+    _busy[0] += 1
+    try:
+        _store(key, entry, objs)
+    finally:
+        _busy[0] -= 1
+    _settle()
+
+
+def _store(key, entry, objs) -> None:
     _cache[key] = entry
     _cache.move_to_end(key)
     for o in objs:
@@ -107,7 +161,7 @@ def _forget_when_gone(obj, key) -> None:
     keys = _by_object.get(oid)
     if keys is None:
         try:
-            weakref.finalize(obj, _forget, oid)
+            weakref.finalize(obj, _on_death, oid)
         except TypeError:
             # not weak-referenceable (a list, a dict): the key holds it, so its id stays its own
             _held.setdefault(key, {})[oid] = obj
@@ -118,6 +172,16 @@ def _forget_when_gone(obj, key) -> None:
 
 
 def _forget(oid: int) -> None:
+    _busy[0] += 1
+    try:
+        _drop_entries_of(oid)
+    finally:
+        _busy[0] -= 1
+    if not _busy[0]:
+        _settle()         # the objects that died with the dropped entries
+
+
+def _drop_entries_of(oid: int) -> None:
     for k in _by_object.pop(oid, ()):
         _cache.pop(k, None)
         _objects_of.pop(k, None)
@@ -174,6 +238,7 @@ def _what_changed(previous, key, locations) -> str:
 
 
 def clear() -> None:
+    _dead.clear()
     _cache.clear()
     _guards.clear()
     _by_object.clear()

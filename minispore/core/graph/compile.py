@@ -49,9 +49,6 @@ class Compiled:
         self.graph, self.program, self.out_tree = graph, program, out_tree
 
 
-# the compiled graphs (cache.py: keys, LRU bound) and, per call site, the locations of the Python
-# values they read (guards.py), whose snapshots complete the keys
-_cache, _guards = cache._cache, cache._guards
 _dump_ids = itertools.count()
 stats = {"compiles": 0, "parses": 0}
 # the latest top-level graph call's Compiled entry (held weakly: a dead Cell's graph, which holds
@@ -260,7 +257,7 @@ def _entry(fn, args, kwargs, parse, key_obj, name):
     tensors, sig = _flatten_args(list(args) + [kwargs], objs)
     site = (cache.fn_id(fn, objs), id(key_obj) if key_obj is not None else None)
     base = site + (sig, _options())
-    locs = _guards.get(base)
+    locs = cache.guards_of(base)
     key = base + (tuple(loc.snap(fn) for loc in locs),) if locs else base
     entry = cache.get(key)
     if entry is not None and not _params_match(entry.graph):
@@ -283,10 +280,10 @@ def _entry(fn, args, kwargs, parse, key_obj, name):
         # read the same locations in the same order, so no two keys of one site can collide
         cells = _phase_cells(called + ([key_obj] if key_obj is not None else []))
         phase = [guards.AttrLoc(c, "training") for c in cells]
-        locs = guards.merge(_guards.get(base, ()), phase + recorder.locations()
+        locs = guards.merge(cache.guards_of(base) or (), phase + recorder.locations()
                             + guards.builtin_cell_locations(cells))
         if locs:
-            _guards[base] = locs
+            cache.set_guards(base, locs)
             # as they are after the build; the objects they name go with the key (cache.put)
             snaps = tuple(loc.snap(fn, objs) for loc in locs)
             key = base + (snaps,)
