@@ -85,10 +85,3 @@ def backend(request):
     target = getattr(request, "param", "CPU")
     ms.set_context(device_target=target)
     return target
-
-
-@pytest.fixture
-def numba_sink(monkeypatch):
-    """jit_level O2 through the numba sink (backends/cpu/sink.py), not the native one: for the
-    tests of what that sink generates."""
-    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0")

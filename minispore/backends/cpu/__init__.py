@@ -1,8 +1,10 @@
 """The CPU backend: buffers are C-contiguous numpy arrays; elementwise kernels are generated numba
 loops (elementwise.py, codegen.py); the rest is in kernels.py. At jit_level O2 a graph becomes one
-native function (native_sink.py, LLVM IR without numba) or, when it holds a node that sink cannot
-lower, one numba function (sink.py) with a RuntimeWarning naming that node;
-MINISPORE_NATIVE_SINK=0 forces the numba sink (no warning). Always available."""
+native function (native_sink.py, LLVM IR through llvmlite, no numba); a graph holding a node that
+sink cannot lower runs kernel by kernel (as O1: the eager kernels) with a RuntimeWarning naming
+the node (core/graph/compile.py). MINISPORE_NATIVE_SINK=0 turns the native sink off: O2 graphs
+run kernel by kernel without a warning and PyNative's backward keeps the eager bprops. Always
+available."""
 from __future__ import annotations
 
 from ...core.device import Backend
@@ -28,41 +30,44 @@ class CPUBackend(Backend):
         return fused_kernel(expr, in_metas, out_meta, reduce)
 
     def sink(self, graph):
-        """jit_level O2: the whole graph as one native function (native_sink.py, LLVM IR) when
-        it has a lowering for every node, else as one numba function (sink.py)."""
-        native = self._native(graph, warn=True)
-        if native is not None:
-            return native
-        from . import blas_threads
-        from .sink import SunkProgram
-        program = SunkProgram(graph, self)
-        program.serial_blas = blas_threads.graph_serial(graph)
-        return program
+        """jit_level O2: the whole graph as one native function (a NativeProgram). Raises
+        NotImplementedError when there is none: NativeUnsupported naming the node the native
+        sink cannot lower, NativeUnavailable when the native path cannot run here (no CBLAS in
+        numpy's libraries); the compiler then runs the graph kernel by kernel with a warning
+        saying so. With MINISPORE_NATIVE_SINK=0 the graph's program is
+        the kernel-by-kernel one, without a warning (the user asked for it)."""
+        if not native_sink_enabled():
+            return self.program(graph)
+        from .native_jit import NativeUnavailable
+        from .native_sink import NativeProgram
+        try:
+            return NativeProgram(graph, self)
+        except NativeUnavailable as e:
+            raise NativeUnavailable(f"any graph on this machine: {e}") from None
 
     def bprop_program(self, graph):
-        """PyNative's compiled backward: the native sink only (compiled in ~0.1 s, cached on
-        disk); a tape it cannot lower keeps the eager bprops rather than pay numba's seconds."""
-        return self._native(graph)
-
-    def _native(self, graph, warn: bool = False):
-        """The graph as a NativeProgram; None when MINISPORE_NATIVE_SINK=0, when the native path
-        is unavailable here, or when a node has no native lowering. With `warn` (the O2 sink),
-        the last two say so in a RuntimeWarning naming the node: the numba sink that takes the
-        graph instead is another program (other code, seconds of compile), never silently."""
-        import os
-        if os.environ.get("MINISPORE_NATIVE_SINK", "1") == "0":
+        """PyNative's compiled backward: the native sink's program of the tape (compiled in
+        ~0.1 s, cached on disk), or None (the eager bprops run) when the native sink is off
+        (MINISPORE_NATIVE_SINK=0), unavailable here, or has no lowering for a node."""
+        if not native_sink_enabled():
             return None
         from .native_jit import NativeUnavailable
         from .native_sink import NativeProgram, NativeUnsupported
         try:
             return NativeProgram(graph, self)
-        except (NativeUnsupported, NativeUnavailable) as e:
-            if warn:
-                import warnings
-                warnings.warn(f"jit_level O2: the native CPU sink could not lower graph "
-                              f"'{graph.name}' ({e}); it runs as one numba function (the numba "
-                              f"sink) instead", RuntimeWarning, stacklevel=2)
+        except (NativeUnsupported, NativeUnavailable):
             return None
+
+
+def native_sink_enabled() -> bool:
+    """MINISPORE_NATIVE_SINK: "1" (the default) lowers O2 graphs and PyNative's compiled
+    backward natively, "0" runs them kernel by kernel; any other value is an error."""
+    import os
+    value = os.environ.get("MINISPORE_NATIVE_SINK", "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"MINISPORE_NATIVE_SINK must be '1' (the native CPU sink, the default) "
+                         f"or '0' (O2 graphs run kernel by kernel, as O1), got {value!r}")
+    return value == "1"
 
 
 _backend: CPUBackend | None = None

@@ -59,8 +59,7 @@ ran = {"last": None, "calls": 0}
 
 def last_compiled():
     """The Compiled entry (graph and program) the latest top-level graph call ran, or None:
-    which program ran (kernel by kernel, the numba sink, the native sink) is its `program`'s
-    type."""
+    which program ran (kernel by kernel, a backend's sink) is its `program`'s type."""
     last = ran["last"]
     return None if last is None else last()
 
@@ -312,8 +311,10 @@ def _phase_cells(roots) -> list:
 
 
 def _program(g, backend):
-    """O2 sinks the whole graph when the backend can lower every node; otherwise the graph runs
-    kernel by kernel (O1) and a warning names what could not be lowered."""
+    """O2 sinks the whole graph into one program when the backend can lower every node (its
+    `sink`); a sink that cannot raises NotImplementedError naming the node, and the graph then
+    runs kernel by kernel (the O1 program: the eager kernels' algorithms and numbers) with a
+    RuntimeWarning saying which graph, why, and how to ask for that without the warning."""
     if context._state["jit_level"] == "O2" and hasattr(backend, "sink"):
         try:
             prog = backend.sink(g)
@@ -325,7 +326,8 @@ def _program(g, backend):
         except NotImplementedError as e:
             import warnings
             warnings.warn(f"jit_level O2: graph '{g.name}' runs kernel by kernel (as O1) because "
-                          f"the {backend.name} sink cannot lower {e}", RuntimeWarning,
+                          f"the {backend.name} sink cannot lower {e}; set jit_level='O1' to run "
+                          f"it so without this warning", RuntimeWarning,
                           stacklevel=cache.user_stacklevel())
     return backend.program(g)
 
