@@ -83,7 +83,7 @@ class RecordingRuntime:
         return r
 
     def gemm(self, a, b):
-        """The runtime's cuBLAS-free matmul (routines.matmul while in_graph), on numpy."""
+        """The runtime's cuBLAS-free matmul (matmul.matmul while in_graph), on numpy."""
         assert a.ndim == b.ndim == 3 and a.flags.c_contiguous and b.flags.c_contiguous
         assert a.dtype == b.dtype and a.dtype.kind == "f"
         self.gemm_calls += 1

@@ -1,5 +1,6 @@
-"""Which conv GEMMs run on the calling thread: the thread-count policy for scipy's OpenBLAS (the
-library numba's np.dot, hence every conv kernel and lowering, calls).
+"""Which conv GEMMs run on the calling thread: the thread-count policy for the conv kernels' BLAS
+(scipy's OpenBLAS, the library numba's np.dot, hence every conv kernel and lowering, calls; the
+binding and its per-thread thread count are blas.py's).
 
 OpenBLAS splits a GEMM of more than ~256K multiply-adds over its thread pool, and each worker it
 wakes then spins for ~0.1 s waiting for the next call before it sleeps. In PyNative the Python
@@ -15,45 +16,19 @@ call) -- in EVERY mode, because OpenBLAS's result depends on its thread count (t
 and PyNative and graph mode must give the same numbers:
 - eager kernels (PyNative, O0, O1): kernels_nn wraps the conv kernel call (`call_serial`);
 - the native sink (O2, PyNative's compiled backward): the lowering brackets the node's BLAS calls
-  with `minispore_scipy_set_threads_local` (native_windows._blas_on_calling_thread), per node;
+  with blas.SET_THREADS_LOCAL (native_windows._blas_on_calling_thread), per node;
 - the numba sink (O2's fallback): per program, when all its convs are small (`graph_serial`); a
   graph mixing small and large convs runs them all on OpenBLAS's pool there.
 MINISPORE_BLAS_PARALLEL_MIN overrides the threshold (0: always OpenBLAS's choice).
 """
 from __future__ import annotations
 
-import ctypes
 import os
-import threading
 
 from ...core.shape import size_of
+from . import blas
 
 PARALLEL_MIN_MACS = int(os.environ.get("MINISPORE_BLAS_PARALLEL_MIN", 1 << 24))
-_state: dict = {}
-_lock = threading.Lock()
-
-
-def _setter():
-    """scipy OpenBLAS's openblas_set_num_threads_local, or None (another BLAS, no scipy)."""
-    if "set" not in _state:
-        with _lock:
-            if "set" not in _state:
-                fn = None
-                try:
-                    from .native_jit import _blas_symbols
-                    lib = _blas_symbols()["scipy"]["lib"]
-                    fn = lib.openblas_set_num_threads_local
-                    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_int]
-                except Exception:       # noqa: BLE001 - no such library or symbol: no policy
-                    fn = None
-                _state["set"] = fn
-    return _state["set"]
-
-
-def setter_address() -> int | None:
-    """Address of openblas_set_num_threads_local (for native code), or None."""
-    fn = _setter()
-    return None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
 
 
 def conv_macs(name: str, in_shapes: tuple, out_shape: tuple, attrs: dict) -> int:
@@ -77,7 +52,7 @@ def node_macs(n) -> int:
 def serial(macs: int) -> bool:
     """Whether GEMMs of `macs` multiply-adds should run on the calling thread (never when the
     conv BLAS has no per-thread setting: then every mode leaves it to OpenBLAS)."""
-    return macs < PARALLEL_MIN_MACS and _setter() is not None
+    return macs < PARALLEL_MIN_MACS and blas.has_thread_control()
 
 
 def graph_serial(graph) -> bool:
@@ -90,9 +65,8 @@ def graph_serial(graph) -> bool:
 
 def call_serial(fn, *args):
     """fn(*args) with scipy's OpenBLAS limited to the calling thread, restored afterwards."""
-    setter = _setter()
-    setter(1)
+    blas.set_threads_local(1)
     try:
         return fn(*args)
     finally:
-        setter(0)                   # 0: the thread follows OpenBLAS's global count again
+        blas.set_threads_local(0)   # 0: the thread follows OpenBLAS's global count again

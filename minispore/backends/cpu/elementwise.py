@@ -18,10 +18,11 @@ import os
 import numba
 import numpy as np
 
-from ...core import dtype as dt
 from ...core import scalar_expr as E
 from ...core.shape import size_of
 from .codegen import MAX_ND, elementwise_source, module_for
+from .fused_reduce import fused_reduce_kernel
+from .kernel_abi import cpu_np, entry_point
 
 _PAR_ENV = os.environ.get("MINISPORE_CPU_PARALLEL_MIN")
 PARALLEL_MIN_CHEAP = int(_PAR_ENV or 1 << 23)
@@ -56,20 +57,6 @@ def _has_transcendental(e: E.Expr) -> bool:
         _has_transcendental(a) for a in e.args if isinstance(a, E.Expr))
 
 
-def cpu_np(d: dt.DType) -> np.dtype:
-    return np.dtype(np.float32) if d in (dt.float16, dt.bfloat16) else d.np
-
-
-def entry_point(dispatcher, sample_args):
-    """The compiled function for the argument types of `sample_args`, called without numba's
-    dispatcher (which costs ~0.25 us per call to resolve types). Safe because a plan is built for
-    fixed dtypes and ranks, and Tensor buffers are always C-contiguous, aligned and writeable
-    (tensor.py), exactly the types of `sample_args`."""
-    dispatcher.compile(tuple(numba.typeof(a) for a in sample_args))
-    sig = tuple(numba.typeof(a) for a in sample_args)
-    return dispatcher.overloads[sig].entry_point
-
-
 def kernel_module(op, attrs: dict, const_dtype: str, variant: str):
     """The generated module of one variant of op's kernel (its function is named `variant`)."""
     return module_for(op.name, elementwise_source(_expr(op, attrs), op.arity, const_dtype,
@@ -90,7 +77,6 @@ def fused_kernel(expr, in_metas, out_meta, reduce=None):
     """The kernel of a fused group: one loop evaluating `expr` over the inputs' own dtypes;
     with `reduce` (an ir.Reduction) the loop folds the values instead (fused_reduce.py)."""
     if reduce is not None:
-        from .fused_reduce import fused_reduce_kernel
         return fused_reduce_kernel(expr, in_metas, reduce, out_meta)
     return expr_kernel("fused", expr, in_metas, tuple(m.dtype for m in in_metas), out_meta)
 

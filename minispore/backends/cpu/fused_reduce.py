@@ -25,7 +25,7 @@ import numpy as np
 from ...core.graph import ir
 from ...core.shape import size_of
 from .codegen import HEADER_IMPORTS, module_for, render
-from .elementwise import cpu_np, entry_point
+from .kernel_abi import cpu_np, entry_point
 
 _INIT = {"sum": "0.0", "mean": "0.0", "max": "-np.inf", "min": "np.inf"}
 LANES = 4        # independent accumulators over the innermost reduced axis (see the docstring)

@@ -11,17 +11,13 @@ target CPU name and features and the llvmlite version, sealed (kernel_cache.seal
 key and their content hash: a truncated or corrupt entry, or one written under another key, is
 compiled again and rewritten (atomically), never loaded; an unwritable cache keeps it in memory.
 
-External symbols the programs call: `minispore_sgemm`, `_dgemm`, `_sgemv`, ... (gemm, gemv, dot,
-syrk), bound to the CBLAS routines of numpy's own OpenBLAS (the library numpy.matmul calls:
-PyNative and the native sink multiply with the same code), `minispore_scipy_...` to scipy's (the
-conv kernels', with its openblas_set_num_threads_local: blas_threads.py), libm's functions and
-pthreads (resolved in the process).
+External symbols the programs call: the CBLAS routines and the conv BLAS's per-thread thread count
+as blas.py binds them (`minispore_sgemm`, `minispore_scipy_sgemm`, ..., blas.SET_THREADS_LOCAL),
+libm's functions and pthreads (resolved in the process).
 """
 from __future__ import annotations
 
-import ctypes
 import functools
-import glob
 import hashlib
 import os
 import threading
@@ -29,68 +25,15 @@ import threading
 import llvmlite
 import llvmlite.binding as llvm
 
-from . import kernel_cache
+from . import blas, kernel_cache
+from .blas import SET_THREADS_LOCAL  # noqa: F401 - the name native code calls it by
 
 _lock = threading.Lock()
 _state: dict = {}
 
 
 class NativeUnavailable(NotImplementedError):
-    """The native path cannot run here (no CBLAS found in numpy's libraries)."""
-
-
-BLAS_ROUTINES = ("gemm", "gemv", "dot", "syrk")
-SET_THREADS_LOCAL = "minispore_scipy_set_threads_local"      # blas_threads.py
-
-
-def _find_cblas(paths: list, prefix: str) -> dict | None:
-    """{minispore_<prefix><t><routine>: address} of the first library in `paths` exporting the
-    CBLAS routines (ILP64 builds suffix them 64_; scipy-openblas builds prefix them scipy_),
-    and the integer width of their dimension arguments; None when none does."""
-    for path in paths:
-        lib = ctypes.CDLL(path)
-        for pre, suf, bits in (("scipy_cblas_", "64_", 64), ("cblas_", "64_", 64),
-                               ("scipy_cblas_", "", 32), ("cblas_", "", 32)):
-            try:
-                fns = {f"minispore_{prefix}{t}{r}": getattr(lib, f"{pre}{t}{r}{suf}")
-                       for t in "sd" for r in BLAS_ROUTINES}
-            except AttributeError:
-                continue
-            addr = {n: ctypes.cast(f, ctypes.c_void_p).value for n, f in fns.items()}
-            return {"symbols": addr, "int_bits": bits, "lib": lib}
-    return None
-
-
-@functools.lru_cache(maxsize=None)
-def _blas_symbols() -> dict:
-    """The CBLAS routines (s/d gemm, gemv, dot, syrk) of the two OpenBLAS builds the eager
-    kernels call: {"numpy": ..., "scipy": ...} as _find_cblas gives them.
-
-    numpy's (np.matmul, the eager matmul) is bound as minispore_sgemm etc.; scipy's (numba's
-    np.dot calls scipy.linalg.cython_blas: the eager conv kernels) as minispore_scipy_sgemm etc.
-    Each lowering calls the library its eager kernel calls: the same numbers, and one thread
-    pool per kernel family -- a native conv calling numpy's OpenBLAS while eager convs run on
-    scipy's left two pools spinning against each other on the cores (a PyNative CNN step with
-    a compiled backward went from 2.6 to 14 ms). Without scipy's, numpy's serves both."""
-    import numpy as np
-    root = os.path.dirname(os.path.dirname(np.__file__))
-    libs = glob.glob(os.path.join(root, "numpy.libs", "*openblas*")) + \
-        glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*"))
-    found = _find_cblas(libs, "")
-    if found is None:
-        raise NativeUnavailable("no CBLAS gemm/gemv/dot/syrk in numpy's bundled libraries")
-    out = {"numpy": found}
-    try:
-        import scipy
-        sroot = os.path.dirname(os.path.dirname(scipy.__file__))
-        slibs = glob.glob(os.path.join(sroot, "scipy.libs", "*openblas*")) + \
-            glob.glob(os.path.join(os.path.dirname(scipy.__file__), ".dylibs", "*openblas*"))
-    except ImportError:
-        slibs = []
-    out["scipy"] = _find_cblas(slibs, "scipy_") or dict(
-        found, symbols={n.replace("minispore_", "minispore_scipy_"): a
-                        for n, a in found["symbols"].items()})
-    return out
+    """The native path cannot run here (no CBLAS found in numpy's libraries: blas.py)."""
 
 
 _PROBE = """
@@ -167,16 +110,14 @@ def state() -> dict:
                     return llvm.Target.from_default_triple().create_target_machine(
                         cpu=cpu, features=feats, opt=3, jit=True)
                 tm = machine()
-                blas = _blas_symbols()
-                for lib in blas.values():
-                    for name, addr in lib["symbols"].items():
-                        llvm.add_symbol(name, addr)
-                from .blas_threads import setter_address
-                setter = setter_address()
-                if setter:                  # the conv BLAS's per-thread thread count
-                    llvm.add_symbol(SET_THREADS_LOCAL, setter)
+                try:
+                    symbols = blas.jit_symbols()
+                except blas.BlasUnavailable as e:
+                    raise NativeUnavailable(str(e)) from e
+                for name, addr in symbols.items():
+                    llvm.add_symbol(name, addr)
                 tag = f"{llvmlite.__version__}|{cpu}|{feats}|{llvm.get_default_triple()}"
-                _state.update(tm=tm, machine=machine, tag=tag, blas=blas)
+                _state.update(tm=tm, machine=machine, tag=tag)
     return _state
 
 
@@ -188,7 +129,10 @@ def threads() -> int:
 
 
 def blas_int_bits(lib: str = "numpy") -> int:
-    return state()["blas"][lib]["int_bits"]
+    """The integer width of library `lib`'s BLAS dimension arguments (blas.int_bits; state()
+    raises NativeUnavailable first where there is no CBLAS)."""
+    state()
+    return blas.int_bits(lib)
 
 
 def triple() -> str:

@@ -1,6 +1,6 @@
 """The GPU backend's kernels for every primitive that is not an elementwise template: data
-movement, indexing, creation, reductions, matmul and softmax here; conv/pool/norm/random in
-routines_nn.py. Elementwise templates are generated CUDA (elementwise.py).
+movement, indexing, creation, reductions, matmul (through matmul.py) and softmax here;
+conv/pool/norm/random in routines_nn.py. Elementwise templates are generated CUDA (elementwise.py).
 
 Each kernel is a factory `f(xp, ctx, in_metas, attrs, out_meta) -> run(*arrays)` written against
 an array module `xp`: the backend passes cupy, so every routine is CuPy's own (matmul is cuBLAS
@@ -26,6 +26,7 @@ from ...core.index_check import IndexCheck
 from ...core.ops.index_ops import _py_slices
 from ...core.ops.reduce import reduction_axes
 from . import cuda_softmax
+from .matmul import matmul
 from . import storage as S
 
 TABLE: dict = {}
@@ -320,41 +321,6 @@ TABLE["argmax"], TABLE["argmin"] = _arg("argmax"), _arg("argmin")
 
 
 # ---------------------------------------------------------------- linalg, softmax --------------
-def matmul(xp, ctx, a, b):
-    """xp.matmul(a, b); float operands while a CUDA graph is captured (and in its warm-up run, so
-    the kernel is compiled before the capture) go through `ctx.gemm` instead: CuPy raises
-    NotImplementedError ("calling cuBLAS API during stream capture is currently unsupported")
-    for every cuBLAS call on a capturing stream. (Integer matmul is CuPy's own kernel.)"""
-    if getattr(ctx, "in_graph", False) and a.dtype.kind == "f" and b.dtype.kind == "f":
-        return matmul_via(xp, a, b, ctx.gemm)
-    return xp.matmul(a, b)
-
-
-def matmul_via(xp, a, b, gemm3):
-    """numpy's matmul (1-D operands, broadcast batch dimensions) through gemm3(A, B) -> C for
-    C-contiguous A (batch, m, k), B (batch, k, n) of one dtype and C (batch, m, n)."""
-    dtype = np.result_type(a.dtype, b.dtype)
-    va, vb = a.ndim == 1, b.ndim == 1
-    a2 = a.reshape(1, -1) if va else a
-    b2 = b.reshape(-1, 1) if vb else b
-    (m, k), (k2, n) = a2.shape[-2:], b2.shape[-2:]
-    if k != k2:
-        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not match ({k} != {k2})")
-    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    nb = int(np.prod(batch, dtype=np.int64))
-    A = S.contig(xp, xp.broadcast_to(a2.astype(dtype, copy=False), batch + (m, k)))
-    B = S.contig(xp, xp.broadcast_to(b2.astype(dtype, copy=False), batch + (k, n)))
-    if nb * m * n == 0 or k == 0:
-        r = xp.zeros(batch + (m, n), dtype)
-    else:
-        r = gemm3(A.reshape(nb, m, k), B.reshape(nb, k, n)).reshape(batch + (m, n))
-    if va:
-        r = r[..., 0, :]
-    if vb:
-        r = r[..., 0]
-    return r
-
-
 @routine("matmul")
 def _matmul(xp, ctx, ms, attrs, out):
     ta, tb = attrs["transpose_a"], attrs["transpose_b"]

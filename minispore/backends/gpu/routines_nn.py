@@ -3,7 +3,7 @@ routines.py (cupy on the device, numpy in the table's tests).
 
 - conv2d and its two adjoints: im2col (a strided view of the padded input copied once into a
   (N*Ho*Wo, C/group*kh*kw) matrix) and one matmul per group (cuBLAS on the device, the runtime's
-  GEMM kernel while a CUDA graph is captured: routines.matmul); the input
+  GEMM kernel while a CUDA graph is captured: matmul.py); the input
   gradient multiplies then scatters the columns back (col2im, one strided add per kernel tap).
   The same algorithm as the CPU backend's kernels_nn.py, so the two agree closely.
 - max/avg pooling fold the kh*kw strided tap slices in place; the pooling gradients and the
@@ -21,17 +21,13 @@ from ...core import dtype as dt
 from ...core.ops import conv as C
 from ...core.ops.random import M1, M2, M3, _UNIT_BITS
 from . import storage as S
+from .matmul import matmul
 
 TABLE: dict = {}
 
 
 def _cdt(out) -> np.dtype:
     return S.compute_np(out.dtype)
-
-
-def _mm(xp, ctx, a, b):
-    from .routines import matmul         # (routines imports this module at its end)
-    return matmul(xp, ctx, a, b)
 
 
 def _pad(xp, x, pads, value=0.0):
@@ -69,7 +65,7 @@ def _conv_fwd(xp, ctx, x, w, stride, pads, dilation, group, o):
     cols = _im2col(xp, x, pads, w.shape[2:], o, stride, dilation, group)
     r = xp.empty((N, o[0], o[1], O), x.dtype)
     for g, cg in enumerate(cols):
-        r[..., g * og:(g + 1) * og] = _mm(
+        r[..., g * og:(g + 1) * og] = matmul(
             xp, ctx, cg, w[g * og:(g + 1) * og].reshape(og, -1).T).reshape(N, o[0], o[1], og)
     return r.transpose(0, 3, 1, 2)
 
@@ -82,7 +78,7 @@ def _conv_bpi(xp, ctx, dy, w, input_shape, stride, pads, dilation, group):
     dxp = xp.zeros((N, Cin, H + pads[0] + pads[1], W + pads[2] + pads[3]), dy.dtype)
     d2 = S.contig(xp, dy.transpose(0, 2, 3, 1)).reshape(-1, O)
     for g in range(group):
-        cols = _mm(xp, ctx, d2[:, g * og:(g + 1) * og], w[g * og:(g + 1) * og].reshape(og, -1)
+        cols = matmul(xp, ctx, d2[:, g * og:(g + 1) * og], w[g * og:(g + 1) * og].reshape(og, -1)
                    ).reshape(N, o[0], o[1], cg, kh, kw)
         part = dxp[:, g * cg:(g + 1) * cg]
         for i in range(kh):
@@ -100,7 +96,7 @@ def _conv_bpf(xp, ctx, x, dy, filter_shape, stride, pads, dilation, group):
     d2 = S.contig(xp, dy.transpose(0, 2, 3, 1)).reshape(-1, O)
     dw = xp.empty(tuple(filter_shape), x.dtype)
     for g, cgm in enumerate(cols):
-        dw[g * og:(g + 1) * og] = _mm(xp, ctx, d2[:, g * og:(g + 1) * og].T, cgm).reshape(
+        dw[g * og:(g + 1) * og] = matmul(xp, ctx, d2[:, g * og:(g + 1) * og].T, cgm).reshape(
             og, cg, kh, kw)
     return dw
 

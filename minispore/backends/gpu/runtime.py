@@ -138,7 +138,7 @@ class CupyRuntime:
 
     def gemm(self, a, b):
         """a @ b for C-contiguous float arrays (batch, m, k), (batch, k, n) of one dtype, on the
-        generator's GEMM kernel (no cuBLAS: the matmul of captured graphs, routines.matmul)."""
+        generator's GEMM kernel (no cuBLAS: the matmul of captured graphs, matmul.matmul)."""
         (nb, m, k), n = a.shape, b.shape[2]
         key = (a.dtype.name, nb, m, k, n)
         ck = self._gemm.get(key)
