@@ -9,7 +9,7 @@ import numpy as np
 from ...core.ops.reduce import reduction_axes
 from ...core.primitive import REGISTRY
 from ...core.shape import size_of
-from .elementwise import cpu_np
+from .kernel_abi import cpu_np
 
 # ops whose CPU kernel is their numpy reference (see the module docstring)
 REF_KERNEL_OPS = (
