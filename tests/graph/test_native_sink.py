@@ -1,6 +1,7 @@
 """The native CPU sink (backends/cpu/native_sink.py): a graph as one LLVM function with an arena
 laid out by the memory plan, compiled without numba, cached on disk as an object file; graphs it
-cannot lower go to the numba sink with a RuntimeWarning naming the node (test_sink_ops.py)."""
+cannot lower run kernel by kernel (the O1 Program) with a RuntimeWarning naming the node
+(test_sink_ops.py)."""
 import re
 import warnings
 
@@ -11,8 +12,8 @@ import minispore as ms
 from minispore import Tensor, ops
 from minispore.backends.cpu import native_jit
 from minispore.backends.cpu.native_sink import NativeProgram
-from minispore.backends.cpu.sink import SunkProgram
 from minispore.core.graph import compile as graph_compile
+from minispore.core.graph.execute import Program
 from minispore.core.graph.memplan import ALIGN
 
 from golden_models import MLP, TrainStep, control  # noqa: E402
@@ -44,18 +45,12 @@ def _steps(n=4):
     return step, [step(x, y).asnumpy() for _ in range(n)], [p.asnumpy() for p in step.params]
 
 
-def test_training_step_is_native_and_equals_the_numba_sink_bit_for_bit(monkeypatch):
+def test_training_step_is_native_and_equals_pynative_bit_for_bit():
     graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
     _, native_losses, native_params = _steps()
     (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, NativeProgram)
-    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0")
-    _, numba_losses, numba_params = _steps()
-    assert isinstance(list(graph_compile.cache.entries())[-1].program, SunkProgram)
-    np.testing.assert_array_equal(native_losses, numba_losses)
-    for a, b in zip(native_params, numba_params):
-        np.testing.assert_array_equal(a, b)
     ms.set_context(mode=ms.PYNATIVE_MODE)
     _, eager_losses, eager_params = _steps()
     np.testing.assert_array_equal(native_losses, eager_losses)      # README: bit for bit
@@ -120,18 +115,19 @@ def test_a_second_program_loads_the_object_file_and_a_corrupt_one_is_rebuilt(tmp
         np.testing.assert_allclose(got.asnumpy(), want, rtol=2e-6, atol=1e-6)
 
 
-def test_graphs_it_cannot_lower_go_to_the_numba_sink_with_a_warning(monkeypatch):
-    """Every op of the database lowers natively now; a node without a lowering (matmul's,
-    removed here) sends the graph to the numba sink, and a RuntimeWarning names the node."""
-    from minispore.backends.cpu import native_lower
-    monkeypatch.delitem(native_lower.LOWER, "matmul")
+def test_graphs_it_cannot_lower_run_kernel_by_kernel_with_a_warning(monkeypatch):
+    """A node without a native lowering (matmul's, removed here) makes the graph run kernel by
+    kernel (the O1 Program: the eager kernels), and a RuntimeWarning names the node."""
+    from minispore.backends.cpu import native_registry
+    monkeypatch.delitem(native_registry.LOWER, "matmul")
 
     def f(x):
         return ops.matmul(x, x) * 2
-    with pytest.warns(RuntimeWarning, match=r"could not lower .*node 'matmul'"):
+    with pytest.warns(RuntimeWarning, match=r"runs kernel by kernel \(as O1\) because the CPU "
+                                            r"sink cannot lower node 'matmul'"):
         out, entry = _compile(ms.jit(f), Tensor(np.eye(3, dtype=np.float32)),
                               allow=(RuntimeWarning,))
-    assert isinstance(entry.program, SunkProgram)
+    assert type(entry.program) is Program
     np.testing.assert_array_equal(out.asnumpy(), 2 * np.eye(3))
 
 
@@ -280,44 +276,48 @@ def test_a_matrix_times_its_own_transpose_uses_syrk_like_numpy(shape, ta, tb):
     np.testing.assert_array_equal(got.asnumpy(), want)
 
 
-def test_batch_norm_and_layer_norm_are_native_and_equal_the_numba_sink(monkeypatch):
+def test_batch_norm_and_layer_norm_are_native_and_equal_pynative():
+    """Training and inference batch norm (and its running statistics) and layer norm: the
+    native program against PyNative (the norms within an ulp, the statistics bit for bit)."""
     from minispore import nn
     r = np.random.default_rng(8)
     x4 = Tensor(r.standard_normal((4, 3, 5, 5)).astype(np.float32))
     x3 = Tensor(r.standard_normal((4, 6, 8)).astype(np.float32))
     got = {}
-    for sink in ("1", "0"):
-        monkeypatch.setenv("MINISPORE_NATIVE_SINK", sink)
+    for mode in (ms.GRAPH_MODE, ms.PYNATIVE_MODE):
         graph_compile.clear_cache()
-        ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+        ms.set_context(mode=mode, jit_level="O2")
         bn, ln = nn.BatchNorm2d(3), nn.LayerNorm((8,), begin_norm_axis=-1,
                                                   begin_params_axis=-1)
         _alive[:] = [bn, ln]
         bn.set_train(True)
         train = bn(x4).asnumpy()
         bn.set_train(False)
-        got[sink] = (train, bn(x4).asnumpy(), ln(x3).asnumpy(),
+        got[mode] = (train, bn(x4).asnumpy(), ln(x3).asnumpy(), bn.moving_mean.asnumpy(),
+                     bn.moving_variance.asnumpy(),
                      {type(e.program).__name__ for e in graph_compile.cache.entries()})
-    assert got["1"][3] == {"NativeProgram"} and got["0"][3] == {"SunkProgram"}
-    for a, b in zip(got["1"][:3], got["0"][:3]):
+    native, eager = got[ms.GRAPH_MODE], got[ms.PYNATIVE_MODE]
+    assert native[5] == {"NativeProgram"} and eager[5] == set()
+    for a, b in zip(native[:3], eager[:3]):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    for a, b in zip(native[3:5], eager[3:5]):
         np.testing.assert_array_equal(a, b)
 
 
-def test_random_ops_and_dropout_are_native_and_equal_the_numba_sink(monkeypatch):
+def test_random_ops_and_dropout_are_native_and_equal_pynative_bit_for_bit():
     x = Tensor(np.random.default_rng(9).standard_normal((64, 33)).astype(np.float32))
 
     def f(x):
         return (ops.rand(5, 7, seed=3), ops.randn(4, 9, seed=5), ops.randint(2, 9, (6,), seed=7),
                 ops.dropout(x, p=0.3, seed=11))
-    got = {}
-    for sink in ("1", "0"):
-        monkeypatch.setenv("MINISPORE_NATIVE_SINK", sink)
-        ms.set_seed(1)
-        out, entry = _compile(ms.jit(f), x)
-        got[sink] = ([o.asnumpy() for o in out], type(entry.program).__name__)
-    assert (got["1"][1], got["0"][1]) == ("NativeProgram", "SunkProgram")
-    for a, b in zip(got["1"][0], got["0"][0]):
-        np.testing.assert_array_equal(a, b)
+    ms.set_seed(1)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = [o.asnumpy() for o in f(x)]
+    ms.set_seed(1)
+    out, entry = _compile(ms.jit(f), x)
+    assert isinstance(entry.program, NativeProgram)
+    for a, b in zip(out, want):
+        np.testing.assert_array_equal(a.asnumpy(), b)
 
 
 def test_indexing_is_native_and_an_index_out_of_range_raises_like_pynative():
@@ -349,15 +349,12 @@ def _gather_twice(x, i):
     return ops.gather(y, i, 1)
 
 
-@pytest.mark.parametrize("level,sink", [("O2", "native"), ("O2", "numba"), ("O1", "kernels"),
-                                        ("O0", "kernels")])
+@pytest.mark.parametrize("level", ["O2", "O1", "O0"])
 @pytest.mark.parametrize("index", [5, -5])
-def test_compiled_index_errors_name_the_axis_the_index_the_range_and_the_line(level, sink, index,
-                                                                            monkeypatch):
+def test_compiled_index_errors_name_the_axis_the_index_the_range_and_the_line(level, index):
     """An index out of range in a compiled graph raises PyNative's IndexError (the op, the
     axis, the bad index, the valid range), followed by the user's source line of the node, in
-    both O2 sinks and in the kernel-by-kernel executor of O0/O1."""
-    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0" if sink == "numba" else "1")
+    the native O2 program and in the kernel-by-kernel executor of O0/O1."""
     x = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
     bad = Tensor(np.array([0, index, 1], np.int32))
     head = (rf"gather: index {index} is out of range for axis 1 of size 4; valid indices are "
@@ -369,8 +366,8 @@ def test_compiled_index_errors_name_the_axis_the_index_the_range_and_the_line(le
     ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
     with pytest.raises(IndexError) as info:
         ms.jit(_gather_twice)(x, bad)
-    assert type(graph_compile.last_compiled().program).__name__ == \
-        {"native": "NativeProgram", "numba": "SunkProgram", "kernels": "Program"}[sink]
+    assert type(graph_compile.last_compiled().program) is \
+        (NativeProgram if level == "O2" else Program)
     msg = str(info.value)
     assert re.match("^" + head + r'\n  File ".*test_native_sink\.py", line \d+\n'
                     r"    return ops\.gather\(y, i, 1\)\n", msg), msg
@@ -442,19 +439,18 @@ def _divmod_inputs(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.int8,
                                    np.uint8])
-def test_floor_div_and_mod_lower_natively_as_numba_computes_them(dtype, monkeypatch):
+def test_floor_div_and_mod_lower_natively_as_pynative_computes_them(dtype):
     """numba's float_divmod port (signed zeros, NaN, inf, x // 0 = x / 0, x % 0 = fmod) and
-    integer floor division (0 for a zero divisor and for MIN // -1): native and numba sinks
-    agree bit for bit, and the native program raises nothing."""
+    integer floor division (0 for a zero divisor and for MIN // -1): the native program agrees
+    with PyNative's kernels bit for bit and raises nothing."""
     def f(x, y):
         return x // y, x % y
     x, y = _divmod_inputs(dtype)
     with np.errstate(all="ignore"):
         (q, r), entry = _compile(ms.jit(f), x, y)
         assert isinstance(entry.program, NativeProgram)
-        monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0")
-        (nq, nr), e2 = _compile(ms.jit(f), x, y)
-    assert isinstance(e2.program, SunkProgram)
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        nq, nr = f(x, y)
     for got, want in ((q, nq), (r, nr)):
         g, w = got.asnumpy(), want.asnumpy()
         np.testing.assert_array_equal(np.isnan(g) if g.dtype.kind == "f" else g == g,

@@ -1,7 +1,7 @@
 """Convolutions and pools in the native sink (backends/cpu/native_windows.py): each op's graph at
 O2 is one NativeProgram whose results equal PyNative's (windows.py's numba kernels) bit for bit,
 over strides, padding modes, dilation, groups, vector-shaped products (BLAS gemv/dot), NaN and
-ties; and the digits CNN's training step is one NativeProgram equal to the numba sink's."""
+ties; and the digits CNN's training step is one NativeProgram equal to PyNative's bit for bit."""
 import warnings
 
 import numpy as np
@@ -10,9 +10,9 @@ import pytest
 import minispore as ms
 from minispore import Tensor, nn
 from minispore.backends.cpu.native_sink import NativeProgram
-from minispore.backends.cpu.sink import SunkProgram
 from minispore.core import dtype as dt
 from minispore.core.graph import compile as graph_compile
+from minispore.core.graph.execute import Program
 from minispore.core.primitive import REGISTRY, Meta
 
 from helpers import as_tuple, run_op
@@ -130,10 +130,10 @@ def test_a_window_op_of_mixed_dtypes_is_not_lowered_natively():
     dy = np.ones((1, 1, 2, 2), np.float64)
     graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
-    with pytest.warns(RuntimeWarning, match="cannot lower"):      # nor does the numba sink
+    with pytest.warns(RuntimeWarning, match="cannot lower node 'max_pool2d_grad'"):
         run_op("max_pool2d_grad", (x, dy), {"kernel_size": (2, 2), "stride": (2, 2)})
     (entry,) = graph_compile.cache.entries()
-    assert not isinstance(entry.program, NativeProgram)
+    assert type(entry.program) is Program                   # kernel by kernel, as O1
 
 
 _alive: list = []
@@ -156,7 +156,7 @@ def _digits_losses(n=3):
     return losses, [p.asnumpy() for p in net.trainable_params()]
 
 
-def test_digits_cnn_training_step_is_one_native_program_equal_to_the_numba_sink(monkeypatch):
+def test_digits_cnn_training_step_is_one_native_program_equal_to_pynative_bit_for_bit():
     graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
     native, native_params = _digits_losses()
@@ -164,14 +164,6 @@ def test_digits_cnn_training_step_is_one_native_program_equal_to_the_numba_sink(
     assert isinstance(entry.program, NativeProgram)
     names = {n.op.name for n in entry.graph.nodes if hasattr(n.op, "name")}
     assert {"conv2d", "conv2d_backprop_filter", "max_pool2d", "max_pool2d_grad"} <= names
-    monkeypatch.setenv("MINISPORE_NATIVE_SINK", "0")
-    graph_compile.clear_cache()
-    numba, numba_params = _digits_losses()
-    (entry,) = graph_compile.cache.entries()
-    assert isinstance(entry.program, SunkProgram)
-    np.testing.assert_array_equal(native, numba)
-    for a, b in zip(native_params, numba_params):
-        np.testing.assert_array_equal(a, b)
     ms.set_context(mode=ms.PYNATIVE_MODE)                 # README: PyNative's steps bit for bit
     eager, eager_params = _digits_losses()
     np.testing.assert_array_equal(native, eager)

@@ -174,53 +174,55 @@ _LABEL_LOSSES = {
     "nll_loss": lambda x, y: ops.nll_loss(ops.log_softmax(x, 1), y),
     "sparse_softmax_cross_entropy": lambda x, y: _SPARSE_CE(x, y),
 }
-# (device, mode, jit level, native sink): PyNative, each jit level and both CPU sinks, and the
+# (device, mode, jit level): PyNative, each jit level (O2 on the CPU: the native sink) and the
 # simulated Ascend (GPU cells run where a GPU is: tests/gpu)
-_LABEL_RUNS = [("CPU", "pynative", None, "1"), ("CPU", "graph", "O0", "1"),
-               ("CPU", "graph", "O1", "1"), ("CPU", "graph", "O2", "1"),
-               ("CPU", "graph", "O2", "0"), ("Ascend", "pynative", None, "1"),
-               ("Ascend", "graph", "O0", "1")]
+_LABEL_RUNS = [("CPU", "pynative", None), ("CPU", "graph", "O0"), ("CPU", "graph", "O1"),
+               ("CPU", "graph", "O2"), ("Ascend", "pynative", None), ("Ascend", "graph", "O0")]
 
 
-def _run_loss(name, run, monkeypatch, x, y):
-    device, mode, level, native = run
-    monkeypatch.setenv("MINISPORE_NATIVE_SINK", native)
+def _run_loss(name, run, x, y):
+    device, mode, level = run
     ms.set_context(device_target=device)
     fn = _LABEL_LOSSES[name]
     if mode == "pynative":
         ms.set_context(mode=ms.PYNATIVE_MODE)
         return fn(Tensor(x), Tensor(y))
     ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
-    return ms.jit(fn)(Tensor(x), Tensor(y))
+    try:
+        return ms.jit(fn)(Tensor(x), Tensor(y))
+    finally:                               # the CPU's O2 graph ran as the native program
+        if device == "CPU" and level == "O2":
+            from minispore.backends.cpu.native_sink import NativeProgram
+            from minispore.core.graph import compile as graph_compile
+            assert type(graph_compile.last_compiled().program) is NativeProgram
 
 
 def _run_id(run):
-    device, mode, level, native = run
-    return "-".join([device, mode] + ([level] if level else []) +
-                    (["numba"] if native == "0" else []))
+    device, mode, level = run
+    return "-".join([device, mode] + ([level] if level else []))
 
 
 @pytest.mark.parametrize("run", _LABEL_RUNS, ids=_run_id)
 @pytest.mark.parametrize("label", [4, -1, 9])
 @pytest.mark.parametrize("name", list(_LABEL_LOSSES))
-def test_a_class_label_out_of_range_raises_index_error(name, label, run, monkeypatch):
+def test_a_class_label_out_of_range_raises_index_error(name, label, run):
     """A label outside [0, C) is an IndexError naming the loss, the label and the valid range
-    (it used to give that sample a loss of 0), in PyNative and at run time of a compiled
-    graph, on every jit level, both CPU sinks and the simulated Ascend."""
+    (never a loss of 0 for that sample), in PyNative and at run time of a compiled graph, on
+    every jit level and the simulated Ascend."""
     y = SAFE.copy()
     y[2] = label
     ignore = "" if name == "sparse_softmax_cross_entropy" else \
         r" \(or ignore_index=-100, which is skipped\)"
     with pytest.raises(IndexError, match=rf"^{name}: class label {label} is out of range for 4 "
                                          rf"classes; valid class labels are 0 to 3{ignore}"):
-        _run_loss(name, run, monkeypatch, LOGITS, y)
+        _run_loss(name, run, LOGITS, y)
 
 
 @pytest.mark.parametrize("run", _LABEL_RUNS, ids=_run_id)
 @pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
-def test_ignore_index_labels_are_skipped_at_every_level(name, run, monkeypatch):
+def test_ignore_index_labels_are_skipped_at_every_level(name, run):
     """A label equal to ignore_index (the default -100) is skipped, not checked, everywhere."""
-    got = _run_loss(name, run, monkeypatch, LOGITS, LABELS).asnumpy()
+    got = _run_loss(name, run, LOGITS, LABELS).asnumpy()
     rtol = 1e-2 if run[0] == "Ascend" else 1e-5
     np.testing.assert_allclose(got, _ce_ref(LOGITS, LABELS), rtol=rtol, atol=1e-6)
 

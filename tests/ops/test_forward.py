@@ -60,9 +60,9 @@ def _check_sample(case, sample, dtype, where: str, backend: str = "CPU") -> str 
 
 def _check_program(case, sample, backend, mode, caught) -> str | None:
     """None unless an O2 cell on the CPU ran its graph as another program than the native sink
-    without a RuntimeWarning saying why (the numba sink for what the native one declines, kernel
-    by kernel for half precision): a fallback is never silent. tests/graph/test_sink_ops.py pins
-    the program of each op at its first dtype."""
+    without a RuntimeWarning saying why (what the native sink declines runs kernel by kernel, as
+    O1): a fallback is never silent. tests/graph/test_sink_ops.py pins the program of each op at
+    its first dtype."""
     if backend != "CPU" or mode != "graph-O2":
         return None
     got = type(graph_compile.last_compiled().program).__name__

@@ -80,30 +80,25 @@ def test_dataset_sink_mode_runs_sink_size_steps_per_call(target):
         assert dev.counts["graph_launches"] == 2    # one launch per sink of 3 steps
 
 
-@pytest.mark.parametrize("native", ["1", "0"], ids=["native-sink", "numba-sink"])
-def test_cpu_sink_is_one_multi_step_program(monkeypatch, native):
-    """dataset_sink_mode=True on the CPU at O2: each sink of 3 steps is ONE call of a generated
-    loop over the stacked batches (the step's own program is not called per step), and the
-    trained weights and losses equal three separate steps' bit for bit."""
+def test_cpu_sink_is_one_multi_step_program(monkeypatch):
+    """dataset_sink_mode=True on the CPU at O2: each sink of 3 steps is ONE call of the native
+    program's N-step loop over the stacked batches (the step's own program is not called per
+    step), and the trained weights and losses equal three separate steps' bit for bit."""
     from minispore.backends.cpu.native_sink import NativeProgram
-    from minispore.backends.cpu.sink import SunkProgram
-    monkeypatch.setenv("MINISPORE_NATIVE_SINK", native)
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU", jit_level="O2")
     calls = {"run": 0, "run_steps": 0, "programs": set()}
     for name in ("run", "run_steps"):
-        for cls in (NativeProgram, SunkProgram):
-            orig = getattr(cls, name)
+        orig = getattr(NativeProgram, name)
 
-            def counted(self, *a, _orig=orig, _name=name):
-                calls[_name] += 1
-                calls["programs"].add(type(self).__name__)
-                return _orig(self, *a)
-            monkeypatch.setattr(cls, name, counted)
+        def counted(self, *a, _orig=orig, _name=name):
+            calls[_name] += 1
+            calls["programs"].add(type(self).__name__)
+            return _orig(self, *a)
+        monkeypatch.setattr(NativeProgram, name, counted)
     net, model = _model()
     sunk = LossMonitor(per_print_times=0)
     model.train(2, _data(), callbacks=sunk, dataset_sink_mode=True, sink_size=3)
-    assert calls == {"run": 0, "run_steps": 2,
-                     "programs": {"NativeProgram" if native == "1" else "SunkProgram"}}
+    assert calls == {"run": 0, "run_steps": 2, "programs": {"NativeProgram"}}
     net2, model2 = _model()
     plain = LossMonitor(per_print_times=0)
     model2.train(1, _data(), callbacks=plain)                 # the same 6 batches, one by one
