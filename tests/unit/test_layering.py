@@ -155,8 +155,6 @@ def _cycles(graph):
 # the list shrinks as they are untangled).
 KNOWN_BACKEND_CYCLES = [
     ["minispore.backends.cpu.native_lower", "minispore.backends.cpu.native_rows"],
-    ["minispore.backends.cpu.sink", "minispore.backends.cpu.sink_index",
-     "minispore.backends.cpu.sink_nn", "minispore.backends.cpu.sink_rows"],
 ]
 
 
