@@ -9,7 +9,8 @@ Three caches, all rebuilt from what the process already has when an entry is not
   gives those functions VerifiedFunctionCache, numba's FunctionCache whose files are sealed.
   numba's own files are unverified pickles: a flipped byte in an .nbc is loaded as machine code
   and crashes every later process, a truncated one raises in every later process;
-- the native sink's object files, <MINISPORE_CACHE_DIR>/native/*.o (native_jit), sealed.
+- the native sink's object files, <MINISPORE_CACHE_DIR>/native/*.o (native_jit): sealed entries
+  of `load_or_build`, named by the hash of their key (the IR and the target).
 
 A sealed entry is MAGIC, the SHA-256 of the key it was written under, the SHA-256 of its payload,
 the payload (a numba index has a pickled marker string before it: _INDEX_HEAD). `unseal` checks
@@ -146,6 +147,29 @@ def unseal(blob: bytes, key: str, path, legacy: tuple = ()) -> bytes | None:
         warn_bad(path, "is corrupt (its content hash does not match)")
         return None
     return payload
+
+
+def entry_path(subdir: str, key: str, suffix: str = "") -> Path:
+    """The file of the sealed entry for `key` under <MINISPORE_CACHE_DIR>/<subdir>/: named by the
+    hash of the key, so each key has one entry."""
+    return cache_root() / subdir / f"{hashlib.sha1(key.encode()).hexdigest()[:24]}{suffix}"
+
+
+def load_or_build(subdir: str, key: str, build, suffix: str = "",
+                  legacy: tuple = ()) -> tuple[bytes, bool]:
+    """(payload, whether it came from the disk cache) of the entry for `key`: the sealed entry
+    at entry_path when it unseals (intact, written under `key`), else `build()`'s bytes, written
+    there sealed (atomically; kept in memory only when the cache cannot be written). An entry
+    starting with one of `legacy` (a format this code does not write) is rebuilt silently."""
+    path = entry_path(subdir, key, suffix)
+    blob = read_entry(path)
+    if blob is not None:
+        payload = unseal(blob, key, path, legacy)
+        if payload is not None:
+            return payload, True
+    payload = build()
+    write_entry(path, seal(key, payload))
+    return payload, False
 
 
 # ------------------------------------------------------------ numba's cache files, sealed ---------

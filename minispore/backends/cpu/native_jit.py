@@ -6,10 +6,12 @@ CPU, an object file emitted by the target machine, and MCJIT to load it. Nothing
 numba's target context, whose initialisation (typing registries, importing scipy.linalg for its
 BLAS) costs ~0.9 s in a fresh process: that was the floor of a warm start through numba's cache.
 
-Disk cache: object files under <MINISPORE_CACHE_DIR>/native/, named by a hash of the IR text, the
-target CPU name and features and the llvmlite version, sealed (kernel_cache.seal) with that whole
-key and their content hash: a truncated or corrupt entry, or one written under another key, is
-compiled again and rewritten (atomically), never loaded; an unwritable cache keeps it in memory.
+Disk cache: object files under <MINISPORE_CACHE_DIR>/native/, entries of kernel_cache.load_or_build
+(the one verified mechanism of the CPU caches) keyed by the IR text, the target CPU name and
+features and the llvmlite version: named by the key's hash, sealed with the key and their content
+hash; a truncated or corrupt entry, or one written under another key, is compiled again with a
+KernelCacheWarning and rewritten (atomically), never loaded; an unwritable cache keeps it in
+memory.
 
 External symbols the programs call: the CBLAS routines and the conv BLAS's per-thread thread count
 as blas.py binds them (`minispore_sgemm`, `minispore_scipy_sgemm`, ..., blas.SET_THREADS_LOCAL),
@@ -18,7 +20,6 @@ libm's functions and pthreads (resolved in the process).
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import threading
 
@@ -52,8 +53,9 @@ tm.emit_object(mod)
 @functools.lru_cache(maxsize=None)
 def _check_target(cpu: str, feats: str) -> None:
     """Raise ValueError unless LLVM knows CPU `cpu` and every feature in `feats`, the host has
-    every feature `feats` turns on and x86-64's float calling convention stays intact. LLVM only prints an unknown name and goes on (or aborts
-    the process), so a throwaway process compiles one function for the target first."""
+    every feature `feats` turns on and x86-64's float calling convention stays intact. LLVM
+    only prints an unknown name and goes on (or aborts the process), so a throwaway process
+    compiles one function for the target first."""
     import subprocess
     import sys
     out = subprocess.run([sys.executable, "-c", _PROBE, cpu, feats], capture_output=True,
@@ -152,19 +154,10 @@ def _compile(ir_text: str) -> bytes:
 
 
 def _cached_object(ir_text: str) -> tuple[bytes, bool]:
-    """(object code, whether it came from the disk cache)."""
-    st = state()
-    key = f"{st['tag']}\n{ir_text}"
-    path = kernel_cache.cache_root() / "native" / f"{hashlib.sha1(key.encode()).hexdigest()[:24]}.o"
-    blob = kernel_cache.read_entry(path)
-    if blob is not None:
-        # an ELF file is an entry of the unsealed format this code wrote before: rebuilt silently
-        obj = kernel_cache.unseal(blob, key, path, legacy=(b"\x7fELF",))
-        if obj is not None:
-            return obj, True
-    obj = _compile(ir_text)
-    kernel_cache.write_entry(path, kernel_cache.seal(key, obj))
-    return obj, False
+    """(object code, whether it came from the disk cache). A bare ELF file in the cache (an
+    unsealed object file, a format this code does not write) is rebuilt silently."""
+    return kernel_cache.load_or_build("native", f"{state()['tag']}\n{ir_text}",
+                                      lambda: _compile(ir_text), ".o", legacy=(b"\x7fELF",))
 
 
 class NativeLibrary:
