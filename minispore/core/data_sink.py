@@ -6,10 +6,11 @@ exhausted) and runs `fn` on each as a compiled graph, returning the last step's 
 MindSpore's `data_sink` does. What a device gains from it is the backend's `loop_sink` context:
 on the simulated Ascend, one host launch and one H2D transfer of all the batches (a device data
 queue) serve the whole loop, and each step costs only device-side task dispatch. On the CPU at
-jit_level O2 the sink is one multi-step program: the batches are stacked and one generated numba
-loop runs the sunk step over them, carrying the updated Parameters from step to step
-(compile.run_steps, sink.py SunkProgram.run_steps); at O0/O1 the compiled step runs once per
-batch.
+jit_level O2 the sink is one multi-step program: the batches are stacked and the native
+program's N-step loop runs the step over them in one call, carrying the updated Parameters from
+step to step (compile.run_steps, native_sink.py NativeProgram.run_steps); at O0/O1, and for an
+O2 graph the native sink cannot lower (it runs kernel by kernel), the compiled step runs once
+per batch.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The IndexError of an index or a class label out of range, one message for every backend, mode
 and jit level: the op, the axis, the offending value, the valid range and, for a check compiled
-into a graph (both CPU sinks), the user's source line of the node.
+into a graph (the CPU's native sink, the O0/O1 executor), the user's source line of the node.
 
 `IndexCheck` describes one check site (what a kernel or a sink's generated code tests);
 `error(value)` builds the exception; `check(values)` is the numpy test the eager kernels and the
@@ -81,16 +81,3 @@ def located(kernel, loc):
             new._ms_located = True
             raise new from None
     return run
-
-
-# the marker a numba sink's generated code raises with: IndexError(MARKER, site, value); the
-# program maps the site (its IndexCheck table) to error(value)
-MARKER = "minispore-index-check"
-
-
-def translate(e: IndexError, sites: list) -> IndexError:
-    """The IndexCheck error a generated kernel's IndexError(MARKER, site, value) stands for, or
-    e itself."""
-    if len(e.args) == 3 and e.args[0] == MARKER:
-        return sites[e.args[1]].error(e.args[2])
-    return e
