@@ -128,3 +128,5 @@ def register_all(backend) -> None:
     backend.register("mean")(accumulation("mean"))
     backend.register("max")(reduction("max", np.maximum.reduce))
     backend.register("min")(reduction("min", np.minimum.reduce))
+    from . import native_kernels             # last: wraps sum/mean/prod/logsumexp/norms
+    native_kernels.register(backend)
