@@ -154,7 +154,6 @@ def _cycles(graph):
 # inside a function). The test fails on any new cycle, and on a listed one that is gone (so
 # the list shrinks as they are untangled).
 KNOWN_BACKEND_CYCLES = [
-    ["minispore.backends.cpu.native_lower", "minispore.backends.cpu.native_rows"],
 ]
 
 

@@ -19,7 +19,9 @@ from ...core import dtype as dt
 from ...core import scalar_expr as E
 from ...core.graph import ir
 from ...core.shape import size_of
+from . import native_half
 from .native_arith import div_f32_by_constant, int_divmod, real_divmod
+from .native_half import HALF
 
 
 class NativeUnsupported(NotImplementedError):
@@ -28,9 +30,12 @@ class NativeUnsupported(NotImplementedError):
 
 I1, I8, I32, I64 = L.IntType(1), L.IntType(8), L.IntType(32), L.IntType(64)
 F32, F64 = L.FloatType(), L.DoubleType()
+I16 = L.IntType(16)
+# float16 and bfloat16 are stored as their bits (i16) and computed in float32 (native_half.py)
 STORAGE = {dt.float32: F32, dt.float64: F64, dt.int32: I32, dt.int64: I64, dt.bool_: I8,
-           dt.int8: I8, dt.uint8: I8, dt.int16: L.IntType(16)}
+           dt.int8: I8, dt.uint8: I8, dt.int16: I16, dt.float16: I16, dt.bfloat16: I16}
 FLOAT = {dt.float32: F32, dt.float64: F64}
+INTEGERS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
 _MATH = ("exp", "log", "log1p", "tanh", "sigmoid", "softplus", "erf", "sin", "cos")
 _INTRINSIC = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "rint": "rint", "fabs": "fabs"}
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
@@ -42,6 +47,12 @@ def is_float(ty) -> bool:
 
 def const(v, ty=I64):
     return L.Constant(ty, v)
+
+
+def compute_dtype(d: dt.DType) -> dt.DType:
+    """The dtype the eager CPU kernels compute a value of dtype d in: float32 for the half
+    dtypes (elementwise.py cpu_np), d itself otherwise."""
+    return dt.float32 if d in HALF else d
 
 
 def storage(d: dt.DType):
@@ -155,6 +166,8 @@ class Emitter:
     def load(self, v: ir.Value, idx):
         if v.id in self.scalars:
             x = self.scalars[v.id]
+            if v.dtype in HALF:
+                return L.Constant(I16, native_half.bits(v.dtype, x))
             ty = storage(v.dtype)
             return L.Constant(ty, float(x) if is_float(ty) else int(x))
         return self.b.load(self.b.gep(self.ptr(v), [idx]))
@@ -282,8 +295,20 @@ class Emitter:
 
     # -- scalar values ----------------------------------------------------------------------------
     def convert(self, x, src: dt.DType, dst: dt.DType):
-        """A loaded value of dtype `src` (i1 for a computed bool) as dtype `dst`'s storage."""
+        """A loaded value of dtype `src` (i1 for a computed bool) as dtype `dst`'s storage, as
+        numpy's astype converts (a half value through float32, exactly; into a half dtype from
+        float64 and integers by way of float64, from the rest by way of float32, rounded once:
+        native_half.py)."""
         b = self.b
+        quiet = src is dt.bfloat16            # ml_dtypes' casts of a bfloat16 quiet its NaN
+        if src in HALF and x.type != I1:
+            if src is dst:
+                return x
+            wide = dt.float64 if dst is dt.float64 else dt.float32
+            x, src = native_half.widen(b, x, src, STORAGE[wide]), wide
+        if dst in HALF:
+            wide = dt.float64 if src is dt.float64 or src in INTEGERS else dt.float32
+            return native_half.narrow(b, self.convert(x, src, wide), dst, quiet)
         if x.type == I1:
             src = dt.bool_
         elif src is dt.bool_:

@@ -16,6 +16,7 @@ from ...core import dtype as dt
 from ...core.index_check import IndexCheck
 from ...core.shape import broadcast_strides, c_strides, normalize_axis, size_of
 from .native_emit import F64, I64, Emitter, NativeUnsupported, const
+from .native_registry import register
 
 
 def _at(e: Emitter, idx, shape, offsets=None):
@@ -227,11 +228,17 @@ def _check_class_labels(e: Emitter, n, a):
         e.store(x, out, i)
 
 
-LOWER = {
-    "check_class_labels": _check_class_labels,
-    "concat": _concat, "split": _split, "strided_slice": _strided_slice,
-    "strided_slice_grad": _strided_slice_grad, "slice_update": _slice_update,
-    "gather": _gather, "scatter_add": _scatter(True), "scatter_update": _scatter(False),
-    "one_hot": _one_hot, "argmax": _arg("argmax"), "argmin": _arg("argmin"),
-    "arange": _arange, "tile": _tile,
-}
+register("check_class_labels", _check_class_labels)
+register("concat", _concat)
+register("split", _split)
+register("strided_slice", _strided_slice)
+register("strided_slice_grad", _strided_slice_grad)
+register("slice_update", _slice_update)
+register("gather", _gather)
+register("scatter_add", _scatter(True))
+register("scatter_update", _scatter(False))
+register("one_hot", _one_hot)
+register("argmax", _arg("argmax"))
+register("argmin", _arg("argmin"))
+register("arange", _arange)
+register("tile", _tile)

@@ -12,6 +12,7 @@ from llvmlite import ir as L
 from ...core import dtype as dt
 from ...core.shape import size_of
 from .native_emit import F64, FLOAT, Emitter, NativeUnsupported, const
+from .native_registry import register
 
 
 def _f64(e: Emitter, v, idx):
@@ -98,4 +99,5 @@ def _layer_norm(e: Emitter, n, a: dict):
             e.store(e.convert(y, dt.float64, out.dtype), out, at)
 
 
-LOWER = {"batch_norm": _batch_norm, "layer_norm": _layer_norm}
+register("batch_norm", _batch_norm)
+register("layer_norm", _layer_norm)

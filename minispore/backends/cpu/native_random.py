@@ -16,6 +16,7 @@ from llvmlite import ir as L
 from ...core import dtype as dt
 from ...core.shape import size_of
 from .native_emit import F64, FLOAT, Emitter, NativeUnsupported, const
+from .native_registry import register
 
 _M1, _M2, _M3 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
@@ -90,5 +91,5 @@ def _dropout(e: Emitter, n, a: dict):
         e.store(b.fmul(b.fmul(e.load(x, i), mask), scale), y, i)
 
 
-LOWER = {"random_uniform": _random, "random_normal": _random, "random_randint": _random,
-         "dropout": _dropout}
+register(("random_uniform", "random_normal", "random_randint"), _random)
+register("dropout", _dropout)

@@ -13,6 +13,7 @@ from ...core.primitive import attrs_dict
 from ...core.shape import broadcast_strides, c_strides, normalize_axes, size_of
 from .native_emit import F64, FLOAT, Emitter, NativeUnsupported, const
 from .native_lower import INTS, elementwise
+from .native_registry import register
 
 
 def _softmax(log: bool):
@@ -162,7 +163,8 @@ def _logsumexp_scratch(n) -> int:
     return 2 * size_of([1 if k in axes else d for k, d in enumerate(x.shape)]) * 8
 
 
-LOWER = {"softmax": _softmax(False), "log_softmax": _softmax(True), "logsumexp": _logsumexp,
-         "sparse_softmax_cross_entropy": _sce, "sparse_softmax_cross_entropy_grad": _sce}
-SCRATCH = {"sparse_softmax_cross_entropy": _sce_scratch,
-           "sparse_softmax_cross_entropy_grad": _sce_scratch, "logsumexp": _logsumexp_scratch}
+register("softmax", _softmax(False))
+register("log_softmax", _softmax(True))
+register("logsumexp", _logsumexp, _logsumexp_scratch)
+register(("sparse_softmax_cross_entropy", "sparse_softmax_cross_entropy_grad"), _sce,
+         _sce_scratch)

@@ -37,7 +37,8 @@ from ...core.primitive import OpDef
 from ...core.shape import size_of
 from . import native_jit
 from .native_emit import I1, I8, I32, I64, Emitter, NativeUnsupported, const
-from .native_lower import ALIASES, check, lower_node, scratch_bytes
+from .native_graph import check, lower_node, scratch_bytes
+from .native_lower import ALIASES
 
 __all__ = ["NativeProgram", "NativeUnsupported"]
 

@@ -1,4 +1,5 @@
-"""Convolution and pooling lowerings of the native sink: windows.py's kernels in LLVM IR.
+"""Convolution lowerings of the native sink: windows.py's conv kernels in LLVM IR, and the helpers
+the window ops share (index arithmetic, scratch regions; native_pool.py has the pools).
 
 Ported operation by operation from the eager kernels, so O2 natively gives PyNative's and the
 numba sink's numbers bit for bit:
@@ -20,19 +21,12 @@ numba sink's numbers bit for bit:
   the time, and its cold compile 2.2-2.4 -> 0.8 s). Up to 256 copies: with 1024 (the 8x8
   first conv too) the LeNet graph step's cold compile grew from ~3.7 to ~6.4 s for ~8 us of
   run time.
-- max_pool2d, max_pool2d_grad, max_pool2d_gather, avg_pool2d, avg_pool2d_grad: pool_templates.py
-  with the window geometry as constants and the window loops unrolled here (the per-geometry
-  numba modules): argtap's first-maximum/NaN rule, max_pool's `isnan |= v != v` and numba's
-  `max(best, v)` (= v > best ? v : best), avg_pool's float64 sum divided by the int count, and
-  avg_pool_grad's `q = dy / count` in float64 (numba: float32 / int64 -> float64) added to dx
-  in float64 and rounded on store.
-
 Only float32/float64 nodes whose inputs and output share the dtype, with no empty tensor, are
 lowered; anything else raises NativeUnsupported (the numba sink takes the graph).
 """
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 from llvmlite import ir as L
@@ -41,14 +35,14 @@ from ...core.graph.memplan import aligned
 from ...core.ops import conv as C
 from ...core.primitive import attrs_dict
 from ...core.shape import size_of
-from .native_emit import F32, F64, FLOAT, I32, I64, NativeUnsupported, const
+from .native_emit import F32, FLOAT, I32, NativeUnsupported, const
+from .native_registry import register
 
-MAX_TAPS = 256              # larger pooling windows are not unrolled: left to the numba sink
 UNROLL_PLANE = 256          # conv copies unrolled per (channel, image) up to this many
 
 
 # ---------------------------------------------------------------- shared ------------------------
-def _dtype(n):
+def float_type(n):
     """The LLVM type of the node's float dtype (inputs and output must share it)."""
     d = n.outputs[0].dtype
     if d not in FLOAT or any(v.dtype is not d for v in n.inputs):
@@ -62,7 +56,7 @@ def _i(x):
     return x if isinstance(x, L.Value) else const(x)
 
 
-def _lin(b, *terms):
+def lin(b, *terms):
     """sum of x * k over (x, k) terms (x an IR int or a Python int, k a Python int)."""
     acc = None
     for x, k in terms:
@@ -74,12 +68,12 @@ def _lin(b, *terms):
     return acc if acc is not None else const(0)
 
 
-def _in(b, v, hi):
+def in_range(b, v, hi):
     """0 <= v < hi (v an IR int, hi a Python int)."""
     return b.and_(b.icmp_signed(">=", v, const(0)), b.icmp_signed("<", v, const(hi)))
 
 
-def _zero(e, ptr, n, T, start=0):
+def zero_fill(e, ptr, n, T, start=0):
     with e.loop(_i(n), start=_i(start)) as k:
         e.b.store(L.Constant(T, 0.0), e.b.gep(ptr, [k]))
 
@@ -180,8 +174,8 @@ def _taps_rows(e, q, g, body):
         oy0, oy1 = _span(b, q.ho, q.sh, yoff, q.H)
         lo, hi = _span(b, q.wo, q.sw, off, q.W)
         with e.loop(q.N) as nn:
-            base = _lin(b, (k, q.P), (nn, q.HW))
-            img = _lin(b, (nn, q.Cin * q.H * q.W), (chan, q.H * q.W))
+            base = lin(b, (k, q.P), (nn, q.HW))
+            img = lin(b, (nn, q.Cin * q.H * q.W), (chan, q.H * q.W))
             with e.loop(oy1, start=oy0) as oy:
                 y = b.add(b.mul(oy, const(q.sh)), yoff)
                 src = b.add(img, b.add(b.mul(y, const(q.W)), off))
@@ -200,10 +194,10 @@ def _plane_copies(e, q, g, body):
     with e.loop(q.cg) as c:
         chan = b.add(b.mul(g, const(q.cg)), c)
         with e.loop(q.N) as nn:
-            img = _lin(b, (nn, q.Cin * q.H * q.W), (chan, q.H * q.W))
+            img = lin(b, (nn, q.Cin * q.H * q.W), (chan, q.H * q.W))
             for i in range(q.kh):
                 for j in range(q.kw):
-                    row = _lin(b, (c, q.kh * q.kw * q.P), (i * q.kw + j, q.P), (nn, q.HW))
+                    row = lin(b, (c, q.kh * q.kw * q.P), (i * q.kw + j, q.P), (nn, q.HW))
                     for oy in range(q.ho):
                         y = oy * q.sh + i * q.dh - q.pt
                         if not 0 <= y < q.H:
@@ -249,18 +243,18 @@ def _dy_rows(e, q, g, fn):
     b = e.b
     with e.loop(q.og * q.N) as t:
         o, nn = b.udiv(t, const(q.N)), b.urem(t, const(q.N))
-        src = _lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (o, q.HW))
+        src = lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (o, q.HW))
         with e.loop(q.HW) as p:
             fn(b.add(b.mul(t, const(q.HW)), p), b.add(src, p))
 
 
 def _conv2d(e, n, a):
-    T = _dtype(n)
+    T = float_type(n)
     q, b = _conv_geo(n, a), e.b
     x, w = n.inputs
     out = n.outputs[0]
     cols, wr, r = _carve(e, n, T, (q.K * q.P, q.og * q.K, q.og * q.P))
-    _zero(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
+    zero_fill(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
     with _blas_on_calling_thread(e, n), e.loop(q.grp) as g:
         base = b.mul(g, const(q.og * q.K))
         with e.loop(q.og * q.K) as t:                              # _weight_rows
@@ -271,33 +265,33 @@ def _conv2d(e, n, a):
 
 
 def _conv2d_bpi(e, n, a):
-    T = _dtype(n)
+    T = float_type(n)
     q, b = _conv_geo(n, a), e.b
     dy, w = n.inputs
     dx = n.outputs[0]
     rows, wt, r = _carve(e, n, T, (q.og * q.P, q.K * q.og, q.K * q.P))
-    _zero(e, e.ptr(dx), size_of(dx.shape), T)
+    zero_fill(e, e.ptr(dx), size_of(dx.shape), T)
     with _blas_on_calling_thread(e, n), e.loop(q.grp) as g:
         _dy_rows(e, q, g, lambda at, d_at: b.store(e.load(dy, d_at), b.gep(rows, [at])))
         with e.loop(q.K * q.og) as t:                 # _weight_rows, transposed
             k, o = b.udiv(t, const(q.og)), b.urem(t, const(q.og))
-            b.store(e.load(w, _lin(b, (g, q.og * q.K), (o, q.K), (k, 1))), b.gep(wt, [t]))
+            b.store(e.load(w, lin(b, (g, q.og * q.K), (o, q.K), (k, 1))), b.gep(wt, [t]))
         _dot(e, T, q.K, q.P, q.og, wt, rows, r)
         _col2im(e, r, dx, g, q)
 
 
 def _conv2d_bpf(e, n, a):
-    T = _dtype(n)
+    T = float_type(n)
     q, b = _conv_geo(n, a), e.b
     x, dy = n.inputs
     out = n.outputs[0]
     dyt, cols, r = _carve(e, n, T, (q.P * q.og, q.K * q.P, q.K * q.og))
-    _zero(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
+    zero_fill(e, cols, q.K * q.P, T)            # im2col's np.zeros (every group fills the same)
     with _blas_on_calling_thread(e, n), e.loop(q.grp) as g:
         with e.loop(q.N) as nn:                       # dyt[n*HW + p, o] = dy[n, g*og+o, p]
             with e.loop(q.HW) as p:                   # (nested: no div/rem per element;
-                src = _lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (p, 1))   # dyt written in
-                dst = _lin(b, (nn, q.HW * q.og), (p, q.og))                  # order)
+                src = lin(b, (nn, q.O * q.HW), (g, q.og * q.HW), (p, 1))   # dyt written in
+                dst = lin(b, (nn, q.HW * q.og), (p, q.og))                  # order)
                 with e.loop(q.og) as o:
                     b.store(e.load(dy, b.add(src, b.mul(o, const(q.HW)))),
                             b.gep(dyt, [b.add(dst, o)]))
@@ -305,7 +299,7 @@ def _conv2d_bpf(e, n, a):
         _dot(e, T, q.K, q.og, q.P, cols, dyt, r)
         with e.loop(q.K * q.og) as t:                 # out[g*og + o, k] = r[k, o]
             k, o = b.udiv(t, const(q.og)), b.urem(t, const(q.og))
-            e.store(b.load(b.gep(r, [t])), out, _lin(b, (g, q.og * q.K), (o, q.K), (k, 1)))
+            e.store(b.load(b.gep(r, [t])), out, lin(b, (g, q.og * q.K), (o, q.K), (k, 1)))
 
 
 def _conv_scratch(n):
@@ -316,207 +310,6 @@ def _conv_scratch(n):
     return _region_bytes(n.outputs[0].dtype.itemsize, sizes)
 
 
-# ---------------------------------------------------------------- pooling -----------------------
-def _pool_geo(n, a):
-    name = n.op.name
-    xs = tuple(a["input_shape"]) if name == "avg_pool2d_grad" else n.inputs[0].shape
-    k, s = a["kernel_size"], a["stride"]
-    pads, (ho, wo) = C.pool_geometry(name, xs, k, s, a["pad_mode"], a["pad"])
-    if k[0] * k[1] > MAX_TAPS:
-        raise NativeUnsupported(f"{name} window {tuple(k)} (more than {MAX_TAPS} taps)")
-    N, Cc, H, W = xs
-    return SimpleNamespace(NC=N * Cc, H=H, W=W, ho=ho, wo=wo, kh=k[0], kw=k[1], sh=s[0],
-                           sw=s[1], pt=pads[0], pl=pads[2],
-                           include_pad=bool(a.get("count_include_pad", True)))
-
-
-def _windows(e, q, body):
-    """The loops over (n*C + c, oy, ox); body(nc, oy, ox, out index)."""
-    with e.loop(q.NC) as nc, e.loop(q.ho) as oy, e.loop(q.wo) as ox:
-        body(nc, oy, ox, _lin(e.b, (nc, q.ho * q.wo), (oy, q.wo), (ox, 1)))
-
-
-def _inside(b, v, lo, hi, size):
-    """(0 <= v < size) for v = o*s + off over outputs o: None when it holds for every o (its
-    least and greatest values lo, hi are inside), else the IR test."""
-    return None if lo >= 0 and hi < size else _in(b, v, size)
-
-
-def _guarded(b, test):
-    """`with b.if_then(test)`, or nothing when test is None (statically true)."""
-    return nullcontext() if test is None else b.if_then(test)
-
-
-def _taps(e, q, oy, ox, tap):
-    """pool_templates' unrolled window: for i, j (constants) inside the image, tap(y, xx). A
-    tap that lies inside for every window (no padding on its side) is not tested, so such a
-    window is straight-line code (_argtap_branch_free relies on it)."""
-    b = e.b
-    for i in range(q.kh):
-        y = b.add(b.mul(oy, const(q.sh)), const(i - q.pt))
-        with _guarded(b, _inside(b, y, i - q.pt, (q.ho - 1) * q.sh + i - q.pt, q.H)):
-            for j in range(q.kw):
-                xx = b.add(b.mul(ox, const(q.sw)), const(j - q.pl))
-                with _guarded(b, _inside(b, xx, j - q.pl, (q.wo - 1) * q.sw + j - q.pl, q.W)):
-                    tap(y, xx)
-
-
-def _always_inside(q) -> bool:
-    """Every tap of every window lies inside the image (no padding is ever read)."""
-    return (q.pt == 0 and q.pl == 0 and (q.ho - 1) * q.sh + q.kh <= q.H
-            and (q.wo - 1) * q.sw + q.kw <= q.W)
-
-
-def _argtap(e, q, x, nc, oy, ox, T):
-    """pool_templates.argtap: y*W + x of the window's first maximum (NaN counts as the
-    maximum), -1 if none; compared in x's dtype."""
-    b = e.b
-    base = b.mul(nc, const(q.H * q.W))
-    if _always_inside(q):
-        return _argtap_branch_free(e, q, x, base, oy, ox, T)
-    best, at = e.alloca(T), e.alloca(I64)
-    b.store(L.Constant(T, float("-inf")), best)
-    b.store(const(-1), at)
-
-    def tap(y, xx):
-        yx = b.add(b.mul(y, const(q.W)), xx)
-        v, m = e.load(x, b.add(base, yx)), b.load(best)
-        take = b.or_(b.fcmp_ordered(">", v, m), b.and_(b.fcmp_unordered("uno", v, v),
-                                                       b.fcmp_ordered("ord", m, m)))
-        b.store(b.select(take, v, m), best)
-        b.store(b.select(take, yx, b.load(at)), at)
-    _taps(e, q, oy, ox, tap)
-    return b.load(at)
-
-
-def _argtap_branch_free(e, q, x, base, oy, ox, T):
-    """argtap's answer for a window without padding, as max_pool computes its maximum (a
-    `v > best` chain and a NaN flag: maxss and blends) and then the first tap equal to it (the
-    first NaN if any; -1 if the maximum is -inf, which argtap's `v > best` never takes). The
-    running `v > best or (v is NaN and best is not)` of argtap made LLVM branch on each tap,
-    mispredicted on random data: the digits CNN's first max_pool2d_grad took ~32 cycles a
-    window, ~13 now."""
-    b = e.b
-    offsets = []                             # y*W + x of each tap, in argtap's order
-    _taps(e, q, oy, ox, lambda y, xx: offsets.append(b.add(b.mul(y, const(q.W)), xx)))
-    taps = [(yx, e.load(x, b.add(base, yx))) for yx in offsets]
-    best, isnan = L.Constant(T, float("-inf")), const(0, L.IntType(1))
-    for _, v in taps:
-        isnan = b.or_(isnan, b.fcmp_unordered("!=", v, v))
-        best = b.select(b.fcmp_ordered(">", v, best), v, best)
-    at = const(-1)
-    for yx, v in reversed(taps):             # the first match wins
-        hit = b.select(isnan, b.fcmp_unordered("uno", v, v), b.fcmp_ordered("==", v, best))
-        at = b.select(hit, yx, at)
-    none = b.and_(b.not_(isnan), b.fcmp_ordered("==", best, L.Constant(T, float("-inf"))))
-    return b.select(none, const(-1), at)
-
-
-def _max_pool(e, n, a):
-    T = _dtype(n)
-    q, b = _pool_geo(n, a), e.b
-    x, out = n.inputs[0], n.outputs[0]
-    best, isnan = e.alloca(T), e.alloca(L.IntType(1))
-
-    def body(nc, oy, ox, k):
-        b.store(L.Constant(T, float("-inf")), best)
-        b.store(const(0, L.IntType(1)), isnan)
-        base = b.mul(nc, const(q.H * q.W))
-
-        def tap(y, xx):
-            v = e.load(x, b.add(base, b.add(b.mul(y, const(q.W)), xx)))
-            b.store(b.or_(b.load(isnan), b.fcmp_unordered("!=", v, v)), isnan)
-            m = b.load(best)                               # numba's max(best, v)
-            b.store(b.select(b.fcmp_ordered(">", v, m), v, m), best)
-        _taps(e, q, oy, ox, tap)
-        e.store(b.select(b.load(isnan), L.Constant(T, float("nan")), b.load(best)), out, k)
-    _windows(e, q, body)
-
-
-def _max_pool_grad(e, n, a, gather=False):
-    T = _dtype(n)
-    q, b = _pool_geo(n, a), e.b
-    x, src = n.inputs
-    out = n.outputs[0]
-    _zero(e, e.ptr(out), size_of(out.shape), T)
-
-    def body(nc, oy, ox, k):
-        at = _argtap(e, q, x, nc, oy, ox, T)
-        with b.if_then(b.icmp_signed(">=", at, const(0))):
-            flat = b.add(b.mul(nc, const(q.H * q.W)), at)
-            if gather:              # out[n, c, oy, ox] = g[n, c, at // W, at % W]
-                e.store(e.load(src, flat), out, k)
-            else:                   # dx[n, c, at // W, at % W] += dy[n, c, oy, ox]
-                p = b.gep(e.ptr(out), [flat])
-                b.store(b.fadd(b.load(p), e.load(src, k)), p)
-    _windows(e, q, body)
-
-
-def _count(e, q, oy, ox):
-    """pool_templates.window_count as float64: KH*KW, or the taps inside the image."""
-    b = e.b
-    if q.include_pad:
-        return L.Constant(F64, float(q.kh * q.kw))
-
-    def inside(o, s, p, k, size):
-        c = const(0)
-        for i in range(k):
-            t = b.add(b.mul(o, const(s)), const(i - p))
-            c = b.add(c, b.zext(_in(b, t, size), I64))
-        return c
-    cnt = b.mul(inside(oy, q.sh, q.pt, q.kh, q.H), inside(ox, q.sw, q.pl, q.kw, q.W))
-    return b.sitofp(cnt, F64)
-
-
-def _widen(e, v, T):
-    return v if T == F64 else e.b.fpext(v, F64)
-
-
-def _narrow(e, v, T):
-    return v if T == F64 else e.b.fptrunc(v, T)
-
-
-def _avg_pool(e, n, a):
-    T = _dtype(n)
-    q, b = _pool_geo(n, a), e.b
-    x, out = n.inputs[0], n.outputs[0]
-    s = e.alloca(F64)
-
-    def body(nc, oy, ox, k):
-        b.store(L.Constant(F64, 0.0), s)                   # s = 0.0 (float64)
-        base = b.mul(nc, const(q.H * q.W))
-
-        def tap(y, xx):
-            v = e.load(x, b.add(base, b.add(b.mul(y, const(q.W)), xx)))
-            b.store(b.fadd(b.load(s), _widen(e, v, T)), s)
-        _taps(e, q, oy, ox, tap)
-        e.store(_narrow(e, b.fdiv(b.load(s), _count(e, q, oy, ox)), T), out, k)
-    _windows(e, q, body)
-
-
-def _avg_pool_grad(e, n, a):
-    T = _dtype(n)
-    q, b = _pool_geo(n, a), e.b
-    dy, dx = n.inputs[0], n.outputs[0]
-    _zero(e, e.ptr(dx), size_of(dx.shape), T)
-
-    def body(nc, oy, ox, k):
-        qv = b.fdiv(_widen(e, e.load(dy, k), T), _count(e, q, oy, ox))   # float64
-        base = b.mul(nc, const(q.H * q.W))
-
-        def tap(y, xx):
-            p = b.gep(e.ptr(dx), [b.add(base, b.add(b.mul(y, const(q.W)), xx))])
-            b.store(_narrow(e, b.fadd(_widen(e, b.load(p), T), qv), T), p)
-        _taps(e, q, oy, ox, tap)
-    _windows(e, q, body)
-
-
-LOWER = {
-    "conv2d": _conv2d, "conv2d_backprop_input": _conv2d_bpi,
-    "conv2d_backprop_filter": _conv2d_bpf,
-    "max_pool2d": _max_pool, "max_pool2d_grad": _max_pool_grad,
-    "max_pool2d_gather": lambda e, n, a: _max_pool_grad(e, n, a, gather=True),
-    "avg_pool2d": _avg_pool, "avg_pool2d_grad": _avg_pool_grad,
-}
-SCRATCH = {"conv2d": _conv_scratch, "conv2d_backprop_input": _conv_scratch,
-           "conv2d_backprop_filter": _conv_scratch}
+register("conv2d", _conv2d, _conv_scratch)
+register("conv2d_backprop_input", _conv2d_bpi, _conv_scratch)
+register("conv2d_backprop_filter", _conv2d_bpf, _conv_scratch)

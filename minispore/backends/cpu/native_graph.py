@@ -1,0 +1,153 @@
+"""The native sink's graph walk: `check` rejects a graph with a node no lowering takes before
+anything is emitted (NativeUnsupported names it), `scratch_bytes` is the arena a node needs
+while it runs, and `lower_node` emits a node: CONST/ASSIGN (nothing to do), tensor If/While
+(branches and loops in place), Print (a call back into Python), FUSED nodes (native_lower's
+elementwise loops or native_reduce's fused reductions) and every other op through the lowering
+registry (native_registry.py), which the family modules imported here fill.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ...core import dtype as dt
+from ...core.graph import ir
+from ...core.graph.memplan import aligned
+from ...core.primitive import OpDef, attrs_dict
+from ...core.shape import size_of
+from . import (native_index, native_lower, native_matmul, native_norms, native_pool,
+               native_random, native_reduce, native_rows, native_windows)
+from .native_emit import I8, I32, Emitter, NativeUnsupported, const, storage
+from .native_registry import LOWER, SCRATCH
+
+# the modules whose @lowering registrations fill LOWER and SCRATCH
+FAMILIES = (native_lower, native_reduce, native_matmul, native_rows, native_windows, native_pool,
+            native_norms, native_random, native_index)
+
+
+def check(g: ir.Graph, nested: bool = False):
+    """NativeUnsupported naming the first node (or dtype) without a lowering."""
+    for n in g.nodes:
+        for v in n.inputs + n.outputs:
+            try:
+                storage(v.dtype)
+            except NativeUnsupported as e:
+                raise NativeUnsupported(f"node '{n.name}': {e}") from None
+        if n.op == ir.CONST or (n.op == ir.ASSIGN and not nested):
+            continue
+        if n.op in (ir.IF, ir.WHILE):
+            for sg in n.subgraphs:
+                check(sg, nested=True)
+            continue
+        if n.op == ir.FUSED:
+            continue
+        if n.op == ir.PRINT:
+            if n.attr("file") is not None:
+                raise NativeUnsupported("print(file=...)")
+            continue
+        if isinstance(n.op, OpDef) and (n.op.name in LOWER or (
+                n.op.kind == "elementwise" and n.op.scalar is not None)):
+            continue
+        raise NativeUnsupported(f"node '{n.name}'" + (" inside control flow" if nested else ""))
+
+
+def scratch_bytes(n: ir.Node) -> int | None:
+    """Bytes of arena a node needs while it runs (None: no scratch): a While's copies of its
+    next state, a fused reduction's float64 accumulators, or what SCRATCH[op name](node) says
+    (reductions' accumulators, the window ops' column matrices, ...)."""
+    if n.op == ir.WHILE:
+        return sum(_padded(v) for v in n.outputs)
+    if isinstance(n.op, OpDef) and n.op.name in SCRATCH:
+        return SCRATCH[n.op.name](n)
+    if n.op == ir.FUSED and n.attr("reduce") is not None:
+        return native_reduce.fused_scratch(n)
+    return None
+
+
+def _padded(v: ir.Value) -> int:
+    return aligned(max(size_of(v.shape) * v.dtype.itemsize, 1))
+
+
+def _graph_body(e: Emitter, g: ir.Graph):
+    for m in g.nodes:
+        lower_node(e, m)
+
+
+def _truth_of(e: Emitter, v: ir.Value):
+    x = e.load(v, const(0))
+    return e.b.icmp_unsigned("!=", x, const(0, I8)) if v.dtype is dt.bool_ else e.truth(x)
+
+
+def _if(e: Emitter, n: ir.Node):
+    """Both branches in place; each copies its results into the If's outputs."""
+    then, other = n.subgraphs
+    with e.b.if_else(_truth_of(e, n.inputs[0])) as (on_then, on_else):
+        for sg, arm in ((then, on_then), (other, on_else)):
+            with arm:
+                _graph_body(e, sg)
+                for src, dst in zip(sg.outputs, n.outputs):
+                    e.copy(src, dst)
+
+
+def _while(e: Emitter, n: ir.Node):
+    """The While's outputs hold the carried state (cond and body read them, see NativeProgram's
+    aliases): initial values copied in; each iteration runs cond, then body, copies body's
+    results to scratch and from there into the state (a result may be another slot's state)."""
+    cond, body = n.subgraphs
+    b = e.b
+    for src, dst in zip(n.inputs, n.outputs):
+        e.copy(src, dst)
+    temps, off = [], 0
+    for v in n.outputs:
+        temps.append((v, off))
+        off += _padded(v)
+    base = e.scratch(n, I8) if n.outputs else None
+    head, loop_body, done = (b.append_basic_block(s) for s in ("while", "wbody", "wdone"))
+    b.branch(head)
+    b.position_at_end(head)
+    _graph_body(e, cond)
+    b.cbranch(_truth_of(e, cond.outputs[0]), loop_body, done)
+    b.position_at_end(loop_body)
+    _graph_body(e, body)
+    tmp_ptrs = [b.bitcast(b.gep(base, [const(o)]), storage(v.dtype).as_pointer())
+                for v, o in temps]
+    for src, (v, _), p in zip(body.outputs, temps, tmp_ptrs):
+        e.copy(src, v, dst_ptr=p)
+    for (v, _), p in zip(temps, tmp_ptrs):
+        e.copy(v, v, src_ptr=p)
+    b.branch(head)
+    b.position_at_end(done)
+
+
+def _print(e: Emitter, n: ir.Node):
+    """A Print node: the program calls back into Python (native_sink.printer, whose address is in
+    the buffer table, so the IR and its disk cache stay the same in every process) with the
+    addresses of the printed values; the callback prints the same text as O0."""
+    b = e.b
+    fn = b.bitcast(e.slot_value(("print", n)),
+                   L.FunctionType(L.VoidType(), [I8.as_pointer().as_pointer()]).as_pointer())
+    ptrs = e.alloca(L.ArrayType(I8.as_pointer(), max(len(n.inputs), 1)))
+    for k, v in enumerate(n.inputs):
+        b.store(b.bitcast(e.ptr(v), I8.as_pointer()), b.gep(ptrs, [const(0, I32), const(k, I32)]))
+    b.call(fn, [b.bitcast(ptrs, I8.as_pointer().as_pointer())])
+
+
+def lower_node(e: Emitter, n: ir.Node):
+    """Emit node n at the builder's position."""
+    if n.op in (ir.CONST, ir.ASSIGN):
+        return
+    if n.op == ir.IF:
+        return _if(e, n)
+    if n.op == ir.WHILE:
+        return _while(e, n)
+    if n.op == ir.PRINT:
+        return _print(e, n)
+    if n.op == ir.FUSED:
+        red = n.attr("reduce")
+        if red is not None:
+            return native_reduce.fused_reduce(e, n, red)
+        return native_lower.elementwise(e, n, n.attr("expr"))
+    lower = LOWER.get(n.op.name)
+    if lower is None:
+        return native_lower.op_elementwise(e, n, attrs_dict(n.attrs))
+    lower(e, n, attrs_dict(n.attrs))
+
