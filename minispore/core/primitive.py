@@ -1,10 +1,13 @@
-"""The op declaration (OpDef), the registry of every primitive, and dispatch to the executor.
+"""The op declaration (OpDef), the registry of every op, and dispatch to the executor.
 
-Every primitive is declared once with `defop` (DESIGN.md, "One op, declared once"): its attributes
+Every op is declared once with `defop` (DESIGN.md, "One op, declared once"): its attributes
 and defaults, `infer` (the only place shape/dtype errors are raised), the numpy reference `ref`,
-the `bprop` written with minispore ops, and for elementwise ops a scalar template. The functional
-API (`ops.mul`) and MindSpore's Primitive classes (`ops.Mul()`) both call `apply`, which hands the
-op to the current executor: the eager executor, or the graph builder while a graph is traced.
+the `bprop` written with minispore ops, and for elementwise ops a scalar template. An op is one of
+two tiers: a primitive, which every backend implements (a kernel or a lowering), or a composite
+(`composite=impl`, impl written with other ops), which no backend sees: `apply` runs its parts
+(core/composite.py). The functional API (`ops.mul`) and MindSpore's Primitive classes
+(`ops.Mul()`) both call `apply`, which hands a primitive to the current executor: the eager
+executor, or the graph builder while a graph is traced.
 """
 from __future__ import annotations
 
@@ -36,6 +39,9 @@ class OpDef:
                                                         unasked: see `tracked`)
     scalar: template lambda for elementwise ops (see scalar_expr.py)
     compute: elementwise ops only: in_dtypes -> (compute dtype, output dtype)
+    composite: impl(*inputs, **attrs) written with other ops: the op is a composite, with no
+               kernel anywhere (core/composite.py); its bprop is optional (none: autodiff
+               differentiates the parts)
     """
     name: str
     infer: Callable
@@ -49,6 +55,8 @@ class OpDef:
     n_out: int = 1                    # >1: the op returns a tuple of tensors
     differentiable: bool = True       # False: outputs carry no gradient (argmax, comparisons)
     attr_cache: dict = field(default_factory=dict, repr=False)   # see normalize_attrs
+    composite: Callable | None = None
+    meta_cache: dict = field(default_factory=dict, repr=False)   # composites: see composite.py
 
     def __repr__(self) -> str:
         return f"OpDef({self.name})"
@@ -56,7 +64,17 @@ class OpDef:
     __hash__ = object.__hash__      # identity, in C: every eager call hashes its op (plan key)
 
 
-REGISTRY: dict[str, OpDef] = {}
+REGISTRY: dict[str, OpDef] = {}     # every op, primitives and composites (op.composite set)
+
+
+def primitives() -> list[OpDef]:
+    """The ops every backend implements."""
+    return [op for op in REGISTRY.values() if op.composite is None]
+
+
+def composites() -> list[OpDef]:
+    """The ops run as their parts: no backend has (or needs) a kernel for them."""
+    return [op for op in REGISTRY.values() if op.composite is not None]
 
 
 def tracked(t) -> bool:
@@ -70,11 +88,17 @@ def tracked(t) -> bool:
 def defop(name: str, **kw) -> OpDef:
     op = OpDef(name, **kw)
     if name in REGISTRY:
-        raise ValueError(f"primitive {name!r} declared twice")
-    if op.differentiable and op.bprop is None:
+        raise ValueError(f"op {name!r} declared twice")
+    if op.differentiable and op.bprop is None and op.composite is None:
         raise ValueError(f"primitive {name!r} is differentiable but declares no bprop")
     REGISTRY[name] = op
+    if op.composite is not None:
+        global _composite
+        from . import composite as _composite
     return op
+
+
+_composite = None       # core.composite, imported when the first composite is declared
 
 
 def normalize_attrs(op: OpDef, attrs: dict) -> tuple:
@@ -131,7 +155,9 @@ executor = _ExecutorSlot()
 
 
 def apply(op: OpDef, *inputs, **attrs):
-    """Run (or, while tracing, record) primitive `op` on `inputs` with `attrs`."""
+    """Run (or, while tracing, record) op `op` on `inputs` with `attrs`."""
+    if op.composite is not None:
+        return _composite.run(op, inputs, normalize_attrs(op, attrs))
     return executor.current.apply(op, inputs, normalize_attrs(op, attrs))
 
 
@@ -147,6 +173,8 @@ class Primitive:
         self.name = type(self).__name__ if type(self) is not Primitive else self.op.name
 
     def __call__(self, *inputs):
+        if self.op.composite is not None:
+            return _composite.run(self.op, inputs, self.attrs)
         return executor.current.apply(self.op, inputs, self.attrs)
 
     def __repr__(self) -> str:

@@ -139,6 +139,15 @@ class GraphBuilder:
                     break
         return res
 
+    def tape_node(self, op: OpDef, attrs: tuple, ts: tuple, res) -> None:
+        """Tape `op` on graph values, as `apply` does: a composite with a declared bprop, whose
+        parts ran untaped (core/composite.py)."""
+        in_vals = [self.value_of(t) for t in ts]
+        ts = tuple(t if isinstance(t._buf, ir.Value) else _alias(t, v) for t, v in zip(ts, in_vals))
+        record(op, attrs, ts, res)
+        for o in res if isinstance(res, tuple) else (res,):
+            self.refs[o._buf.id] = o._node
+
     def binary(self, op: OpDef, a, b):
         return self.apply(op, (a, b), ())
 

@@ -1,5 +1,6 @@
 """The op-declaration language shared by every family in core/ops: `elementwise` (one call
-declares an elementwise primitive from its scalar template and dtype rule), the dtype rules
+declares an elementwise primitive from its scalar template and dtype rule),
+`composite_elementwise` (its sibling for an elementwise op written with other ops), the dtype rules
 (SAME, FLOAT, COMPARE, LOGICAL), `ref_array_dtype` and `sum_to` (reducing a broadcast gradient
 back to an input's shape)."""
 from __future__ import annotations
@@ -45,6 +46,26 @@ def ref_array_dtype(d: dt.DType) -> np.dtype:
 def elementwise(name, arity, scalar, np_fn, bprop=None, rule=SAME, allowed=None,
                 differentiable=True, attrs=None):
     """Declare an elementwise primitive from its scalar template and numpy function."""
+    compute, infer, ref = _elementwise_rules(name, rule, allowed, np_fn)
+    return defop(name, kind=ELEMENTWISE, infer=infer, ref=ref, bprop=bprop, scalar=scalar,
+                 compute=compute, arity=arity, differentiable=differentiable,
+                 attrs=attrs or {})
+
+
+def composite_elementwise(name, arity, impl, np_fn, bprop=None, rule=SAME, allowed=None,
+                          differentiable=True, attrs=None):
+    """Declare an elementwise composite: `impl(*inputs, **attrs)` written with other ops, with
+    the dtype rule, errors and numpy reference an elementwise primitive would have. It has no
+    scalar template: graph fusion sees its parts."""
+    compute, infer, ref = _elementwise_rules(name, rule, allowed, np_fn)
+    return defop(name, kind=ELEMENTWISE, infer=infer, ref=ref, bprop=bprop, compute=compute,
+                 arity=arity, differentiable=differentiable, attrs=attrs or {},
+                 composite=impl)
+
+
+def _elementwise_rules(name, rule, allowed, np_fn):
+    """(compute, infer, ref) of an elementwise op: its dtype rule, broadcasting infer and the
+    numpy reference run in the compute dtype."""
     compute = make_compute(name, rule, allowed)
 
     def infer(*xs, **attrs_):
@@ -58,9 +79,7 @@ def elementwise(name, arity, scalar, np_fn, bprop=None, rule=SAME, allowed=None,
             r = np_fn(*args, **attrs_)
         return np.asarray(r).astype(out.np)
 
-    return defop(name, kind=ELEMENTWISE, infer=infer, ref=ref, bprop=bprop, scalar=scalar,
-                 compute=compute, arity=arity, differentiable=differentiable,
-                 attrs=attrs or {})
+    return compute, infer, ref
 
 
 def sum_to(g, shape: tuple):

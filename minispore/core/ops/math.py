@@ -1,8 +1,9 @@
-"""Elementwise primitives (unary, binary, where, cast) and their functional API.
+"""Elementwise ops (unary, binary, where, cast) and their functional API.
 
-Each op is one `elementwise(...)` declaration: scalar template (rendered by every backend), numpy
-function (the reference), bprop (minispore ops, so eager, graph and higher-order autodiff share it)
-and its dtype rule."""
+Each primitive is one `elementwise(...)` declaration: scalar template (rendered by every backend),
+numpy function (the reference), bprop (minispore ops, so eager, graph and higher-order autodiff
+share it) and its dtype rule. A `composite_elementwise(...)` declaration is an op written with
+other ops instead of a template: no backend has a kernel for it."""
 from __future__ import annotations
 
 import math as _pymath
@@ -12,7 +13,7 @@ import numpy as np
 from .. import dtype as dt
 from .. import scalar_expr as E
 from ..primitive import Meta, apply, defop, tracked
-from .declare import COMPARE, FLOAT, LOGICAL, elementwise, sum_to
+from .declare import COMPARE, FLOAT, LOGICAL, composite_elementwise, elementwise, sum_to
 
 FL = dt.FLOATS
 NUM = dt.NUMERIC
@@ -36,12 +37,17 @@ LOG = elementwise("log", 1, E.log, np.log, lambda i, o, g: (div(g, i[0]),), FLOA
 LOG1P = elementwise("log1p", 1, E.log1p, np.log1p,
                     lambda i, o, g: (div(g, add(i[0], 1)),), FLOAT)
 SQRT = elementwise("sqrt", 1, E.sqrt, np.sqrt, lambda i, o, g: (div(g, mul(o, 2)),), FLOAT)
+# rsqrt stays primitive: as div(1, sqrt(x)) a half-precision input would round twice (half
+# types compute in float32 and round once per kernel)
 RSQRT = elementwise("rsqrt", 1, lambda x: 1 / E.sqrt(x), lambda x: 1 / np.sqrt(x),
                     lambda i, o, g: (mul(g, mul(mul(o, mul(o, o)), -0.5)),), FLOAT)
-SQUARE = elementwise("square", 1, lambda x: x * x, np.square,
-                     lambda i, o, g: (mul(g, mul(i[0], 2)),), allowed=NUM)
-RECIPROCAL = elementwise("reciprocal", 1, lambda x: 1 / x, np.reciprocal,
-                         lambda i, o, g: (neg(mul(g, mul(o, o))),), FLOAT)
+# composites of one kernel each, so bit-identical to a kernel of their own (written with Tensor
+# operators: the executors' fast binary path); their declared bprops are cheaper than
+# differentiating the parts (mul's bprop would take x's gradient twice)
+SQUARE = composite_elementwise("square", 1, lambda x: x * x, np.square,
+                               lambda i, o, g: (mul(g, mul(i[0], 2)),), allowed=NUM)
+RECIPROCAL = composite_elementwise("reciprocal", 1, lambda x: 1 / x, np.reciprocal,
+                                   lambda i, o, g: (neg(mul(g, mul(o, o))),), FLOAT)
 SIN = elementwise("sin", 1, E.sin, np.sin, lambda i, o, g: (mul(g, cos(i[0])),), FLOAT)
 COS = elementwise("cos", 1, E.cos, np.cos, lambda i, o, g: (neg(mul(g, sin(i[0]))),), FLOAT)
 TANH = elementwise("tanh", 1, E.tanh, np.tanh,
@@ -246,7 +252,8 @@ def _unary(op):
     def f(input):
         return apply(op, input)
     f.__name__ = op.name
-    f.__doc__ = f"Elementwise {op.name} (primitive '{op.name}')."
+    f.__doc__ = f"Elementwise {op.name} ({'composite' if op.composite else 'primitive'} " \
+                f"'{op.name}')."
     return f
 
 
