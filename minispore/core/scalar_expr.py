@@ -4,8 +4,11 @@ An elementwise op declares `scalar=lambda x, y: ...` written with Python operato
 functions below; calling it on `Arg`s builds an expression tree that every backend renders into
 its own kernel language (numba Python for the CPU, CUDA C for the GPU, the simulated Vector unit).
 One template thus serves every backend and every fused kernel (tinygrad's UOps, in small).
+The operations and functions are those of scalar_math.TABLE.
 """
 from __future__ import annotations
+
+from . import scalar_math
 
 
 class Expr:
@@ -68,16 +71,14 @@ def _fn(name):
     return f
 
 
-# math functions every backend must render
-exp, log, log1p, sqrt, sin, cos, tanh, erf, floor, ceil, rint, fabs, isnan, sigmoid, softplus = \
-    map(_fn, ("exp", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf", "floor", "ceil", "rint",
-              "fabs", "isnan", "sigmoid", "softplus"))
-logical_and, logical_or, logical_not = map(_fn, ("and", "or", "not"))
+# the functions of scalar_math.TABLE that every backend must render: exp, log, log1p, tanh,
+# sigmoid, softplus, erf, sin, cos (decomposed), sqrt, floor, ceil, rint, fabs, isnan
+for _name in scalar_math.names("decomposed", "intrinsic", "test"):
+    globals()[_name] = _fn(_name)
+logical_and, logical_or, logical_not = map(_fn, scalar_math.names("logical"))
 
-BINARY_OPS = ("add", "sub", "mul", "div", "floordiv", "mod", "pow",
-              "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "band", "bor", "bxor", "shl", "shr")
-UNARY_OPS = ("neg", "not", "bnot", "exp", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf",
-             "floor", "ceil", "rint", "fabs", "isnan", "sigmoid", "softplus")
+BINARY_OPS = tuple(n for n, op in scalar_math.TABLE.items() if op.arity == 2)
+UNARY_OPS = tuple(n for n, op in scalar_math.TABLE.items() if op.arity == 1)
 
 
 def build(template, arity: int) -> Expr:

@@ -19,15 +19,14 @@ from __future__ import annotations
 import math
 
 from ...core import scalar_expr as E
+from ...core import scalar_math
 from .profile import DeviceProfile
 
 CUBE, VECTOR, MTE, PCIE = "Cube", "Vector", "MTE", "PCIe"
 
 # relative Vector-unit cost of one scalar operation (a transcendental is a short instruction
-# sequence on the Vector unit) [E]
-_OP_WEIGHT = {"exp": 4, "log": 4, "log1p": 4, "tanh": 6, "sigmoid": 5, "softplus": 8,
-              "erf": 8, "sin": 6, "cos": 6, "sqrt": 2, "pow": 8, "div": 2, "floordiv": 3,
-              "mod": 3}
+# sequence on the Vector unit): scalar_math.TABLE's weights
+_OP_WEIGHT = {name: op.weight for name, op in scalar_math.TABLE.items()}
 
 
 def expr_ops(e: E.Expr) -> int:
