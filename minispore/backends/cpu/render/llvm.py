@@ -1,0 +1,215 @@
+"""The LLVM renderer: a traced loop definition emitted into a native sink function.
+
+`emit(e, definition, params, buffers, scratch_key)` traces the definition and writes its
+statements with native_emit.Emitter `e`: `buffers` binds each input and output name to
+(ir.Value of the graph, the static shape the definition sees it as: a row-major view of the
+value); every extent is then a number, a load or store indexes the value's flat storage, scalar
+variables are stack slots (promoted to registers by LLVM), and the scratch buffers lie one after
+the other in the arena region of `scratch_key` (`scratch_bytes` says its size).
+
+Values are typed as numba types them: a load has its buffer's dtype, `f64`/`i64` convert as
+Emitter.convert (numpy's rules), a store converts to its buffer's dtype (float64 -> float32
+rounds to nearest), comparisons are ordered but `!=` (true for a NaN), `maximum(a, b)` selects
+b where b > a, the transcendentals are llvm_math's (vecmath's algorithms, bit for bit).
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ....core import dtype as dt
+from ....core import scalar_expr as E
+from ....core.shape import size_of
+from ..loops.builder import Assign, Definition, Loop, Program, Store
+from ..native_emit import F64, FLOAT, STORAGE, Emitter, NativeUnsupported, const, storage
+
+_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_ARITH = {"add": ("fadd", "add"), "sub": ("fsub", "sub"), "mul": ("fmul", "mul"),
+          "div": ("fdiv", None)}
+_MATH = ("exp", "log", "log1p", "tanh", "sigmoid", "softplus", "erf", "sin", "cos")
+
+
+def _static(ex: E.Expr, shapes: dict):
+    """The int value of an expression of dims and integer constants (None otherwise)."""
+    op, a = ex.op, ex.args
+    if op == "dim":
+        return shapes[a[0].name][a[1]]
+    if op == "const" and isinstance(a[0], int) and not isinstance(a[0], bool):
+        return a[0]
+    if op in ("add", "mul"):
+        x, y = _static(a[0], shapes), _static(a[1], shapes)
+        if x is not None and y is not None:
+            return x + y if op == "add" else x * y
+    return None
+
+
+def _shapes(prog: Program, buffers: dict) -> dict:
+    shapes = {}
+    for b in prog.inputs:
+        shape = tuple(buffers[b.name][1])
+        if len(shape) != b.rank:
+            raise ValueError(f"{prog.definition.name}: {b.name} bound with shape {shape}")
+        shapes[b.name] = shape
+    for b in prog.outputs + prog.scratch:
+        shapes[b.name] = tuple(_static(s, shapes) for s in b.shape)
+    return shapes
+
+
+def scratch_bytes(definition: Definition, params: dict, shapes: dict) -> int:
+    """Arena bytes of the definition's scratch buffers with inputs of `shapes` (name -> shape)."""
+    prog = definition.trace(**params)
+    sizes = _shapes(prog, {k: (None, v) for k, v in shapes.items()})
+    return sum(8 * size_of(sizes[s.name]) for s in prog.scratch)
+
+
+class _Render:
+    def __init__(self, e: Emitter, prog: Program, buffers: dict, scratch_key):
+        self.e, self.b = e, e.b
+        self.shapes = _shapes(prog, buffers)
+        self.values = {name: v for name, (v, _) in buffers.items()}
+        for o in prog.outputs:           # indexed as declared: a view of the bound value
+            v, shape = buffers[o.name]
+            if size_of(shape) != size_of(self.shapes[o.name]):
+                raise ValueError(f"{prog.definition.name}: output {o.name} bound to {v}")
+            if v.dtype is not self.values[o.like.name].dtype:
+                raise NativeUnsupported(f"{prog.definition.name}: {o.name} of {v.dtype}")
+        self.scratch = {}
+        if prog.scratch:
+            base, at = e.scratch(scratch_key, F64), 0
+            for s in prog.scratch:
+                self.scratch[s.name] = self.b.gep(base, [const(at)]) if at else base
+                at += size_of(self.shapes[s.name])
+        self.slots: dict = {}           # variable name -> (stack slot, dtype)
+        self.index: dict = {}           # loop index name -> i64 value
+
+    # -- statements -------------------------------------------------------------------------------
+    def block(self, body: list):
+        for st in body:
+            if isinstance(st, Loop):
+                n, _ = self.value(st.extent, dt.int64)
+                with self.e.loop(n) as i:
+                    self.index[st.index.name] = i
+                    self.block(st.body)
+                    del self.index[st.index.name]
+            elif isinstance(st, Assign):
+                held = self.slots.get(st.var.name)
+                v, d = self.value(st.value, held[1] if held else None)
+                if held is None:
+                    held = self.slots[st.var.name] = (self.e.alloca(v.type), d)
+                if held[1] is not d:
+                    raise NativeUnsupported(f"variable {st.var.name}: {held[1]} and {d}")
+                self.b.store(v, held[0])
+            elif isinstance(st, Store):
+                d = self._dtype(st.buf)
+                v, vd = self.value(st.value, d)
+                self._store(self.e.convert(v, vd, d), st.buf, st.index)
+            else:
+                raise TypeError(f"LLVM loop renderer: unknown statement {st!r}")
+
+    def _dtype(self, buf):
+        return dt.float64 if buf.role == "scratch" else self.values[buf.name].dtype
+
+    def _flat(self, buf, index):
+        """The row-major flat i64 index of `index` in buf's (static) shape."""
+        shape, flat = self.shapes[buf.name], const(0)
+        for k, i in enumerate(index):
+            iv = self.e.convert(*self.value(i, dt.int64), dt.int64)
+            stride = size_of(shape[k + 1:])
+            term = iv if stride == 1 else self.b.mul(iv, const(stride))
+            flat = term if k == 0 else self.b.add(flat, term)
+        return flat
+
+    def _load(self, buf, index):
+        flat = self._flat(buf, index)
+        if buf.role == "scratch":
+            return self.b.load(self.b.gep(self.scratch[buf.name], [flat]))
+        return self.e.load(self.values[buf.name], flat)
+
+    def _store(self, val, buf, index):
+        flat = self._flat(buf, index)
+        if buf.role == "scratch":
+            self.b.store(val, self.b.gep(self.scratch[buf.name], [flat]))
+        else:
+            self.e.store(val, self.values[buf.name], flat)
+
+    # -- expressions: (llvm value, dtype) ---------------------------------------------------------
+    def value(self, ex: E.Expr, want=None):
+        """Render `ex`; `want` is the dtype a constant (or a constant-only tree) takes."""
+        b, op, a = self.b, ex.op, ex.args
+        if op == "const":
+            v = a[0]
+            d = want or (dt.bool_ if isinstance(v, bool) else
+                         dt.float64 if isinstance(v, float) else dt.int64)
+            if d is dt.bool_:
+                return const(int(bool(v)), L.IntType(1)), d
+            return L.Constant(storage(d), float(v) if d.is_float else int(v)), d
+        n = _static(ex, self.shapes) if op in ("dim", "add", "mul") else None
+        if n is not None:
+            return const(n), dt.int64
+        if op == "index":
+            return self.index[ex.name], dt.int64
+        if op == "var":
+            slot, d = self.slots[ex.name]
+            return b.load(slot), d
+        if op == "load":
+            return self._load(a[0], a[1]), self._dtype(a[0])
+        if op == "cast":
+            x, d = self.value(a[0])
+            to = dt.float64 if a[1] == "float64" else dt.int64
+            return self.e.convert(x, d, to), to
+        if op in ("not", "isnan", "neg") or op in _MATH:
+            x, d = self.value(a[0], want)
+            if op == "not":
+                return b.xor(self.e.truth(x), const(1, L.IntType(1))), dt.bool_
+            if op == "neg":
+                return (b.fneg(x) if d.is_float else b.neg(x)), d
+            if d not in FLOAT:
+                raise NativeUnsupported(f"'{op}' of {d}")
+            if op == "isnan":
+                return b.fcmp_unordered("uno", x, x), dt.bool_
+            from ..llvm_math import math_fn
+            return b.call(math_fn(self.e.m, op, FLOAT[d]), [x]), d
+        if op == "where":
+            c = self.e.truth(self.value(a[0])[0])
+            (x, d), (y, _) = self.pair(a[1], a[2], want)
+            return b.select(c, x, y), d
+        if op in ("and", "or"):
+            x, y = (self.e.truth(self.value(z)[0]) for z in a)
+            return (b.and_(x, y) if op == "and" else b.or_(x, y)), dt.bool_
+        (x, d), (y, _) = self.pair(a[0], a[1], want if op not in _CMP else None)
+        fl = d.is_float
+        if op in _CMP:
+            if fl:
+                cmp = b.fcmp_unordered if op == "ne" else b.fcmp_ordered
+                return cmp(_CMP[op], x, y), dt.bool_
+            return b.icmp_signed(_CMP[op], x, y), dt.bool_
+        if op == "max":
+            gt = b.fcmp_ordered(">", y, x) if fl else b.icmp_signed(">", y, x)
+            return b.select(gt, y, x), d
+        if op in _ARITH:
+            name = _ARITH[op][0 if fl else 1]
+            if name is None:
+                raise NativeUnsupported(f"integer '{op}'")
+            return getattr(b, name)(x, y), d
+        raise NativeUnsupported(f"LLVM loop renderer: no rendering for {op!r}")
+
+    def pair(self, p: E.Expr, q: E.Expr, want):
+        """Two operands of one dtype: a constant takes the other operand's."""
+        if p.op == "const" and q.op != "const":
+            y = self.value(q, want)
+            return self.value(p, y[1]), y
+        x = self.value(p, want)
+        y = self.value(q, x[1])
+        if x[1] is not y[1]:
+            raise NativeUnsupported(f"mixed dtypes {x[1]} and {y[1]} in a loop definition")
+        return x, y
+
+
+def emit(e: Emitter, definition: Definition, params: dict, buffers: dict, scratch_key) -> None:
+    """Emit `definition` traced with `params` (see the module docstring); counted in
+    definition.renders['llvm']."""
+    prog = definition.trace(**params)
+    for name, (v, _) in buffers.items():
+        if v.dtype not in STORAGE:
+            raise NativeUnsupported(f"{definition.name}: {name} of {v.dtype}")
+    _Render(e, prog, buffers, scratch_key).block(prog.body)
+    definition.renders["llvm"] += 1
