@@ -10,6 +10,7 @@ import itertools
 
 import numpy as np
 
+from .arg_checks import check_bool
 from . import dtype as dt
 
 # `init=` of Tensor and Parameter.clone: the factory `initializer(init, shape, dtype) -> Tensor`
@@ -191,8 +192,7 @@ def format_printed(buf) -> str:
 
 
 def _check_placement(who: str, const_arg, device) -> None:
-    if not isinstance(const_arg, bool):
-        raise TypeError(f"{who}: const_arg must be a bool, got {const_arg!r}")
+    check_bool(who, "const_arg", const_arg)
     if device == "meta":
         raise NotImplementedError(f"{who}: device='meta' (a tensor without data) is not "
                                   f"supported by minispore")
@@ -337,8 +337,7 @@ class Parameter(Tensor):
         devices of a parallel job; one process holds it whole whatever their values."""
         for k, v in (("layerwise_parallel", layerwise_parallel),
                      ("parallel_optimizer", parallel_optimizer)):
-            if not isinstance(v, bool):
-                raise TypeError(f"Parameter: {k} must be a bool, got {v!r}")
+            check_bool("Parameter", k, v)
         if storage_format != "":
             raise NotImplementedError(f"Parameter: storage_format={storage_format!r} is not "
                                       f"supported by minispore; leave it ''")

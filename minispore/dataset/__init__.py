@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from ..core.arg_checks import check_bool
 from . import config, samplers
 from .digits import load_digits
 from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler,
@@ -263,9 +264,7 @@ def _check_workers(who, num_parallel_workers, python_multiprocessing, max_rowsiz
             or num_parallel_workers < 1:
         raise ValueError(f"{who}: num_parallel_workers must be an int >= 1, got "
                          f"{num_parallel_workers!r}")
-    if not isinstance(python_multiprocessing, bool):
-        raise TypeError(f"{who}: python_multiprocessing must be a bool, got "
-                        f"{python_multiprocessing!r}")
+    check_bool(who, "python_multiprocessing", python_multiprocessing)
     if max_rowsize is not None and (not isinstance(max_rowsize, int) or max_rowsize < -1):
         raise ValueError(f"{who}: max_rowsize must be an int >= -1, got {max_rowsize!r}")
 
@@ -339,8 +338,7 @@ class BatchDataset(Dataset):
     def __init__(self, parent, batch_size, drop_remainder):
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
             raise ValueError(f"batch: batch_size must be an int >= 1, got {batch_size!r}")
-        if not isinstance(drop_remainder, bool):
-            raise TypeError(f"batch: drop_remainder must be a bool, got {drop_remainder!r}")
+        check_bool("batch", "drop_remainder", drop_remainder)
         super().__init__(parent)
         self.batch_size, self.drop_remainder = batch_size, drop_remainder
 

@@ -16,6 +16,7 @@ import numbers
 
 import numpy as np
 
+from ..core.arg_checks import check_bool
 from . import config
 
 _INT64_MAX = 2**63 - 1
@@ -31,12 +32,6 @@ def _check_num_samples(num_samples, who: str):
     if not 0 <= num_samples <= _INT64_MAX:
         raise ValueError(f"{who}: num_samples must be in [0, {_INT64_MAX}], got {num_samples}")
     return num_samples
-
-
-def _check_bool(value, name: str, who: str):
-    if not isinstance(value, bool):
-        raise TypeError(f"{who}: {name} must be a bool, got {value!r} ({type(value).__name__})")
-    return value
 
 
 def _check_int(value, name: str, who: str):
@@ -122,7 +117,7 @@ class RandomSampler(BuiltinSampler):
     """A random permutation (replacement=False) or num_samples uniform draws (True)."""
 
     def __init__(self, replacement=False, num_samples=None):
-        self.replacement = _check_bool(replacement, "replacement", "RandomSampler")
+        self.replacement = check_bool("RandomSampler", "replacement", replacement)
         super().__init__(num_samples)
 
     def is_shuffled(self):
@@ -182,7 +177,7 @@ class DistributedSampler(BuiltinSampler):
         if not 0 <= self.shard_id < self.num_shards:
             raise ValueError(f"{who}: shard_id must be in [0, {self.num_shards - 1}] for "
                              f"num_shards={self.num_shards}, got {self.shard_id}")
-        self.shuffle = _check_bool(shuffle, "shuffle", who)
+        self.shuffle = check_bool(who, "shuffle", shuffle)
         self.offset = _check_int(offset, "offset", who)
         if not -1 <= self.offset <= self.num_shards:
             raise ValueError(f"{who}: offset must be -1 or in [0, num_shards={self.num_shards}]"
@@ -230,7 +225,7 @@ class WeightedRandomSampler(BuiltinSampler):
             raise ValueError(f"WeightedRandomSampler: weights must be >= 0 with a positive "
                              f"sum, got {weights}")
         self.weights = w
-        self.replacement = _check_bool(replacement, "replacement", "WeightedRandomSampler")
+        self.replacement = check_bool("WeightedRandomSampler", "replacement", replacement)
         super().__init__(num_samples)
 
     def is_shuffled(self):

@@ -4,6 +4,7 @@ is in minispore.ops.losses (the functional API), so a Cell and its function give
 numbers."""
 from __future__ import annotations
 
+from ..core.arg_checks import check_bool
 from ..core.tensor import Tensor
 from ..ops import losses as F
 from .cell import Cell
@@ -83,9 +84,7 @@ class SoftmaxCrossEntropyWithLogits(LossBase):
 
     def __init__(self, sparse=False, reduction="none"):
         super().__init__(reduction)
-        if not isinstance(sparse, bool):
-            raise TypeError(f"SoftmaxCrossEntropyWithLogits: sparse must be a bool, got "
-                            f"{sparse!r}")
+        check_bool("SoftmaxCrossEntropyWithLogits", "sparse", sparse)
         self.sparse = sparse
 
     def construct(self, logits, labels):

@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from ..core import dtype as dt
+from ..core.arg_checks import check_bool
 from ..core.tensor import Parameter, Tensor
 
 _META_KEY = "minispore_dtypes"
@@ -69,11 +70,6 @@ def _check_format(who: str, format) -> None:
                          f"format='safetensors'); pass format='safetensors'")
 
 
-def _check_bool(who: str, name: str, value) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"{who}: {name} must be a bool, got {value!r} ({type(value).__name__})")
-
-
 def save_checkpoint(save_obj, ckpt_file_name: str, integrated_save=True, async_save=False,
                     append_dict=None, enc_key=None, enc_mode="AES-GCM", choice_func=None,
                     crc_check=False, format="safetensors", **kwargs) -> None:
@@ -83,8 +79,8 @@ def save_checkpoint(save_obj, ckpt_file_name: str, integrated_save=True, async_s
     who = "save_checkpoint"
     from safetensors.numpy import save_file
     _check_format(who, format)
-    _check_bool(who, "integrated_save", integrated_save)
-    _check_bool(who, "crc_check", crc_check)
+    check_bool(who, "integrated_save", integrated_save)
+    check_bool(who, "crc_check", crc_check)
     if enc_mode != "AES-GCM" and enc_key is None:
         raise ValueError(f"{who}: enc_mode={enc_mode!r} only applies with enc_key, which "
                          f"minispore does not support; leave enc_mode at 'AES-GCM'")
@@ -150,8 +146,8 @@ def load_checkpoint(ckpt_file_name: str, net=None, strict_load=False, filter_pre
     if dec_mode != "AES-GCM":
         raise ValueError(f"{who}: dec_mode={dec_mode!r} only applies with dec_key, which "
                          f"minispore does not support; leave dec_mode at 'AES-GCM'")
-    _check_bool(who, "crc_check", crc_check)
-    _check_bool(who, "remove_redundancy", remove_redundancy)
+    check_bool(who, "crc_check", crc_check)
+    check_bool(who, "remove_redundancy", remove_redundancy)
     if remove_redundancy:
         raise NotImplementedError(f"{who}: remove_redundancy=True (checkpoints saved without "
                                   f"data-parallel copies) is not supported by minispore")
@@ -208,8 +204,8 @@ def load_param_into_net(net, parameter_dict: dict, strict_load=False, remove_red
     strict_load=True and give a warning otherwise. Returns (net parameters not loaded,
     checkpoint entries not used), as MindSpore 2.x does."""
     who = "load_param_into_net"
-    _check_bool(who, "strict_load", strict_load)
-    _check_bool(who, "remove_redundancy", remove_redundancy)
+    check_bool(who, "strict_load", strict_load)
+    check_bool(who, "remove_redundancy", remove_redundancy)
     if remove_redundancy:
         raise NotImplementedError(f"{who}: remove_redundancy=True is not supported by "
                                   f"minispore")

@@ -382,7 +382,7 @@ def test_grad_centralization_ignored_by_adam_weight_decay():
      "SGD: every per-step learning rate (learning_rate and each group's lr) must have the "
      "same number of values, as in MindSpore; got lengths [1, 2]"),
     (lambda p: nn.SGD([{"params": p, "grad_centralization": 1}], 0.1), TypeError,
-     "SGD: a group's grad_centralization must be a bool, got 1"),
+     "SGD: a group's grad_centralization must be a bool, got 1 (int)"),
 ], ids=["lr_type", "lr_negative", "list_negative", "tensor_2d", "list_empty", "length_vs_lr",
         "length_vs_group", "gc_type"])
 def test_group_errors(make, err, msg):

@@ -2,6 +2,7 @@
 which maps the activation names accepted by e.g. `nn.Dense(activation='relu')` to Cells."""
 from __future__ import annotations
 
+from ...core.arg_checks import check_bool
 from ...core.errors import MinisporeError
 from ...core.ops import math as _m
 from ...core.ops import nn as _nn
@@ -38,8 +39,7 @@ class GELU(Cell):
 
     def __init__(self, approximate=True):
         super().__init__()
-        if not isinstance(approximate, bool):
-            raise TypeError(f"GELU: approximate must be a bool, got {approximate!r}")
+        check_bool("GELU", "approximate", approximate)
         self.approximate = "tanh" if approximate else "none"
 
     def construct(self, x):

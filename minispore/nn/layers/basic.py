@@ -10,6 +10,7 @@ import numpy as np
 
 from ...common.initializer import HeUniform, Initializer, Normal, Uniform, initializer
 from ...core import dtype as dt
+from ...core.arg_checks import check_bool
 from ...core.errors import ShapeError, at_user_site
 from ...core.ops import array as _a
 from ...core.ops import index_ops as _ix
@@ -28,12 +29,6 @@ def check_positive_int(who: str, name: str, value, fix: str = "") -> int:
     if value <= 0:
         raise ValueError(f"{who}: {name} must be a positive int, got {value}{fix}")
     return int(value)
-
-
-def check_bool(who: str, name: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{who}: {name} must be a bool, got {value!r} ({type(value).__name__})")
-    return bool(value)
 
 
 def init_param(who: str, argname: str, init, shape, dtype, name: str) -> Parameter:

@@ -17,7 +17,8 @@ from ...core import dtype as dt
 from ...core.ops import array as _a
 from ...core.ops import conv as _cv
 from ..cell import Cell
-from .basic import check_bool, check_positive_int, init_param
+from ...core.arg_checks import check_bool
+from .basic import check_positive_int, init_param
 
 _PAD_MODES = ("valid", "same", "pad")
 

@@ -21,7 +21,8 @@ from ...core.ops import norm as _nm
 from ...core.ops import random as _rnd
 from ...core.primitive import apply
 from ..cell import Cell
-from .basic import check_bool, check_positive_int, init_param
+from ...core.arg_checks import check_bool
+from .basic import check_positive_int, init_param
 
 
 def _check_float(who: str, name: str, value, lo, hi, lo_open=False, hi_open=False,

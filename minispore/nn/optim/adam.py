@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from ...core.arg_checks import check_bool
 from ...core.ops import math as M
 from ...core.ops.state import assign, depend
 from ...core.tensor import Parameter, Tensor
@@ -37,8 +38,7 @@ class Adam(Optimizer):
         self.beta1, self.beta2, self.eps = _check_betas("Adam", beta1, beta2, eps)
         for n, v in (("use_locking", use_locking), ("use_nesterov", use_nesterov),
                      ("use_amsgrad", use_amsgrad)):
-            if not isinstance(v, bool):
-                raise TypeError(f"Adam: {n} must be a bool, got {v!r}")
+            check_bool("Adam", n, v)
         if use_amsgrad:
             raise ValueError("Adam: use_amsgrad=True is not supported by minispore; use "
                              "use_amsgrad=False")

@@ -37,6 +37,7 @@ import numbers
 
 import numpy as np
 
+from ...core.arg_checks import check_bool
 from ...core import dtype as dt
 from ...core.ops import array as A
 from ...core.ops import index_ops as X
@@ -127,8 +128,7 @@ def _parse_groups(who, items):
         if wd is not None:
             wd = _check_float(who, "a group's weight_decay", wd, low=0.0)
         gc = g.get("grad_centralization", False)
-        if not isinstance(gc, bool):
-            raise TypeError(f"{who}: a group's grad_centralization must be a bool, got {gc!r}")
+        check_bool(who, "a group's grad_centralization", gc)
         for p in g["params"]:
             params.append(p)
             lrs[id(p)], wds[id(p)], gcs[id(p)] = lr, wd, gc

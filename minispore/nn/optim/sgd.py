@@ -11,6 +11,7 @@ Momentum (MindSpore's ApplyMomentum), with g = C(grad (+ weight_decay * p for de
 """
 from __future__ import annotations
 
+from ...core.arg_checks import check_bool
 from ...core.ops import array as A
 from ...core.ops import math as M
 from ...core.ops.state import assign, depend
@@ -23,8 +24,7 @@ class SGD(Optimizer):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.momentum = _check_float("SGD", "momentum", momentum, low=0.0)
         self.dampening = _check_float("SGD", "dampening", dampening, low=0.0)
-        if not isinstance(nesterov, bool):
-            raise TypeError(f"SGD: nesterov must be a bool, got {nesterov!r}")
+        check_bool("SGD", "nesterov", nesterov)
         if nesterov and (self.momentum <= 0.0 or self.dampening != 0.0):
             raise ValueError(f"SGD: nesterov=True needs momentum > 0 and dampening == 0, got "
                              f"momentum={self.momentum}, dampening={self.dampening}; set "
@@ -62,8 +62,7 @@ class Momentum(Optimizer):
                  use_nesterov=False):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.momentum = _check_float("Momentum", "momentum", momentum, low=0.0)
-        if not isinstance(use_nesterov, bool):
-            raise TypeError(f"Momentum: use_nesterov must be a bool, got {use_nesterov!r}")
+        check_bool("Momentum", "use_nesterov", use_nesterov)
         self.use_nesterov = use_nesterov
         self.moments = self._state("moments")
 
