@@ -1,4 +1,5 @@
-"""The op database: one OpCase per primitive in minispore.core.primitive.REGISTRY.
+"""The op database: one OpCase per op in minispore.core.primitive.REGISTRY, primitives and
+composites alike (a composite's cases run its parts: they need no kernel).
 
 Test data only (notes/testing.md 6.2): the semantics (infer, ref, bprop) come from the core
 declarations. Each OpCase says how to draw sample inputs for a dtype (including a 0-d case, a
@@ -420,6 +421,7 @@ CASES = [
     _EW("div", 2, (rand_default, rand_nonzero), dtypes=(f32, f64, i32)),
     _EW("floor_div", 2, (rand_off_half, rand_pow2_divisor), dtypes=(f32, f64, i32)),
     _EW("mod", 2, (rand_off_half, rand_pow2_divisor), dtypes=(f32, f64, i32)),
+    _EW("truncate_div", 2, (rand_off_half, rand_pow2_divisor), dtypes=(f32, f64, i32)),
     _EW("pow", 2, (rand_positive, rand_small_nonneg_int), dtypes=(f32, f64, i32)),
     _EW("maximum", 2, (rand_grid_a, rand_grid_b), dtypes=(f32, f64, i32)),
     _EW("minimum", 2, (rand_grid_a, rand_grid_b), dtypes=(f32, f64, i32)),

@@ -1,5 +1,6 @@
 """The composite rounding forms of division and rounding that Tensor methods and
-`minispore.ops` share: `div(input, other, rounding_mode=...)` and `round(input, decimals=...)`.
+`minispore.ops` share: `div(input, other, rounding_mode=...)` and `round(input, decimals=...)`,
+and the composite op `truncate_div` (MindSpore's TruncateDiv) that div's 'trunc' mode is.
 They compose core ops (so PyNative, graph mode and autodiff share them) and live in core so
 that Tensor's methods (core/tensor_methods.py) need nothing above core; `minispore.ops`
 re-exports them."""
@@ -7,7 +8,45 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
+from ..primitive import Meta, apply, defop
+from ..shape import broadcast_shapes
 from . import math as M
+
+
+def _truncate_div(input, other):
+    q = M.div(input, other)
+    t = M.where(M.less(q, 0), M.ceil(q), M.floor(q))
+    return t if input.dtype.is_float else M.cast(t, input.dtype)
+
+
+def _truncate_div_infer(x, y):
+    shape = broadcast_shapes("truncate_div", x.shape, y.shape)
+    return Meta(shape, M.DIV.compute((x.dtype, y.dtype))[1] if x.dtype.is_float else x.dtype)
+
+
+def _truncate_div_ref(x, y):
+    out = _truncate_div_infer(Meta(np.shape(x), _dtype(x)), Meta(np.shape(y), _dtype(y))).dtype
+    with np.errstate(all="ignore"):
+        return np.trunc(M.DIV.ref(x, y)).astype(out.np)
+
+
+def _dtype(a):
+    from .. import dtype as dt
+    return dt.to_dtype(np.asarray(a).dtype)
+
+
+# the quotient rounded towards zero; an integer dividend keeps its dtype. Differentiated
+# through its parts (zero almost everywhere, as floor and ceil).
+TRUNCATE_DIV = defop("truncate_div", kind="elementwise", infer=_truncate_div_infer,
+                     ref=_truncate_div_ref, compute=M.DIV.compute, arity=2,
+                     composite=_truncate_div)
+
+
+def truncate_div(input, other):
+    """input / other rounded towards zero (MindSpore's TruncateDiv; composite 'truncate_div')."""
+    return apply(TRUNCATE_DIV, input, other)
 
 
 def div(input, other, *, rounding_mode=None):
@@ -18,10 +57,7 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode == "floor":
         return M.floor_div(input, other)
     if rounding_mode == "trunc":
-        q = M.div(input, other)
-        t = M.where(M.less(q, 0), M.ceil(q), M.floor(q))
-        d = getattr(input, "dtype", None)
-        return t if d is None or d.is_float else M.cast(t, d)
+        return truncate_div(input, other)
     raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got "
                      f"{rounding_mode!r}")
 
