@@ -2,9 +2,9 @@
 loops (elementwise.py, codegen.py); the rest is in kernels.py. At jit_level O2 a graph becomes one
 native function (native_sink.py, LLVM IR through llvmlite, no numba); a graph holding a node that
 sink cannot lower runs kernel by kernel (as O1: the eager kernels) with a RuntimeWarning naming
-the node (core/graph/compile.py). MINISPORE_NATIVE_SINK=0 turns the native sink off: O2 graphs
-run kernel by kernel without a warning and PyNative's backward keeps the eager bprops. Always
-available."""
+the node (core/graph/compile.py). MINISPORE_NATIVE_SINK=0 turns native programs off: O2 graphs
+run kernel by kernel without a warning, PyNative's backward keeps the eager bprops and the eager
+kernels of native_kernels.py their numpy fallbacks (native_sink_enabled). Always available."""
 from __future__ import annotations
 
 from ...core.device import Backend
