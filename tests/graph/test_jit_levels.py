@@ -1,6 +1,7 @@
 """jit_level O0 / O1 (fusion) / O2 (the whole graph as one native function) give the same numbers
 (O0 bit-identical to PyNative, O1/O2 within float tolerance), and O2 really sinks the graph or
 warns which node it could not lower and runs it kernel by kernel."""
+import io
 import re
 import warnings
 
@@ -75,18 +76,36 @@ def test_o2_is_one_native_function_per_graph():
         f for f in defined if f.startswith("minispore_")}       # inlined math helpers only
 
 
+_PRINTED = io.StringIO()
+
+
+def _prints_to_a_file(x):
+    print("x", x, file=_PRINTED)
+    return x * 2 + 1
+
+
 def test_o2_warns_and_runs_kernel_by_kernel_when_a_node_cannot_be_sunk():
-    def halves(x):
-        return x * 2 + 1
-    x = Tensor(np.arange(4.0, dtype=np.float16))
-    graph_compile.clear_cache()
-    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
-    with pytest.warns(RuntimeWarning, match="cannot lower node '.+': dtype Float16; set "
-                                            "jit_level='O1'"):
-        out = ms.jit(halves)(x)
-    np.testing.assert_array_equal(out.asnumpy(), [1.0, 3.0, 5.0, 7.0])
-    assert out.dtype is ms.float16
-    assert type(graph_compile.last_compiled().program) is Program
+    """print(file=...) has no native lowering: the graph runs as the O1 Program, with O0's
+    output and text, and the warning names the graph and the node and says what to do."""
+    x = Tensor(np.arange(4.0, dtype=np.float32))
+    texts = {}
+    for level in ("O0", "O2"):
+        _PRINTED.seek(0)
+        _PRINTED.truncate()
+        graph_compile.clear_cache()
+        ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
+        if level == "O2":
+            with pytest.warns(RuntimeWarning, match=r"^jit_level O2: graph '_prints_to_a_file' "
+                                                    r"runs kernel by kernel \(as O1\) because the "
+                                                    r"CPU sink cannot lower .*print\(file=\.\.\.\); "
+                                                    r"set jit_level='O1'"):
+                out = ms.jit(_prints_to_a_file)(x)
+            assert type(graph_compile.last_compiled().program) is Program
+        else:
+            out = ms.jit(_prints_to_a_file)(x)
+        np.testing.assert_array_equal(out.asnumpy(), [1.0, 3.0, 5.0, 7.0])
+        texts[level] = _PRINTED.getvalue()
+    assert texts["O2"] == texts["O0"] and texts["O0"].startswith("x Tensor(shape=[4]")
 
 
 def test_native_sink_switched_off_runs_o2_kernel_by_kernel_without_a_warning(monkeypatch):
