@@ -131,6 +131,30 @@ def test_graphs_it_cannot_lower_run_kernel_by_kernel_with_a_warning(monkeypatch)
     np.testing.assert_array_equal(out.asnumpy(), 2 * np.eye(3))
 
 
+def test_without_a_native_path_every_graph_runs_kernel_by_kernel_with_a_warning(monkeypatch):
+    """Where the native path cannot run (no CBLAS in numpy's libraries: NativeUnavailable), an
+    O2 graph runs as the O1 Program with a warning saying so, and PyNative's backward has no
+    compiled program (the eager bprops run)."""
+    from minispore.backends import cpu
+    from minispore.backends.cpu import native_sink
+    from minispore.backends.cpu.native_jit import NativeUnavailable
+
+    def unavailable(graph, backend=None):
+        raise NativeUnavailable("no CBLAS gemm/gemv/dot/syrk in numpy's bundled libraries")
+    monkeypatch.setattr(native_sink, "NativeProgram", unavailable)
+
+    def f(x):
+        return ops.relu(x) * 2
+    with pytest.warns(RuntimeWarning, match=r"runs kernel by kernel \(as O1\) because the CPU "
+                                            r"sink cannot lower any graph on this machine: no "
+                                            r"CBLAS"):
+        out, entry = _compile(ms.jit(f), Tensor(np.array([-1.0, 2.0], np.float32)),
+                              allow=(RuntimeWarning,))
+    assert type(entry.program) is Program
+    np.testing.assert_array_equal(out.asnumpy(), [0.0, 4.0])
+    assert cpu.get().bprop_program(entry.graph) is None
+
+
 def _rotate(a, b):
     """Carried values that trade places: the next state must not overwrite what it reads."""
     i = ops.zeros((), ms.int32)
