@@ -1,11 +1,11 @@
-"""Test helpers for the CUDA generator (minispore/backends/gpu/cuda_codegen.py) without a GPU:
-`compile_ptx` runs nvcc -ptx or NVRTC from the nvidia-cuda-nvrtc-cu12 wheel (the compiler CuPy
-uses: it has no system headers) on one batch of kernels; `ew_harness` wraps the body of a
-cupy.ElementwiseKernel (`cuda_codegen.ew_operation`) in a flat loop that binds the parameters as
-CuPy does, so it compiles and runs like any generated kernel; `HostModule` compiles the same generated
-CUDA C as host C++ with cuda_host_shim.h (g++ -O1 -shared -fPIC), loads it with ctypes and runs a
-kernel on numpy buffers; `eval_expr` is an independent numpy evaluator of a scalar expression
-(the reference of fused groups). A check of the generator, never a backend."""
+"""Test helpers for the CUDA generator (minispore/backends/gpu/cuda_codegen.py, cuda_source.py)
+without a GPU: `compile_ptx` runs nvcc -ptx or NVRTC from the nvidia-cuda-nvrtc-cu12 wheel (the
+compiler CuPy uses: it has no system headers) on one batch of kernels; `ew_harness` wraps the body
+of a cupy.ElementwiseKernel (`cuda_codegen.ew_operation`) in a flat loop that binds the parameters
+as CuPy does, so it compiles and runs like any generated kernel; `HostModule` compiles the same
+generated CUDA C as host C++ with cuda_host_shim.h (g++ -O1 -shared -fPIC), loads it with ctypes
+and runs a kernel on numpy buffers; `eval_expr` is an independent numpy evaluator of a scalar
+expression (the reference of fused groups). A check of the generator, never a backend."""
 from __future__ import annotations
 
 import ctypes
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from minispore.backends.gpu.cuda_codegen import module_source
+from minispore.backends.gpu.cuda_source import module_source
 
 HERE = Path(__file__).parent
 
@@ -24,10 +24,10 @@ HERE = Path(__file__).parent
 def nvrtc_module():
     """cupy-free NVRTC: the `nvidia.cuda_nvrtc` wheel's library through ctypes, or None."""
     try:
-        import nvidia.cuda_nvrtc as w            # noqa: F401  (nvidia-cuda-nvrtc-cu12)
+        import nvidia.cuda_nvrtc as nvrtc_wheel  # noqa: F401  (nvidia-cuda-nvrtc-cu12)
     except ImportError:
         return None
-    libdir = Path(list(w.__path__)[0]) / "lib"
+    libdir = Path(list(nvrtc_wheel.__path__)[0]) / "lib"
     libs = sorted(libdir.glob("libnvrtc.so*"))
     return ctypes.CDLL(str(libs[0])) if libs else None
 
@@ -105,7 +105,8 @@ def compile_ptx(kernels, workdir: Path, compiler=None, prefix: str = "",
 def ew_harness(ew, n: int):
     """A CudaKernel running ElementwiseKernel body `ew` (an EwOperation) over n contiguous
     elements: each input parameter a_j is the element's value, `y` the output variable."""
-    from minispore.backends.gpu.cuda_codegen import THREADS, CudaKernel
+    from minispore.backends.gpu.cuda_codegen import THREADS
+    from minispore.backends.gpu.cuda_source import CudaKernel
     ps = [f"const {t}* __restrict__ p{j}" for j, t in enumerate(ew.in_ctypes)] + \
         [f"{ew.out_ctype}* __restrict__ out"]
     loads = " ".join(f"const {t} a{j} = p{j}[i];" for j, t in enumerate(ew.in_ctypes))

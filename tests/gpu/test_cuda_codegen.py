@@ -15,10 +15,11 @@ import pytest
 
 import minispore as ms
 from minispore import Tensor, ops
-from minispore.backends.gpu import cuda_codegen as C
+from minispore.backends.gpu import cuda_codegen
 from minispore.core import dtype as dt
+from minispore.core import scalar_expr
 from minispore.core.errors import DTypeError
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 from minispore.core.graph import ir
 from minispore.core.primitive import ELEMENTWISE, REGISTRY
 
@@ -48,12 +49,13 @@ def _ew_cases():
                 continue
             shapes = SHAPES[(i + j) % len(SHAPES)][:op.arity]
             for attrs in variants:
-                k = C.elementwise_kernel(op, ins, shapes, attrs)
+                k = cuda_codegen.elementwise_kernel(op, ins, shapes, attrs)
                 cases.append((op, attrs, ins, shapes, k))
     for name, d in (("maximum", "float32"), ("minimum", "float32"), ("floor_div", "int32"),
                     ("mod", "int32")):           # 0-d kernels for the edge-case test below
         op = REGISTRY[name]
-        cases.append((op, {}, (d, d), ((), ()), C.elementwise_kernel(op, (d, d), ((), ()))))
+        cases.append((op, {}, (d, d), ((), ()),
+                      cuda_codegen.elementwise_kernel(op, (d, d), ((), ()))))
     return cases
 
 
@@ -90,17 +92,17 @@ CONSTS: dict = {}         # id(Value) -> array of the golden graphs' CONST nodes
 
 
 def _fused_nodes(run, level):
-    gc.clear_cache()
+    graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
     try:
         keep = run()        # a Cell's compiled graph is forgotten when the Cell goes
-        every = [n for e in gc.cache.entries() for n in e.graph.all_nodes()]
+        every = [n for e in graph_compile.cache.entries() for n in e.graph.all_nodes()]
         nodes = [n for n in every if n.op == ir.FUSED]
         CONSTS.update((id(n.outputs[0]), n.attr("value")) for n in every if n.op == ir.CONST)
         del keep
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
-        gc.clear_cache()
+        graph_compile.clear_cache()
     return nodes
 
 
@@ -129,20 +131,22 @@ def _golden():
 
 @pytest.fixture(scope="module")
 def golden():
-    return [(label, n, C.node_kernel(n), C.node_kernel(n, block=16)) for label, n in _golden()]
+    return [(label, n, cuda_codegen.node_kernel(n), cuda_codegen.node_kernel(n, block=16))
+            for label, n in _golden()]
 
 
 # ----------------------------------------------------------------------------------- tests
 def test_generator_imports_no_cupy_and_names_are_content_hashed():
     import subprocess       # a fresh process: this one may have probed the GPU (imports cupy)
-    code = ("import sys; import minispore.backends.gpu.cuda_codegen as c; "
+    code = ("import sys; import minispore.backends.gpu.cuda_codegen, "
+            "minispore.backends.gpu.cuda_source, minispore.backends.gpu.cuda_softmax; "
             "print('cupy' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stderr
     op = REGISTRY["add"]
-    a = C.elementwise_kernel(op, ("float32", "float32"), ((3, 4), (4,)))
-    b = C.elementwise_kernel(op, ("float32", "float32"), ((3, 4), (4,)))
-    c = C.elementwise_kernel(op, ("float32", "float32"), ((3, 4), (3, 1)))
+    a = cuda_codegen.elementwise_kernel(op, ("float32", "float32"), ((3, 4), (4,)))
+    b = cuda_codegen.elementwise_kernel(op, ("float32", "float32"), ((3, 4), (4,)))
+    c = cuda_codegen.elementwise_kernel(op, ("float32", "float32"), ((3, 4), (3, 1)))
     assert a == b and a.name != c.name and a.name.startswith("ms_add_")
     assert 'extern "C" __global__ void ' + a.name in a.source()
 
@@ -250,7 +254,7 @@ def test_the_fused_chain_kernel_matches_pynative(golden, tmp_path):
     (n,) = {id(n): n for label, n, *_ in golden if label == "chain-O1"}.values()
     x = np.linspace(-4, 4, 1000, dtype=np.float32)
     eager = chain(Tensor(x)).asnumpy()
-    k = C.node_kernel(n)
+    k = cuda_codegen.node_kernel(n)
     xs = [CONSTS.get(id(v), x) for v in n.inputs]        # the scale constants are inputs too
     assert sum(a is x for a in xs) == 1
     got = HostModule([k], tmp_path).run(k, xs, np.empty_like(eager))
@@ -270,11 +274,11 @@ def test_vector_and_scalar_paths_of_an_elementwise_kernel_agree(tmp_path):
     """Elementwise kernels step through VEC elements per thread with vector loads when every
     full-shape pointer is aligned, element by element otherwise, and finish a tail of fewer
     than VEC elements element by element: all three give the same bits."""
-    x0, x1 = C.E.arg(0), C.E.arg(1)
+    x0, x1 = scalar_expr.arg(0), scalar_expr.arg(1)
     n = 4 * 250 + 3
-    e = C.E.tanh(x0 * 1.5 + 0.3) * C.E.sigmoid(x1) - x0 * x0 / 3
-    k = C.fused_kernel(e, ("float32", "float16"), ((n,), (1,)), "float32", (n,))
-    kb = C.fused_kernel(e, ("float32", "float16"), ((7, n), (7, 1)), "float32", (7, n))
+    e = scalar_expr.tanh(x0 * 1.5 + 0.3) * scalar_expr.sigmoid(x1) - x0 * x0 / 3
+    k = cuda_codegen.fused_kernel(e, ("float32", "float16"), ((n,), (1,)), "float32", (n,))
+    kb = cuda_codegen.fused_kernel(e, ("float32", "float16"), ((7, n), (7, 1)), "float32", (7, n))
     assert "ms_vec<float>" in k.body and "ms_vec<unsigned short>" not in k.body  # (1,) is scalar
     mod = HostModule([k, kb], tmp_path)
     rng = np.random.default_rng(0)
@@ -305,9 +309,9 @@ def test_vector_and_scalar_paths_of_an_elementwise_kernel_agree(tmp_path):
 
 def test_elementwise_index_width_follows_the_size():
     """32-bit indices (cheaper division for broadcast offsets) unless an index could pass 2^31."""
-    x = C.E.arg(0)
-    small = C.fused_kernel(x * 2.0, ("float32",), ((1 << 20,),), "float32", (1 << 20,))
-    large = C.fused_kernel(x * 2.0, ("float32",), ((1 << 31,),), "float32", (1 << 31,))
+    x = scalar_expr.arg(0)
+    small = cuda_codegen.fused_kernel(x * 2.0, ("float32",), ((1 << 20,),), "float32", (1 << 20,))
+    large = cuda_codegen.fused_kernel(x * 2.0, ("float32",), ((1 << 31,),), "float32", (1 << 31,))
     assert "for (int v = start" in small.body and "long long i" not in small.body
     assert "for (long long v = start" in large.body and "2147483648LL" in large.body
 
@@ -320,7 +324,7 @@ GEMMS = [("float32", 1, 5, 7, 3), ("float64", 3, 17, 33, 18), ("float32", 2, 40,
 @pytest.mark.nvcc
 def test_gemm_kernels_compile_to_ptx(tmp_path):
     _ptx_or_skip()
-    kernels = [C.gemm_kernel(*g) for g in GEMMS]
+    kernels = [cuda_codegen.gemm_kernel(*g) for g in GEMMS]
     ptx = compile_ptx(kernels, tmp_path)
     missing = [k.name for k in kernels if f".entry {k.name}(" not in ptx]
     assert not missing, missing
@@ -331,11 +335,11 @@ def test_gemm_kernel_matches_numpy_on_the_host(tmp_path):
     the block's threads really run in lockstep through the shim's __syncthreads barrier."""
     if shutil.which("g++") is None:
         pytest.skip("g++ is not on PATH")
-    kernels = [C.gemm_kernel(*g) for g in GEMMS]
+    kernels = [cuda_codegen.gemm_kernel(*g) for g in GEMMS]
     mod = HostModule(kernels, tmp_path)
     r = np.random.default_rng(7)
     for (d, b, m, k, n), kern in zip(GEMMS, kernels):
-        assert kern.block == C.GEMM_TILE ** 2 and kern.in_ctypes == (kern.out_ctype,) * 2
+        assert kern.block == cuda_codegen.GEMM_TILE ** 2 and kern.in_ctypes == (kern.out_ctype,) * 2
         a, bb = r.standard_normal((b, m, k)).astype(d), r.standard_normal((b, k, n)).astype(d)
         want = a.astype(np.float64) @ bb.astype(np.float64)
         for grid in (None, 1, 3):
@@ -343,4 +347,4 @@ def test_gemm_kernel_matches_numpy_on_the_host(tmp_path):
             tol = 1e-5 if d == "float32" else 1e-13
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=f"{d} {b, m, k, n}")
     with pytest.raises(NotImplementedError):
-        C.gemm_kernel("int32", 1, 2, 2, 2)
+        cuda_codegen.gemm_kernel("int32", 1, 2, 2, 2)

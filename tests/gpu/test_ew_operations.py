@@ -17,8 +17,9 @@ import shutil
 import numpy as np
 import pytest
 
-from minispore.backends.gpu import cuda_codegen as C
+from minispore.backends.gpu import cuda_codegen, cuda_source
 from minispore.core import dtype as dt
+from minispore.core import scalar_expr
 from minispore.core.primitive import ELEMENTWISE, REGISTRY, primitives
 from minispore.core.shape import broadcast_shapes
 
@@ -55,7 +56,7 @@ def _cases():
             for key, parts in groups.items():
                 xs = [np.concatenate([p[0][j] for p in parts]) for j in range(op.arity)]
                 want = np.concatenate([p[1] for p in parts])
-                ew = C.ew_operation(op, [x.dtype for x in xs], dict(key))
+                ew = cuda_codegen.ew_operation(op, [x.dtype for x in xs], dict(key))
                 out.append((f"{name}{dict(key) or ''} {d}", ew, xs, want))
     return out
 
@@ -68,10 +69,11 @@ def test_every_template_and_opdb_dtype_has_an_operation():
     assert names == {op.name for op in primitives() if op.kind == ELEMENTWISE}
     labels = [label for label, *_ in CASES]
     assert any("BFloat16" in s for s in labels) and any("Float16" in s for s in labels)
-    ew = C.ew_operation(REGISTRY["add"], (dt.float16, dt.float16))
+    ew = cuda_codegen.ew_operation(REGISTRY["add"], (dt.float16, dt.float16))
     assert ew.in_params == "uint16 a0, uint16 a1" and ew.out_params == "uint16 y"
     assert "ms_h2f(a0)" in ew.operation and ew.operation.endswith(";")
-    assert C.ew_operation(REGISTRY["add"], (dt.float16, dt.float16)) == ew   # deterministic
+    again = cuda_codegen.ew_operation(REGISTRY["add"], (dt.float16, dt.float16))
+    assert again == ew   # deterministic
 
 
 def _compilers():
@@ -108,11 +110,12 @@ def test_every_elementwise_operation_compiles_under_cupys_headers(tmp_path):
             continue
         for d in names:
             try:
-                ew = C.ew_operation(op, ("bool", d, d) if name == "where" else (d,) * op.arity)
+                ew = cuda_codegen.ew_operation(
+                    op, ("bool", d, d) if name == "where" else (d,) * op.arity)
             except Exception:             # the op refuses this dtype (its DTypeError)
                 continue
             k = cupy.ElementwiseKernel(ew.in_params, ew.out_params, ew.operation, ew.name,
-                                       preamble=C.PREAMBLE)
+                                       preamble=cuda_source.PREAMBLE)
             assert k.nin == op.arity and k.nout == 1
             ops[ew.name] = ew
     kernels = [ew_harness(ew, 8) for ew in ops.values()]
@@ -132,12 +135,13 @@ def test_raw_kernels_with_half_types_compile(compiler, tmp_path):
         for d in ("float32", "float16", "bfloat16", "int32", "bool"):
             ins = ("bool", d, d) if name == "where" else (d,) * op.arity
             try:
-                kernels.append(C.elementwise_kernel(op, ins, [(3, 4)] * op.arity))
+                kernels.append(cuda_codegen.elementwise_kernel(op, ins, [(3, 4)] * op.arity))
             except Exception:            # the op refuses this dtype (its DTypeError)
                 continue
     red = type("R", (), {"kind": "sum", "axes": (1,), "shape": (3, 4), "keep_dims": False})
     for d in ("float16", "bfloat16"):
-        kernels.append(C.fused_kernel(C.E.arg(0) * 2.0, (d,), ((3, 4),), d, (3,), red))
+        kernels.append(cuda_codegen.fused_kernel(scalar_expr.arg(0) * 2.0, (d,), ((3, 4),), d, (3,),
+                                                 red))
     ptx = compile_ptx(kernels, tmp_path, compiler)
     missing = [k.name for k in kernels if f".entry {k.name}(" not in ptx]
     assert not missing, missing
@@ -175,9 +179,9 @@ def test_half_conversions_round_to_nearest_even(tmp_path):
     x = np.array([1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 65519.0, 65520.0, -0.0, np.nan, np.inf,
                   1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8, 3.0e38, 1e-8, -2.5e-6], np.float32)
     n = x.size
-    down = {t: C.fused_kernel(C.E.arg(0), ("float32",), ((n,),), t, (n,))
+    down = {t: cuda_codegen.fused_kernel(scalar_expr.arg(0), ("float32",), ((n,),), t, (n,))
             for t in ("float16", "bfloat16")}
-    up = {t: C.fused_kernel(C.E.arg(0), (t,), ((n,),), "float32", (n,))
+    up = {t: cuda_codegen.fused_kernel(scalar_expr.arg(0), (t,), ((n,),), "float32", (n,))
           for t in ("float16", "bfloat16")}
     mod = HostModule(list(down.values()) + list(up.values()), tmp_path)
     for t, np_t in (("float16", np.float16), ("bfloat16", ml_dtypes.bfloat16)):

@@ -16,7 +16,7 @@ import pytest
 import minispore as ms
 from minispore import Tensor
 from minispore.backends import gpu
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 
 from golden_models import MLP, TrainStep, chain
 
@@ -61,7 +61,7 @@ def _mlp(steps=4):
 
 
 def _on(target, mode=ms.PYNATIVE_MODE, level="O0"):
-    gc.clear_cache()
+    graph_compile.clear_cache()
     ms.set_context(device_target=target, mode=mode, jit_level=level)
 
 
@@ -80,12 +80,12 @@ def test_tensors_live_in_device_memory(m):
 
 @pytest.mark.parametrize("m", [pytest.param(0, marks=needs_gpu)])
 def test_tf32_is_off_by_default(m):
-    from cupy._core import _routines_linalg as L
+    from cupy._core import _routines_linalg as cupy_linalg
     _on("GPU")
     r = np.random.default_rng(0)
     a, b = (r.standard_normal((256, 256)).astype(np.float32) for _ in range(2))
     got = ms.ops.matmul(Tensor(a), Tensor(b)).asnumpy()
-    assert L.get_compute_type(np.float32) == L.COMPUTE_TYPE_FP32
+    assert cupy_linalg.get_compute_type(np.float32) == cupy_linalg.COMPUTE_TYPE_FP32
     want = a.astype(np.float64) @ b.astype(np.float64)
     assert np.abs(got - want).max() < 1e-4 * np.abs(want).max()     # TF32 errs ~1e-3
 
@@ -105,7 +105,7 @@ def test_mlp_step_agrees_with_the_cpu(level):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
     if level == "O2":
         from minispore.backends.gpu.graph import CudaGraphProgram
-        (entry,) = gc.cache.entries()
+        (entry,) = graph_compile.cache.entries()
         assert isinstance(entry.program, CudaGraphProgram)
         st = entry.program.stats()
         assert st["segments"] == 1 and st["captured"] == 1 and not st["failed"], st

@@ -18,7 +18,7 @@ from minispore import Tensor, nn, ops
 from minispore.backends.gpu import GPUBackend
 from minispore.backends.gpu.graph import CudaGraphProgram
 from minispore.core import device
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 
 from golden_models import MLP, TrainStep, chain
 from recording_runtime import RecordingRuntime
@@ -30,18 +30,18 @@ def fake_gpu():
     rt = RecordingRuntime()
     b = GPUBackend(rt)
     saved = device.current.backend
-    gc.clear_cache()
+    graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
     device.current.backend = b
     try:
         yield b
     finally:
         device.current.backend = saved
-        gc.clear_cache()
+        graph_compile.clear_cache()
 
 
 def _entry():
-    (e,) = gc.cache.entries()
+    (e,) = graph_compile.cache.entries()
     return e
 
 
@@ -85,8 +85,8 @@ def test_mlp_step_is_one_graph_replayed(fake_gpu):
 def _momentum_run(steps=3):
     """The bench CLI's MLP workload (digits_demo's MLP, sparse softmax cross-entropy, Momentum):
     each moment is assigned, then its buffer's last use comes later in the same segment."""
-    from minispore.bench import workloads as W
-    cell = W.train_cell("mlp")
+    from minispore.bench import workloads
+    cell = workloads.train_cell("mlp")
     r = np.random.default_rng(2)
     xs = [Tensor(r.standard_normal((8, 64)).astype(np.float32)) for _ in range(steps)]
     y = Tensor(r.integers(0, 10, 8).astype(np.int32))

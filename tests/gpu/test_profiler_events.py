@@ -14,7 +14,7 @@ import minispore as ms
 from minispore import Tensor, ops
 from minispore.backends.gpu import GPUBackend
 from minispore.core import device
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 from minispore.profiler import GRAPH, KERNEL, PYNATIVE, report
 
 from golden_models import MLP, TrainStep
@@ -23,7 +23,7 @@ from recording_runtime import RecordingRuntime
 
 def _on_fake_gpu(mode):
     b = GPUBackend(RecordingRuntime())
-    gc.clear_cache()
+    graph_compile.clear_cache()
     ms.set_context(mode=mode, jit_level="O2")
     device.current.backend = b
     return b
@@ -68,5 +68,5 @@ def test_gpu_calls_get_measured_device_time(tmp_path):
         assert not any("SIMULATED" in n for n in names if n.startswith("GPU")), names
     finally:
         device.current.backend = saved
-        gc.clear_cache()
+        graph_compile.clear_cache()
         ms.set_context(mode=ms.PYNATIVE_MODE)

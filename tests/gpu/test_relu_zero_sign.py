@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from minispore.backends.gpu import cuda_codegen as C
+from minispore.backends.gpu import cuda_codegen
 from minispore.core.primitive import REGISTRY
 
 from cuda_host import HostModule, ew_harness
@@ -19,8 +19,8 @@ RELU = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 2.0], np.float32)
 def _kernels(name, n):
     op = REGISTRY[name]
     ins = ("float32",) * op.arity
-    return (C.elementwise_kernel(op, ins, ((n,),) * op.arity),
-            ew_harness(C.ew_operation(op, ins), n))
+    return (cuda_codegen.elementwise_kernel(op, ins, ((n,),) * op.arity),
+            ew_harness(cuda_codegen.ew_operation(op, ins), n))
 
 
 @pytest.mark.parametrize("name,inputs,want", [

@@ -7,30 +7,31 @@ rows (an (outer, inner) pair) in a grid-stride loop and makes three passes over 
 maximum (NaN wins, as numpy's max), the sum of exp(x - max), then the outputs. The arithmetic is
 the eager routine's: s = x - max; softmax = exp(s) / sum, log_softmax = s - log(sum), in the
 dtype's compute type (float for float16/bfloat16/float32, double for float64), so a row of NaN or
-of -inf gives NaN as numpy does. Pure Python, like cuda_codegen: the tests compile it with nvcc
-and run it on the host through the same shim."""
+of -inf gives NaN as numpy does. Pure Python, in cuda_source's C layer like cuda_codegen: the
+tests compile it with nvcc and run it on the host through the same shim."""
 from __future__ import annotations
 
-from . import cuda_codegen as C
+from . import cuda_codegen, cuda_source
 
 
 def _block_for(n: int) -> int:
-    """Threads per block: a power of two from 32 to C.BLOCK, about one per element of a row."""
+    """Threads per block: a power of two from 32 to cuda_codegen.BLOCK, about one per element
+    of a row."""
     b = 32
-    while b < n and b < C.BLOCK:
+    while b < n and b < cuda_codegen.BLOCK:
         b *= 2
     return b
 
 
-def softmax_kernel(dtype, outer: int, n: int, inner: int, log: bool) -> C.CudaKernel:
-    name = C._dname(dtype)
-    t, c = C._STORE[name], C._COMPUTE[name]
-    if c not in C._FLOAT:
+def softmax_kernel(dtype, outer: int, n: int, inner: int, log: bool) -> cuda_source.CudaKernel:
+    name = cuda_source.dname(dtype)
+    t, c = cuda_source.STORE[name], cuda_source.COMPUTE[name]
+    if c not in cuda_source.FLOAT:
         raise NotImplementedError(f"softmax kernel over {name}: float dtypes only")
     f = "f" if c == "float" else ""
     exp, logf = f"exp{f}", f"log{f}"
     block, rows = _block_for(n), outer * inner
-    load = C._load(f"a0[base + j * {inner}LL]", name, c)
+    load = cuda_source.load(f"a0[base + j * {inner}LL]", name, c)
 
     def tree(combine: str) -> list:
         return ["part[threadIdx.x] = acc;", "__syncthreads();",
@@ -55,9 +56,10 @@ def softmax_kernel(dtype, outer: int, n: int, inner: int, log: bool) -> C.CudaKe
     lines += [f"  const {c} total = part[0];", "  __syncthreads();",
               f"  for (long long j = threadIdx.x; j < {n}LL; j += {block}) {{",
               f"    const {c} d = {load} - top;",
-              f"    out[base + j * {inner}LL] = {C._store(value, name)};", "  }", "}"]
+              f"    out[base + j * {inner}LL] = {cuda_source.store(value, name)};", "  }", "}"]
     inner_src = (f"(const {t}* __restrict__ a0, {t}* __restrict__ out) {{\n  "
                  + "\n  ".join(lines) + "\n}\n")
-    kname = C._name("log_softmax" if log else "softmax", inner_src)
+    kname = cuda_source.kernel_name("log_softmax" if log else "softmax", inner_src)
     body = f'extern "C" __global__ void {kname}' + inner_src
-    return C.CudaKernel(kname, body, (t,), t, max(1, min(rows, C.MAX_GRID)), block, True)
+    grid = max(1, min(rows, cuda_codegen.MAX_GRID))
+    return cuda_source.CudaKernel(kname, body, (t,), t, grid, block, True)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...core import dtype as dt
 from ...core.shape import size_of
-from . import cuda_codegen as C
+from . import cuda_codegen
 from . import storage as S
 from .buffers import launcher
 
@@ -25,7 +25,7 @@ U16 = np.dtype(np.uint16)
 
 def eager_kernel(rt, op, in_metas, attrs, out_meta):
     """The launchable eager kernel of elementwise primitive `op` for these input types."""
-    ew = C.ew_operation(op, [m.dtype for m in in_metas], attrs)
+    ew = cuda_codegen.ew_operation(op, [m.dtype for m in in_metas], attrs)
     k = rt.ew_kernel(ew)
     cp = rt.cp
     shape, sd = tuple(out_meta.shape), S.storage_np(out_meta.dtype)
@@ -50,8 +50,9 @@ def eager_kernel(rt, op, in_metas, attrs, out_meta):
 def fused_kernel(rt, expr, in_metas, out_meta, reduce=None):
     """The launchable kernel of a FUSED node (inputs in their own dtypes; `reduce` its
     ir.Reduction or None)."""
-    ck = C.fused_kernel(expr, [m.dtype for m in in_metas], [tuple(m.shape) for m in in_metas],
-                        out_meta.dtype, tuple(out_meta.shape), reduce)
+    ck = cuda_codegen.fused_kernel(expr, [m.dtype for m in in_metas],
+                                   [tuple(m.shape) for m in in_metas], out_meta.dtype,
+                                   tuple(out_meta.shape), reduce)
     k = rt.raw_kernel(ck)
     cp = rt.cp
     shape, sd = tuple(out_meta.shape), S.storage_np(out_meta.dtype)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import dtype as dt
-from ...core.ops import conv as C
+from ...core.ops import conv
 from ...core.ops.random import M1, M2, M3, _UNIT_BITS
 from . import storage as S
 from .matmul import matmul
@@ -83,7 +83,7 @@ def _conv_bpi(xp, ctx, dy, w, input_shape, stride, pads, dilation, group):
         part = dxp[:, g * cg:(g + 1) * cg]
         for i in range(kh):
             for j in range(kw):
-                C.window(part, i, j, dilation, stride, o)[...] += \
+                conv.window(part, i, j, dilation, stride, o)[...] += \
                     cols[..., i, j].transpose(0, 3, 1, 2)
     return dxp[:, :, pads[0]:pads[0] + H, pads[2]:pads[2] + W]
 
@@ -102,7 +102,7 @@ def _conv_bpf(xp, ctx, x, dy, filter_shape, stride, pads, dilation, group):
 
 
 def _geometry(attrs, x_shape, w_shape):
-    return C.conv_geometry("conv2d", x_shape, w_shape, attrs["stride"], attrs["pad_mode"],
+    return conv.conv_geometry("conv2d", x_shape, w_shape, attrs["stride"], attrs["pad_mode"],
                            attrs["pad"], attrs["dilation"], attrs["group"])
 
 
@@ -152,10 +152,10 @@ def _pool(kind):
         c, od = _cdt(out), out.dtype
         k, s, shape = attrs["kernel_size"], attrs["stride"], ms[0].shape
         if kind == "max":
-            pads, o = C.pool_geometry("max_pool2d", shape, k, s, attrs["pad_mode"], attrs["pad"])
+            pads, o = conv.pool_geometry("max_pool2d", shape, k, s, attrs["pad_mode"], attrs["pad"])
             fill, div = -np.inf, None
         else:
-            pads, o, div_h = C.avg_divisor(shape, k, s, attrs["pad_mode"], attrs["pad"],
+            pads, o, div_h = conv.avg_divisor(shape, k, s, attrs["pad_mode"], attrs["pad"],
                                            attrs["count_include_pad"])
             fill, div = 0.0, ctx.const(div_h.astype(c))
         fold = xp.maximum if kind == "max" else xp.add
@@ -193,7 +193,7 @@ def _pool_grads(kind):
         k, s = attrs["kernel_size"], attrs["stride"]
         if kind == "avg_grad":
             ishape = tuple(attrs["input_shape"])
-            pads, o, div_h = C.avg_divisor(ishape, k, s, attrs["pad_mode"], attrs["pad"],
+            pads, o, div_h = conv.avg_divisor(ishape, k, s, attrs["pad_mode"], attrs["pad"],
                                            attrs["count_include_pad"])
             div = ctx.const(div_h.astype(c))
             N, Cn, H, W = ishape
@@ -207,7 +207,7 @@ def _pool_grads(kind):
                                       od)
             return run
         shape = ms[0].shape
-        pads, o = C.pool_geometry("max_pool2d", shape, k, s, attrs["pad_mode"], attrs["pad"])
+        pads, o = conv.pool_geometry("max_pool2d", shape, k, s, attrs["pad_mode"], attrs["pad"])
         N, Cn, H, W = shape
         if kind == "max_grad":
             def run(x, dy):

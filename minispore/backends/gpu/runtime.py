@@ -27,7 +27,7 @@ import weakref
 
 import numpy as np
 
-from . import cuda_codegen as C
+from . import cuda_codegen, cuda_source
 from .buffers import GpuArray, storage_of
 
 
@@ -58,9 +58,9 @@ class CupyRuntime:
         self.counters = {"h2d_bytes": 0, "uploads": 0, "captures": 0, "graph_launches": 0}
         self.tf32 = os.environ.get("MINISPORE_GPU_TF32", "0") == "1"
         try:                                # float32 matmul: FP32 compute, or TF32 if asked
-            from cupy._core import _routines_linalg as L
-            L.set_compute_type(np.float32, L.COMPUTE_TYPE_TF32 if self.tf32 else
-                               L.COMPUTE_TYPE_FP32)
+            from cupy._core import _routines_linalg as cupy_linalg
+            cupy_linalg.set_compute_type(np.float32, cupy_linalg.COMPUTE_TYPE_TF32 if self.tf32
+                                         else cupy_linalg.COMPUTE_TYPE_FP32)
         except (ImportError, AttributeError):
             if self.tf32:
                 raise RuntimeError("MINISPORE_GPU_TF32=1 needs CuPy's compute-type switch "
@@ -129,11 +129,11 @@ class CupyRuntime:
         from .elementwise import fused_kernel
         return fused_kernel(self, expr, in_metas, out_meta, reduce)
 
-    def ew_kernel(self, ew: C.EwOperation):
+    def ew_kernel(self, ew: cuda_codegen.EwOperation):
         k = self._ew.get(ew.name)
         if k is None:
             k = self._ew[ew.name] = self.cp.ElementwiseKernel(
-                ew.in_params, ew.out_params, ew.operation, ew.name, preamble=C.PREAMBLE)
+                ew.in_params, ew.out_params, ew.operation, ew.name, preamble=cuda_source.PREAMBLE)
         return k
 
     def gemm(self, a, b):
@@ -143,7 +143,7 @@ class CupyRuntime:
         key = (a.dtype.name, nb, m, k, n)
         ck = self._gemm.get(key)
         if ck is None:
-            ck = self._gemm[key] = C.gemm_kernel(a.dtype.name, nb, m, k, n)
+            ck = self._gemm[key] = cuda_codegen.gemm_kernel(a.dtype.name, nb, m, k, n)
         out = self.cp.empty((nb, m, n), a.dtype)
         self.raw_kernel(ck)((ck.grid,), (ck.block,), (a, b, out))
         return out
@@ -166,7 +166,7 @@ class CupyRuntime:
             return cp.cuda.get_elapsed_time(a, b) / 1e3
         return record, elapsed
 
-    def raw_kernel(self, ck: C.CudaKernel):
+    def raw_kernel(self, ck: cuda_source.CudaKernel):
         k = self._raw.get(ck.name)
         if k is None:
             k = self._raw[ck.name] = self.cp.RawKernel(ck.source(), ck.name)
