@@ -302,7 +302,7 @@ def test_a_matrix_times_its_own_transpose_uses_syrk_like_numpy(shape, ta, tb):
 
 def test_batch_norm_and_layer_norm_are_native_and_equal_pynative():
     """Training and inference batch norm (and its running statistics) and layer norm: the
-    native program against PyNative (the norms within an ulp, the statistics bit for bit)."""
+    native program equals PyNative bit for bit (whose norm kernels are the same lowering)."""
     from minispore import nn
     r = np.random.default_rng(8)
     x4 = Tensor(r.standard_normal((4, 3, 5, 5)).astype(np.float32))
@@ -322,9 +322,7 @@ def test_batch_norm_and_layer_norm_are_native_and_equal_pynative():
                      {type(e.program).__name__ for e in graph_compile.cache.entries()})
     native, eager = got[ms.GRAPH_MODE], got[ms.PYNATIVE_MODE]
     assert native[5] == {"NativeProgram"} and eager[5] == set()
-    for a, b in zip(native[:3], eager[:3]):
-        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
-    for a, b in zip(native[3:5], eager[3:5]):
+    for a, b in zip(native[:5], eager[:5]):
         np.testing.assert_array_equal(a, b)
 
 
