@@ -1,11 +1,12 @@
 """Eager CPU kernels of the small ops on a classifier's loss path: softmax and log_softmax over one
-axis, the sparse softmax cross-entropy and its gradient, and one_hot (sum and mean, float64
-accumulation, are kernels.py's `accumulation`).
+axis, logsumexp over axes, the sparse softmax cross-entropy and its gradient, and one_hot (sum
+and mean, float64 accumulation, are kernels.py's `accumulation`).
 
 Their numpy references cost 20-70 us on a (32, 10) batch of logits (eight numpy calls, moveaxis,
 dtype round trips), more than the matmuls of a small MLP step; these kernels cost a few us
 (softmax of (32, 128): 15 us).
-softmax/log_softmax and the cross-entropy pair are the row family of loops/rows.py, rendered by
+softmax/log_softmax, logsumexp and the cross-entropy pair are the row family of loops/rows.py
+(one numba kernel per rank and reduction axes for logsumexp), rendered by
 render/numba_source.py as shape-generic numba kernels (disk-cached like the generated elementwise
 kernels); native_rows.py renders the same definitions into the O2 sink's LLVM IR, so PyNative, O0
 and O2 agree bit for bit.
@@ -13,13 +14,15 @@ softmax runs over an (outer, d, inner) view of its input; the cross-entropy pair
 classes). one_hot is one loop writing on/off values (an index outside [0, depth) gives a row of
 off values, as the reference does). Half-precision tensors compute in float32 (cpu_np) and round
 once.
-`register(backend)` is called by kernels.register_all.
+`register(backend)` is called by kernels.register_all after it registers the reference
+kernels, so the logsumexp kernel registered here is the one the backend runs.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from ...core.ops.reduce import reduction_axes
 from ...core.shape import normalize_axis, size_of
 from .kernel_abi import cpu_np
 from .loops import rows
@@ -83,6 +86,23 @@ def _softmax_factory(log: bool):
     return factory
 
 
+def _logsumexp(in_metas, attrs, out_meta):
+    """logsumexp over the reduction axes (a 0-d tensor: the value itself, as the native sink
+    lowers it), in float64: a float input read in its compute dtype, an integer one as float64
+    (exactly), the result rounded to the output dtype."""
+    x_dtype, shape, oshape = in_metas[0].dtype, tuple(in_metas[0].shape), tuple(out_meta.shape)
+    c = cpu_np(x_dtype) if x_dtype.is_float else np.float64
+    odt = out_meta.dtype.np
+    axes = reduction_axes("logsumexp", attrs["axis"], len(shape))
+    if not shape:
+        return lambda x: np.asarray(x).astype(odt).reshape(oshape)
+    kernel = numba_source.module(rows.logsumexp, rank=len(shape), axes=axes).kernel
+
+    def run(x):
+        return _rounded(kernel(np.ascontiguousarray(x, c)), odt, oshape)
+    return run
+
+
 def _one_hot(in_metas, attrs, out_meta):
     shape = tuple(out_meta.shape)
     axis = normalize_axis("one_hot", attrs["axis"], len(shape))
@@ -98,6 +118,7 @@ def _one_hot(in_metas, attrs, out_meta):
 
 
 def register(backend) -> None:
+    backend.register("logsumexp")(_logsumexp)
     backend.register("softmax")(_softmax_factory(False))
     backend.register("log_softmax")(_softmax_factory(True))
     backend.register("one_hot")(_one_hot)
