@@ -11,7 +11,10 @@ itself never reaches the IR or a backend.
 
 Autodiff: a composite without a bprop is differentiated through its parts (the tape records
 them). A composite that declares a bprop runs its parts with the tape paused and is recorded as
-one tape node, whose bprop the backward pass calls.
+one tape node, whose bprop the backward pass calls. The gradient of a tensor `if`/`while` in a
+compiled graph replays the branch's IR (graph/cf_grad.py), which holds the parts: a declared
+bprop must give the very numbers of its parts' bprops (it may only be cheaper), or PyNative and
+graph mode would differ there.
 """
 from __future__ import annotations
 

@@ -1,3 +1,3 @@
-"""Op declarations, one file per family; importing this package registers every primitive."""
+"""Op declarations, one file per family; importing this package registers every op."""
 from . import array, index_ops, linalg, math, nn, reduce  # noqa: F401
-from . import conv, norm, random  # noqa: F401,E402
+from . import conv, norm, random, rounding  # noqa: F401,E402

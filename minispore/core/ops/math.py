@@ -41,13 +41,12 @@ SQRT = elementwise("sqrt", 1, E.sqrt, np.sqrt, lambda i, o, g: (div(g, mul(o, 2)
 # types compute in float32 and round once per kernel)
 RSQRT = elementwise("rsqrt", 1, lambda x: 1 / E.sqrt(x), lambda x: 1 / np.sqrt(x),
                     lambda i, o, g: (mul(g, mul(mul(o, mul(o, o)), -0.5)),), FLOAT)
-# composites of one kernel each, so bit-identical to a kernel of their own (written with Tensor
-# operators: the executors' fast binary path); their declared bprops are cheaper than
-# differentiating the parts (mul's bprop would take x's gradient twice)
-SQUARE = composite_elementwise("square", 1, lambda x: x * x, np.square,
-                               lambda i, o, g: (mul(g, mul(i[0], 2)),), allowed=NUM)
-RECIPROCAL = composite_elementwise("reciprocal", 1, lambda x: 1 / x, np.reciprocal,
-                                   lambda i, o, g: (neg(mul(g, mul(o, o))),), FLOAT)
+# a composite of one kernel, bit-identical to a kernel of its own (x * x: the executors' fast
+# binary path), differentiated through mul: g*x + g*x, which is 2*(g*x) exactly
+SQUARE = composite_elementwise("square", 1, lambda x: x * x, np.square, allowed=NUM)
+# reciprocal stays primitive: its gradient -g*(o*o) rounds differently from div's -g*(o/x)
+RECIPROCAL = elementwise("reciprocal", 1, lambda x: 1 / x, np.reciprocal,
+                         lambda i, o, g: (neg(mul(g, mul(o, o))),), FLOAT)
 SIN = elementwise("sin", 1, E.sin, np.sin, lambda i, o, g: (mul(g, cos(i[0])),), FLOAT)
 COS = elementwise("cos", 1, E.cos, np.cos, lambda i, o, g: (neg(mul(g, sin(i[0]))),), FLOAT)
 TANH = elementwise("tanh", 1, E.tanh, np.tanh,

@@ -1,0 +1,171 @@
+"""The two op tiers: primitives (a kernel or lowering on every backend) and composites (written
+with other ops, run as their parts). The counts are a watched number written in README.md, so
+adding a primitive is a visible decision; a composite never reaches a backend or a graph's IR,
+raises its own errors under its own name, and is differentiated by its declared bprop or else
+through its parts."""
+from __future__ import annotations
+
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import ops
+from minispore.core.errors import DTypeError, ShapeError
+from minispore.core.graph import compile as graph_compile
+from minispore.core.pynative import EagerExecutor
+from minispore.core.ops.rounding import truncate_div
+from minispore.core.primitive import REGISTRY, OpDef, composites, primitives
+
+from helpers import graph_runs, in_graph
+
+README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_primitive_and_composite_counts_match_the_readme():
+    m = re.search(r"(\d+) primitives \(kernels on every backend\) and (\d+) composites",
+                  README.read_text())
+    assert m, "README.md's supported-ops part must say 'N primitives (kernels on every " \
+              "backend) and M composites'"
+    want = int(m.group(1)), int(m.group(2))
+    got = len(primitives()), len(composites())
+    assert got == want, (f"the registry holds {got[0]} primitives and {got[1]} composites; "
+                         f"README.md says {want[0]} and {want[1]}: a new primitive needs a kernel "
+                         f"on every backend, so update the README line when that is the intent")
+    assert got[0] + got[1] == len(REGISTRY)
+
+
+def _composite_calls(x):
+    return ops.square(x) + ops.div(x, 0.75, rounding_mode="trunc")
+
+
+def test_a_composite_reaches_no_backend(monkeypatch):
+    """PyNative: the backend is asked for kernels of the parts only."""
+    asked = []
+    backend = EagerExecutor.backend()
+    real = backend.kernel
+
+    def spy(op, *rest):
+        asked.append(op.name)
+        return real(op, *rest)
+    monkeypatch.setattr(backend, "kernel", spy)
+    monkeypatch.setattr(backend, "plans", {})
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    x = ms.Tensor(np.array([1.5, -2.5, 4.0], np.float32))
+    _composite_calls(x)
+    names = {op.name for op in composites()}
+    assert asked and not names & set(asked), asked
+    assert {"mul", "div", "floor", "ceil", "where"} <= set(asked)
+
+
+def test_a_graph_holds_the_parts_of_a_composite():
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O0")
+    try:
+        x = ms.Tensor(np.array([1.5, -2.5, 4.0], np.float32))
+        got = in_graph(_composite_calls, x)
+        graph = graph_compile.last_compiled().graph
+        in_ir = {n.op.name for n in graph.all_nodes() if isinstance(n.op, OpDef)}
+        assert not in_ir & {op.name for op in composites()}, in_ir
+        assert {"mul", "div", "floor", "ceil", "where"} <= in_ir
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        np.testing.assert_array_equal(got.asnumpy(), _composite_calls(x).asnumpy())
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_a_composite_raises_its_own_errors(mode):
+    ms.set_context(mode=mode, jit_level="O0")
+    try:
+        with pytest.raises(DTypeError, match=r"^square: dtype Bool"):
+            _in_mode(ops.square, ms.Tensor(np.array([True, False])))
+        with pytest.raises(ShapeError, match=r"^truncate_div: "):
+            _in_mode(truncate_div, ms.Tensor(np.ones(3, np.float32)),
+                     ms.Tensor(np.ones(4, np.float32)))
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+def _in_mode(fn, *args):
+    return in_graph(fn, *args) if ms.get_context("mode") == ms.GRAPH_MODE else fn(*args)
+
+
+@pytest.fixture
+def cube():
+    """A composite declared only for these tests (and removed after them), with a bprop."""
+    from minispore.core.ops.declare import composite_elementwise
+    from minispore.core.ops.math import mul
+    op = composite_elementwise("tier_test_cube", 1, lambda x: x * x * x, lambda x: x ** 3,
+                               lambda i, o, g: (mul(g, mul(mul(i[0], i[0]), 3)),))
+    try:
+        yield op
+    finally:
+        del REGISTRY[op.name]
+
+
+def test_no_bprop_tapes_the_parts():
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    taped = {}
+
+    def f(x):
+        y = ops.square(x)
+        z = truncate_div(x, 0.75)
+        taped["square"] = y._node[0].op.name
+        taped["truncate_div"] = z._node[0].op.name
+        return (y + z).sum()
+    x = ms.Tensor(np.array([1.5, -2.5, 4.0], np.float32))
+    g = ms.grad(f)(x)
+    assert taped == {"square": "mul", "truncate_div": "where"}
+    np.testing.assert_array_equal(g.asnumpy(), 2 * x.asnumpy())
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_a_declared_bprop_tapes_the_composite(cube, mode):
+    """The parts run untaped and the composite's own bprop gives the gradient (3 x^2 g, not
+    the parts' x*x*g + (x*g)*x + ...), in PyNative and while a graph is built."""
+    from minispore.core.primitive import apply
+    taped = []
+
+    def f(x):
+        y = apply(cube, x)
+        if ms.get_context("mode") == ms.PYNATIVE_MODE:
+            taped.append(y._node[0].op.name)
+        return y.sum()
+    x = ms.Tensor(np.array([1.5, -2.5, 4.0, 0.1], np.float32))
+    ms.set_context(mode=mode, jit_level="O0")
+    try:
+        g = ms.grad(f)(x).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    xs = x.asnumpy()
+    np.testing.assert_array_equal(g, (xs * xs) * np.float32(3))
+    np.testing.assert_array_equal(apply(cube, x).asnumpy(), xs * xs * xs)
+    assert taped == ([cube.name] if mode == ms.PYNATIVE_MODE else [])
+
+
+def _branchy(x):
+    if x.sum() > 0:
+        y = ops.square(x)
+    else:
+        y = truncate_div(x, 0.75) * x
+    return y.sum()
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_composites_under_graph_control_flow(sign):
+    """The gradient of a tensor `if` in a compiled graph replays the branch's parts: the same
+    numbers as PyNative's tape of the parts."""
+    x = ms.Tensor(np.array([1.5, 2.5, 4.0], np.float32) * sign)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = ms.grad(_branchy)(x).asnumpy()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O0")
+    try:
+        with graph_runs("grad of a tensor if"):
+            got = ms.grad(_branchy)(x).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_array_equal(got, want)
+    xs = x.asnumpy()
+    np.testing.assert_array_equal(want, 2 * xs if sign > 0 else np.trunc(xs / np.float32(0.75)))
