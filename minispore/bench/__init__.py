@@ -3,7 +3,7 @@ and loop sink, beside numpy and the peer frameworks importable here (workloads.p
 measured by runner.py and shown by report.py (table, JSON, optional PNG)."""
 from __future__ import annotations
 
-from . import workloads as W
+from . import workloads
 from .peers import PEERS
 
 ALL_BACKENDS = ("CPU", "GPU", "Ascend")
@@ -25,9 +25,9 @@ def add_arguments(p) -> None:
     p.add_argument("--backends", help=f"comma-separated device targets (default: all of "
                                       f"{','.join(ALL_BACKENDS)}; unusable ones are reported "
                                       f"as skipped, with the reason)")
-    p.add_argument("--modes", help=f"comma-separated, from {','.join(W.MODES)} (default "
-                                   f"{','.join(W.DEFAULT_MODES)})")
-    p.add_argument("--workloads", help=f"comma-separated, from {','.join(W.WORKLOADS)} "
+    p.add_argument("--modes", help=f"comma-separated, from {','.join(workloads.MODES)} (default "
+                                   f"{','.join(workloads.DEFAULT_MODES)})")
+    p.add_argument("--workloads", help=f"comma-separated, from {','.join(workloads.WORKLOADS)} "
                                        f"(default: all)")
     p.add_argument("--peers", help=f"comma-separated, from {','.join(PEERS)} (default: all; "
                                    f"those not importable here are skipped); 'none' for none")
@@ -50,9 +50,9 @@ def main(args) -> int:
     try:
         opts = runner.Options(
             backends=_choices(args.backends, ALL_BACKENDS, ALL_BACKENDS, "backends"),
-            modes=_choices(args.modes, tuple(W.MODES), W.DEFAULT_MODES, "modes"),
-            workloads=_choices(args.workloads, tuple(W.WORKLOADS), tuple(W.WORKLOADS),
-                               "workloads"),
+            modes=_choices(args.modes, tuple(workloads.MODES), workloads.DEFAULT_MODES, "modes"),
+            workloads=_choices(args.workloads, tuple(workloads.WORKLOADS),
+                               tuple(workloads.WORKLOADS), "workloads"),
             peers=[] if args.peers == "none" else _choices(args.peers, PEERS, PEERS, "peers"),
             quick=args.quick, repeat=args.repeat,
             target_s=None if args.target_ms is None else args.target_ms / 1e3,

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import peers as P
-from . import workloads as W
+from . import workloads
 
 
 @dataclass
@@ -93,14 +93,14 @@ def timed(call, sync, steps: int, opts: Options, clock=None) -> dict:
 def run_minispore(backend: str, workload: str, mode: str, data: dict, opts: Options) -> dict:
     import minispore as ms
     from ..profiler import Profiler
-    ok, why = W.supported(workload, mode)
+    ok, why = workloads.supported(workload, mode)
     if not ok:
         return {"status": "skipped", "reason": why}
     gc.collect()
-    ctx, level = W.MODES[mode]
+    ctx, level = workloads.MODES[mode]
     ms.set_context(device_target=backend, jit_level=level,
                    mode=ms.GRAPH_MODE if ctx == "GRAPH" else ms.PYNATIVE_MODE)
-    case = W.build(workload, mode, data)
+    case = workloads.build(workload, mode, data)
     clock = None
     if backend == "Ascend":
         from ..backends import ascend_sim
@@ -172,7 +172,7 @@ def run(opts: Options) -> dict:
                 row = {"status": "skipped", "reason": peers_ok[impl][1]}
             else:
                 if w not in data_cache:
-                    data_cache[w] = W.inputs(w, opts.quick)
+                    data_cache[w] = workloads.inputs(w, opts.quick)
                 try:
                     row = (run_minispore(b, w, m, data_cache[w], opts) if impl == "minispore"
                            else run_peer(impl, w, m, data_cache[w], opts))
@@ -190,7 +190,7 @@ def run(opts: Options) -> dict:
                         "repeats": opts.repeats, "target_s": opts.target},
             "backends": {t: {"usable": ok, "reason": why} for t, (ok, why) in avail.items()},
             "peers": {p: {"importable": ok, "reason": why} for p, (ok, why) in peers_ok.items()},
-            "workloads": {w: W.describe(w, opts.quick) for w in opts.workloads},
+            "workloads": {w: workloads.describe(w, opts.quick) for w in opts.workloads},
             "method": __doc__.split("\n\n", 1)[1].strip(),
             "rows": rows, "notes": opts.notes}
 

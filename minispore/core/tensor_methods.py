@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import dtype as dt
 from .indexing import getitem, setitem
 from .ops import array as A
-from .ops import linalg as L
+from .ops import linalg
 from .ops import math as M
 from .ops import nn as N
 from .ops import reduce as R
@@ -65,11 +65,11 @@ Tensor.__hash__ = object.__hash__          # __eq__ is elementwise, as in MindSp
 
 
 def _matmul(self, other):
-    return L.matmul(self, other if isinstance(other, Tensor) else Tensor(other))
+    return linalg.matmul(self, other if isinstance(other, Tensor) else Tensor(other))
 
 
 def _rmatmul(self, other):
-    return L.matmul(Tensor(other), self)
+    return linalg.matmul(Tensor(other), self)
 
 
 Tensor.__matmul__, Tensor.__rmatmul__ = _matmul, _rmatmul
@@ -340,7 +340,7 @@ _METHODS = {
     "sub": tensor_sub,
     "mul": lambda self, other: M.mul(self, other),
     "div": _div,
-    "matmul": lambda self, tensor2: L.matmul(self, tensor2),
+    "matmul": lambda self, tensor2: linalg.matmul(self, tensor2),
     "softmax": _softmax,
     "clip": lambda self, min=None, max=None: _clip(self, min, max),
     "tile": overloaded("Tensor", "tile", variant(lambda self, dims: A.tile(self, dims)),

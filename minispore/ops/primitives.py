@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core import dtype as _dt
 from ..core.ops import array as A
 from ..core.ops import index_ops as X
-from ..core.ops import linalg as L
+from ..core.ops import linalg
 from ..core.ops import math as M
 from ..core.ops import nn as N
 from ..core.ops import reduce as R
@@ -40,7 +40,7 @@ class MatMul(Primitive):
     """`MatMul(transpose_a=False, transpose_b=False)(a, b)`."""
 
     def __init__(self, transpose_a=False, transpose_b=False):
-        super().__init__(L.MATMUL, transpose_a=transpose_a, transpose_b=transpose_b)
+        super().__init__(linalg.MATMUL, transpose_a=transpose_a, transpose_b=transpose_b)
 
 
 class BatchMatMul(MatMul):

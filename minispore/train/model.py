@@ -17,10 +17,10 @@ from .callback import Callback, ProgressBar, RunContext
 
 
 def _metric(name_or_obj):
-    from ..nn import metrics as M
+    from ..nn import metrics as nn_metrics
     if not isinstance(name_or_obj, str):
         return name_or_obj
-    table = {"accuracy": M.Accuracy, "acc": M.Accuracy, "mae": M.MAE}
+    table = {"accuracy": nn_metrics.Accuracy, "acc": nn_metrics.Accuracy, "mae": nn_metrics.MAE}
     if name_or_obj.lower() not in table:
         raise ValueError(f"Model: unknown metric {name_or_obj!r}; use one of {sorted(table)} or "
                          f"a Metric instance")

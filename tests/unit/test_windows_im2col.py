@@ -4,7 +4,7 @@ and long rows (the row loops), over strides, dilation, padding and groups."""
 import numpy as np
 import pytest
 
-from minispore.backends.cpu import windows as W
+from minispore.backends.cpu import windows
 
 
 def _reference(x, g, ho, wo, kh, kw, sh, sw, pt, pl, dh, dw, group):
@@ -42,7 +42,7 @@ def test_im2col_equals_numpy_construction(case):
     x = np.random.default_rng(len(xs) + kh).standard_normal(xs).astype(np.float32)
     for g in range(group):
         args = (g, ho, wo, kh, kw, sh, sw, pt, pl, dh, dw, group)
-        np.testing.assert_array_equal(W.im2col(x, *args), _reference(x, *args))
+        np.testing.assert_array_equal(windows.im2col(x, *args), _reference(x, *args))
 
 
 def test_both_im2col_paths_are_covered():
@@ -50,4 +50,4 @@ def test_both_im2col_paths_are_covered():
         xs, (kh, kw), (sh, sw), (pt, pl), (dh, dw), _ = case
         return (xs[3] + 2 * pl - dw * (kw - 1) - 1) // sw + 1
     widths = [wo_of(c) for c in CASES]
-    assert min(widths) < W.SHORT_ROW <= max(widths)
+    assert min(widths) < windows.SHORT_ROW <= max(widths)

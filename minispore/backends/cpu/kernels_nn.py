@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core.primitive import REGISTRY
 from . import blas_threads
-from . import windows as W
+from . import windows
 
 REF_OPS = ("batch_norm", "layer_norm", "random_uniform", "random_normal", "random_randint",
            "dropout")
@@ -34,9 +34,9 @@ def window_factory(name):
     def factory(in_metas, attrs, out_meta):
         c, odt = compute_dtype(out_meta), out_meta.dtype.np
         if conv:
-            mod, fname, extra = W.conv_kernel(name, tuple(m.shape for m in in_metas), attrs)
+            mod, fname, extra = windows.conv_kernel(name, tuple(m.shape for m in in_metas), attrs)
         else:
-            mod, fname, extra = W.pool_kernel(name, in_metas[0].shape, attrs)
+            mod, fname, extra = windows.pool_kernel(name, in_metas[0].shape, attrs)
         fn = getattr(mod, fname)
         if conv and blas_threads.serial(blas_threads.conv_macs(
                 name, tuple(m.shape for m in in_metas), out_meta.shape, attrs)):
