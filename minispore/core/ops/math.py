@@ -56,6 +56,7 @@ SIGMOID = elementwise("sigmoid", 1, E.sigmoid,
                       lambda i, o, g: (mul(g, mul(o, sub(1, o))),), FLOAT)
 # relu is x where x > 0 and a literal +0 elsewhere (not x * 0: that is -0.0 for a negative x and
 # NaN for -inf), so relu(-1) = relu(-0.0) = relu(-inf) = relu(nan) = +0.0, as MindSpore's ReLU.
+# relu stays primitive for speed: one pass (as greater + where it would be two kernels and a mask)
 RELU = elementwise("relu", 1, lambda x: E.where(x > 0, x, 0),
                    lambda x: np.where(x > 0, x, np.zeros((), x.dtype)),
                    lambda i, o, g: (relu_grad(g, o),), allowed=NUM)
@@ -95,6 +96,7 @@ def _gelu_bprop(i, o, g, approximate="none"):
     return (mul(g, d),)
 
 
+# gelu stays primitive: one kernel instead of five eagerly, and a half-precision input rounds once
 GELU = elementwise("gelu", 1, _gelu_scalar, _gelu_np, _gelu_bprop, FLOAT,
                    attrs={"approximate": "none"})
 
@@ -103,6 +105,7 @@ def _zero_grad(i, o, g, **a):
     return (zeros_like(i[0]),)
 
 
+# sign stays primitive for speed: one kernel instead of two comparisons, two wheres and a mul
 SIGN = elementwise("sign", 1, lambda x: E.where(x > 0, 1, E.where(x < 0, -1, x * 0)), np.sign,
                    _zero_grad, allowed=NUM)
 FLOOR = elementwise("floor", 1, E.floor, np.floor, _zero_grad, allowed=FL)

@@ -124,6 +124,8 @@ def _np_logsumexp(a, axes, keep):
 
 _FL = dt.FLOATS
 SUM = _reduction("sum", _int_sum_dtype, lambda a, ax, k: np.sum(a, ax, keepdims=k), _sum_bprop)
+# mean stays primitive: its kernels divide the float64 sum before rounding (div(sum(x), n) would
+# round twice)
 MEAN = _reduction("mean", _float_dtype,
                   lambda a, ax, k: np.mean(a, ax, keepdims=k) if a.size else
                   np.full(reduced_shape(a.shape, ax, k), np.nan), _mean_bprop,
@@ -133,6 +135,7 @@ MAX = _reduction("max", lambda d: d, lambda a, ax, k: np.max(a, ax, keepdims=k),
                  empty_ok=False)
 MIN = _reduction("min", lambda d: d, lambda a, ax, k: np.min(a, ax, keepdims=k), _minmax_bprop,
                  empty_ok=False)
+# logsumexp stays primitive for speed: one pass instead of five kernels (max, sub, exp, sum, log)
 LOGSUMEXP = _reduction("logsumexp", _float_dtype, _np_logsumexp, _logsumexp_bprop,
                        allowed=dt.NUMERIC)
 
