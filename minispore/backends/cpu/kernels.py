@@ -1,5 +1,5 @@
-"""Non-elementwise CPU kernels: matmul through BLAS (numpy's, the same OpenBLAS numba's np.dot
-calls), reductions through numpy's SIMD loops, and data movement/indexing ops through their numpy
+"""Non-elementwise CPU kernels: matmul through BLAS (np.matmul: numpy's OpenBLAS, the "numpy"
+library of blas.py), reductions through numpy's SIMD loops, and data movement/indexing ops through their numpy
 reference (they move memory; a generated loop would not beat numpy's memcpy-based kernels).
 Every output is a fresh or immutable C-contiguous array of exactly the declared dtype."""
 from __future__ import annotations

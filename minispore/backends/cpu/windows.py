@@ -40,7 +40,8 @@ SHORT_ROW = 8           # im2col: output rows shorter than this take _im2col_sho
 
 @njit(**_J)
 def gemm(a, b):
-    """a @ b (BLAS), compiled once per dtype and called by every kernel here."""
+    """a @ b (BLAS: numba's np.dot calls scipy's OpenBLAS, the "scipy" library of blas.py),
+    compiled once per dtype and called by every kernel here."""
     return np.dot(a, b)
 
 
