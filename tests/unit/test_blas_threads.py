@@ -29,6 +29,21 @@ def test_call_serial_limits_the_calling_thread_and_restores():
     assert get() == before
 
 
+def test_the_native_jit_calls_the_routines_blas_binds():
+    """One binding: every symbol native code calls is the address blas.py found, the routine
+    names cover both libraries and the thread-count control is bound where there is one."""
+    import llvmlite.binding as llvm
+    from minispore.backends.cpu import native_jit
+    native_jit.state()
+    symbols = blas.jit_symbols()
+    for lib, prefix in (("numpy", "minispore_"), ("scipy", "minispore_scipy_")):
+        assert {f"{prefix}{t}{r}" for t in "sd" for r in blas.ROUTINES} <= set(symbols), lib
+        assert native_jit.blas_int_bits(lib) == blas.int_bits(lib) in (32, 64)
+    assert (blas.SET_THREADS_LOCAL in symbols) == blas.has_thread_control()
+    for name, addr in symbols.items():
+        assert llvm.address_of_symbol(name) == addr, name
+
+
 def test_small_conv_results_equal_the_unlimited_kernel():
     from minispore.backends.cpu import windows
     rng = np.random.default_rng(0)
