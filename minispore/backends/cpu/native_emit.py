@@ -25,7 +25,8 @@ from .native_half import HALF
 
 
 class NativeUnsupported(NotImplementedError):
-    """The native sink has no lowering for something in this graph (the numba sink takes it)."""
+    """The native sink has no lowering for something in this graph (it then runs kernel by
+    kernel, as O1)."""
 
 
 I1, I8, I32, I64 = L.IntType(1), L.IntType(8), L.IntType(32), L.IntType(64)
@@ -324,12 +325,17 @@ class Emitter:
             return b.uitofp(x, to) if dst.is_float else b.zext(x, to)
         if src.is_float and dst.is_float:
             return b.fpext(x, to) if to == F64 else b.fptrunc(x, to)
-        if src.is_float:
-            return b.fptosi(x, to)
+        if src.is_float:          # C's (type)x: a narrow integer takes the low bits of an i32
+            return b.fptosi(x, to) if to.width >= 32 else b.trunc(b.fptosi(x, I32), to)
+        unsigned = src is dt.uint8
         if dst.is_float:
-            return b.sitofp(x, to)
+            return b.uitofp(x, to) if unsigned else b.sitofp(x, to)
         w_src, w_dst = x.type.width, to.width
-        return x if w_src == w_dst else (b.sext(x, to) if w_dst > w_src else b.trunc(x, to))
+        if w_src == w_dst:
+            return x
+        if w_dst < w_src:
+            return b.trunc(x, to)
+        return b.zext(x, to) if unsigned else b.sext(x, to)
 
     def as_num(self, x, T):
         """x (T, or an i1 bool) as T."""

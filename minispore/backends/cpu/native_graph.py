@@ -3,7 +3,9 @@ anything is emitted (NativeUnsupported names it), `scratch_bytes` is the arena a
 while it runs, and `lower_node` emits a node: CONST/ASSIGN (nothing to do), tensor If/While
 (branches and loops in place), Print (a call back into Python), FUSED nodes (native_lower's
 elementwise loops or native_reduce's fused reductions) and every other op through the lowering
-registry (native_registry.py), which the family modules imported here fill.
+registry (native_registry.py), which the family modules imported here fill. A half node of an
+op in HALF_AS_FLOAT32 is lowered as its float32 twin (_half_as_float32), as its eager kernel
+computes it.
 """
 from __future__ import annotations
 
@@ -17,11 +19,15 @@ from ...core.shape import size_of
 from . import (native_index, native_lower, native_matmul, native_norms, native_pool,
                native_random, native_reduce, native_rows, native_windows)
 from .native_emit import I8, I32, Emitter, NativeUnsupported, const, storage
-from .native_registry import LOWER, SCRATCH
+from .native_half import HALF
+from .native_registry import HALF_AS_FLOAT32, LOWER, SCRATCH
 
 # the modules whose @lowering registrations fill LOWER and SCRATCH
 FAMILIES = (native_lower, native_reduce, native_matmul, native_rows, native_windows, native_pool,
             native_norms, native_random, native_index)
+# kernels_row's softmax and cross-entropy kernels compute a half tensor in float32 (cpu_np)
+HALF_AS_FLOAT32.update(("softmax", "log_softmax", "sparse_softmax_cross_entropy",
+                        "sparse_softmax_cross_entropy_grad"))
 
 
 def check(g: ir.Graph, nested: bool = False):
@@ -56,6 +62,10 @@ def scratch_bytes(n: ir.Node) -> int | None:
     (reductions' accumulators, the window ops' column matrices, ...)."""
     if n.op == ir.WHILE:
         return sum(_padded(v) for v in n.outputs)
+    if _is_half_as_float32(n):
+        twin, _, _ = _float32_twin(n)
+        inner = scratch_bytes(twin) or 0
+        return sum(_f32_bytes(v) for v in n.inputs + n.outputs if v.dtype in HALF) + inner
     if isinstance(n.op, OpDef) and n.op.name in SCRATCH:
         return SCRATCH[n.op.name](n)
     if n.op == ir.FUSED and n.attr("reduce") is not None:
@@ -74,6 +84,8 @@ def _graph_body(e: Emitter, g: ir.Graph):
 
 def _truth_of(e: Emitter, v: ir.Value):
     x = e.load(v, const(0))
+    if v.dtype in HALF:
+        x = e.convert(x, v.dtype, dt.float32)
     return e.b.icmp_unsigned("!=", x, const(0, I8)) if v.dtype is dt.bool_ else e.truth(x)
 
 
@@ -146,8 +158,49 @@ def lower_node(e: Emitter, n: ir.Node):
         if red is not None:
             return native_reduce.fused_reduce(e, n, red)
         return native_lower.elementwise(e, n, n.attr("expr"))
+    if _is_half_as_float32(n):
+        return _half_as_float32(e, n)
     lower = LOWER.get(n.op.name)
     if lower is None:
         return native_lower.op_elementwise(e, n, attrs_dict(n.attrs))
     lower(e, n, attrs_dict(n.attrs))
 
+
+def _is_half_as_float32(n: ir.Node) -> bool:
+    return isinstance(n.op, OpDef) and n.op.name in HALF_AS_FLOAT32 and \
+        any(v.dtype in HALF for v in n.inputs + n.outputs)
+
+
+def _f32_bytes(v: ir.Value) -> int:
+    return aligned(max(size_of(v.shape) * 4, 1))
+
+
+def _float32_twin(n: ir.Node):
+    """(the node with a float32 value in place of each half input and output, its new inputs,
+    its new outputs); each position gets its own value, so an input read twice is two
+    copies, as the eager kernel's two astype calls make."""
+    ins = [ir.Value(v.shape, dt.float32) if v.dtype in HALF else v for v in n.inputs]
+    outs = [ir.Value(v.shape, dt.float32) if v.dtype in HALF else v for v in n.outputs]
+    return ir.Node(n.op, ins, n.attrs, outs, n.loc), ins, outs
+
+
+def _half_as_float32(e: Emitter, n: ir.Node):
+    """A half node as its eager kernel computes it: each half input converted to float32 (in
+    the node's scratch), the float32 twin lowered (its own scratch after those copies), each
+    half output rounded once from its float32 result."""
+    twin, ins, outs = _float32_twin(n)
+    off = e.offsets[n]
+    for v, t in zip(n.inputs + n.outputs, ins + outs):
+        if t is not v:
+            e.offsets[t.id] = off
+            off += _f32_bytes(t)
+    e.offsets[twin] = off
+    for v, t in zip(n.inputs, ins):
+        if t is not v:
+            with e.loop(size_of(v.shape)) as i:
+                e.store(e.convert(e.load(v, i), v.dtype, dt.float32), t, i)
+    lower_node(e, twin)
+    for v, t in zip(n.outputs, outs):
+        if t is not v:
+            with e.loop(size_of(v.shape)) as i:
+                e.store(e.convert(e.load(t, i), dt.float32, v.dtype), v, i)

@@ -1,12 +1,14 @@
-"""Data movement and indexing in the native sink (sink_index.py's loops in LLVM IR).
+"""Data movement and indexing in the native sink: the numpy references' semantics (the eager
+kernels of these ops) as loops in LLVM IR.
 
-concat, split, strided_slice (+ its gradient), slice_update, gather, scatter_add/update,
-one_hot, argmax/argmin, arange and tile, as loops over static shapes. Index values read at run
-time are wrapped (negative counts from the end) and checked: an out-of-range index makes the
+concat (each part converted to the promoted dtype, as its astype), split, strided_slice (+ its
+gradient), slice_update, gather, scatter_add/update, one_hot, argmax/argmin, arange and tile,
+as loops over static shapes. Index values read at run time are wrapped (negative counts from the end) and checked: an out-of-range index makes the
 program store it and return an error code (Emitter.fail_index), and NativeProgram raises the
 eager kernels' IndexError (core/index_check.py: op, axis, index, valid range) with the node's
-source line; nothing is assigned then. Merged into
-native_lower.LOWER like native_windows.
+source line; nothing is assigned then. Values move as their bits (half dtypes too); scatter_add
+on a half tensor adds in float32 and rounds each sum, as np.add.at's half loop does. Registered
+in native_registry.py.
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from llvmlite import ir as L
 from ...core import dtype as dt
 from ...core.index_check import IndexCheck
 from ...core.shape import broadcast_strides, c_strides, normalize_axis, size_of
-from .native_emit import F64, I64, Emitter, NativeUnsupported, const
+from .native_emit import F64, HALF, I64, Emitter, NativeUnsupported, const, storage
+from .native_half import bits
 from .native_registry import register
 
 
@@ -31,13 +34,12 @@ def _concat(e: Emitter, n, a):
     out = n.outputs[0]
     axis = normalize_axis("concat", a["axis"], len(out.shape))
     offset = 0
-    for x in n.inputs:
-        if x.dtype is not out.dtype:
-            raise NativeUnsupported("concat of mixed dtypes")
+    for x in n.inputs:            # each part converted to the promoted dtype (astype)
         with e.nest(x.shape) as idx:
             off = [0] * len(out.shape)
             off[axis] = offset
-            e.store(e.load(x, _at(e, idx, x.shape)), out, _at(e, idx, out.shape, off))
+            v = e.convert(e.load(x, _at(e, idx, x.shape)), x.dtype, out.dtype)
+            e.store(v, out, _at(e, idx, out.shape, off))
         offset += x.shape[axis]
 
 
@@ -69,9 +71,15 @@ def _strided_slice(e: Emitter, n, a):
 
 
 def _zero_of(v):
-    from .native_emit import storage
-    ty = storage(v.dtype)
-    return L.Constant(ty, 0.0 if v.dtype.is_float else 0)
+    return _constant(v.dtype, 0)
+
+
+def _constant(d: dt.DType, value):
+    """`value` in dtype d's storage, rounded as numpy rounds it into d (a half: its bits)."""
+    ty = storage(d)
+    if d in HALF:
+        return L.Constant(ty, bits(d, value))
+    return L.Constant(ty, float(value) if d.is_float else int(value))
 
 
 def _strided_slice_grad(e: Emitter, n, a):
@@ -134,7 +142,12 @@ def _scatter(accumulate: bool):
                          IndexCheck(op, x.shape[axis], axis, loc=n.loc))
             dst = _at(e, idx[:axis] + [j] + idx[axis + k:], out.shape)
             v = e.load(u, e.flat_index(idx, broadcast_strides(u.shape, region)))
-            if accumulate:
+            v = e.convert(v, u.dtype, out.dtype)          # the reference's astype(x.dtype)
+            if accumulate and out.dtype in HALF:    # np.add.at's half add: float32, rounded
+                old = e.convert(e.load(out, dst), out.dtype, dt.float32)
+                v = e.convert(b.fadd(old, e.convert(v, out.dtype, dt.float32)), dt.float32,
+                              out.dtype)
+            elif accumulate:
                 old = e.load(out, dst)
                 v = b.fadd(old, v) if out.dtype.is_float else b.add(old, v)
             e.store(v, out, dst)
@@ -145,9 +158,7 @@ def _one_hot(e: Emitter, n, a):
     ind, out = n.inputs[0], n.outputs[0]
     b = e.b
     axis = normalize_axis("one_hot", a["axis"], len(out.shape))
-    ty = _zero_of(out).type
-    on, off = (L.Constant(ty, float(a[k]) if out.dtype.is_float else int(a[k]))
-               for k in ("on_value", "off_value"))
+    on, off = (_constant(out.dtype, a[k]) for k in ("on_value", "off_value"))
     with e.nest(out.shape) as idx:
         j = e.convert(e.load(ind, _at(e, idx[:axis] + idx[axis + 1:], ind.shape)), ind.dtype,
                       dt.int64)
@@ -238,7 +249,8 @@ register("gather", _gather)
 register("scatter_add", _scatter(True))
 register("scatter_update", _scatter(False))
 register("one_hot", _one_hot)
-register("argmax", _arg("argmax"))
-register("argmin", _arg("argmin"))
+# a half value and its float32 compare alike: argmax/argmin of a half tensor are its float32's
+register("argmax", _arg("argmax"), half_as_float32=True)
+register("argmin", _arg("argmin"), half_as_float32=True)
 register("arange", _arange)
 register("tile", _tile)

@@ -14,7 +14,7 @@ from .native_emit import FLOAT, I32, Emitter, NativeUnsupported, const
 from .native_registry import lowering
 
 
-@lowering("matmul")
+@lowering("matmul", half_as_float32=True)     # kernels.py: astype(float32), np.matmul
 def _matmul(e: Emitter, n: ir.Node, a: dict):
     x, y = n.inputs
     out = n.outputs[0]

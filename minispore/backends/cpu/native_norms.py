@@ -1,9 +1,9 @@
-"""batch_norm and layer_norm lowerings of the native sink (sink_nn.py's loops in LLVM IR).
+"""batch_norm and layer_norm lowerings of the native sink.
 
-The same float64 operations in the same order as the numba sink's `nn_batch_norm` /
-`nn_layer_norm` (mean, then the mean of squared deviations, per channel or per row; then
-`(x - mu) * (1 / sqrt(var + eps)) * scale + bias` rounded once to the output dtype), so both
-sinks give the same bits. Merged into native_lower.LOWER like native_windows.
+Per channel (batch_norm) or per row (layer_norm), in float64: the mean, then the mean of squared
+deviations, then `(x - mu) * (1 / sqrt(var + eps)) * scale + bias` rounded once to the output
+dtype. The eager CPU kernels of both ops are this lowering of their one-node graph
+(native_kernels.py), so PyNative and O2 give the same bits. Registered in native_registry.py.
 """
 from __future__ import annotations
 

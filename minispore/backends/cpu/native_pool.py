@@ -221,8 +221,10 @@ def _avg_pool_grad(e, n, a):
     _windows(e, q, body)
 
 
-register("max_pool2d", _max_pool)
-register("max_pool2d_grad", _max_pool_grad)
-register("max_pool2d_gather", lambda e, n, a: _max_pool_grad(e, n, a, gather=True))
-register("avg_pool2d", _avg_pool)
-register("avg_pool2d_grad", _avg_pool_grad)
+# kernels_nn.window_factory runs a half node's float32 kernel (compute_dtype) and rounds once
+register("max_pool2d", _max_pool, half_as_float32=True)
+register("max_pool2d_grad", _max_pool_grad, half_as_float32=True)
+register("max_pool2d_gather", lambda e, n, a: _max_pool_grad(e, n, a, gather=True),
+         half_as_float32=True)
+register("avg_pool2d", _avg_pool, half_as_float32=True)
+register("avg_pool2d_grad", _avg_pool_grad, half_as_float32=True)

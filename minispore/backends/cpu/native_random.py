@@ -1,11 +1,12 @@
-"""The random ops and dropout in the native sink (sink_nn.py's splitmix64 loops in LLVM IR).
+"""The random ops and dropout in the native sink: core/ops/random.py's splitmix64 counter
+generator in LLVM IR.
 
-Word i of a draw is mix(s + (i + 1) * M1) with s = mix(mix(key[0] * M1 ^ seed) + key[1] * M1)
-(core/ops/random.py's counter generator); uniform, normal (Box-Muller with the float64
-llvm.log/cos/sqrt intrinsics numba's math.log/cos/sqrt lower to), randint and dropout then use
-the words exactly as the numba sink's nn_uniform / nn_normal / nn_randint / nn_dropout, so both
-sinks, and the numpy reference for uniform, randint and dropout, give the same bits. Merged
-into native_lower.LOWER like native_windows.
+Word i of a draw is mix(s + (i + 1) * M1) with s = mix(mix(key[0] * M1 ^ seed) + key[1] * M1);
+uniform takes the word's top _UNIT_BITS bits as a unit float, normal is Box-Muller over two unit
+float64s (the float64 llvm.log/cos/sqrt intrinsics), randint is low + word mod span, dropout
+keeps an element where its unit float64 is below keep_prob and scales it in x's dtype; the
+numpy references of uniform, randint and dropout (the eager kernels) give the same bits. Half
+outputs are declined. Registered in native_registry.py.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from llvmlite import ir as L
 
 from ...core import dtype as dt
 from ...core.shape import size_of
-from .native_emit import F64, FLOAT, Emitter, NativeUnsupported, const
+from .native_emit import F64, FLOAT, HALF, Emitter, NativeUnsupported, const
 from .native_registry import register
 
 _M1, _M2, _M3 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
@@ -49,7 +50,7 @@ def _random(e: Emitter, n, a: dict):
     out, b = n.outputs[0], e.b
     word = _words(e, n.inputs[0], a["seed"])
     name = n.op.name
-    if name != "random_randint" and out.dtype not in FLOAT:
+    if (name != "random_randint" and out.dtype not in FLOAT) or out.dtype in HALF:
         raise NativeUnsupported(f"{name} into {out.dtype}")
     if name == "random_normal":
         fns = {f: e.m.declare_intrinsic(f"llvm.{f}", [F64]) for f in ("log", "cos", "sqrt")}

@@ -12,7 +12,7 @@ from ...core import scalar_expr as E
 from ...core.graph import ir
 from ...core.primitive import attrs_dict
 from ...core.shape import broadcast_strides, c_strides, normalize_axes, size_of
-from .native_emit import F64, FLOAT, I1, I8, I64, Emitter, NativeUnsupported, const
+from .native_emit import F64, FLOAT, HALF, I1, I8, I64, Emitter, NativeUnsupported, const
 from .native_lower import compute_dtype, elementwise
 from .native_registry import register
 
@@ -43,7 +43,12 @@ def _reduction(kind):
             return elementwise(e, n, E.arg(0))
         # a count of bools (sum into int64) is exact in the float64 accumulator below 2**53
         counts = kind == "sum" and x.dtype is dt.bool_ and out.dtype is dt.int64
-        if not (x.dtype in FLOAT and out.dtype in FLOAT) and not counts:
+        # a half tensor: its values exactly in float64, the result rounded once from float64
+        # (sum/mean: the eager np.add.reduce(dtype=float64) and division; max/min pick a value,
+        # exact in any float). prod's eager kernel rounds every partial product to the half
+        # dtype (numpy's float16 multiply): not this loop
+        halves = kind != "prod" and x.dtype in HALF and out.dtype is x.dtype
+        if not (x.dtype in FLOAT and out.dtype in FLOAT) and not counts and not halves:
             raise NativeUnsupported(f"{kind} over {x.dtype}")
         b = e.b
         axes = normalize_axes(kind, a["axis"], len(x.shape))

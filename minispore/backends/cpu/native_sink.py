@@ -1,9 +1,9 @@
 """The native CPU sink (jit_level O2): the whole optimized graph as ONE function in LLVM IR.
 
 Emitted with llvmlite.ir, compiled and cached by native_jit.py; numba is not involved, so a cold
-compile costs LLVM's optimisation of one module and a warm start loads an object file (numba's
-route, the generated-Python sink in sink.py, costs seconds of type inference and lowering cold
-and ~0.9 s of target-context start-up warm).
+compile costs LLVM's optimisation of one module and a warm start loads an object file (a
+generated-Python numba function of the whole graph cost seconds of type inference and lowering
+cold and ~0.9 s of numba's target-context start-up warm).
 
 The program is `i32 graph(i8** bufs)`. `bufs` holds, in order, the graph inputs, the Parameters
 read, the constants, the external buffers (graph outputs and assigned values, allocated per call
@@ -11,15 +11,16 @@ by the caller because they are handed out), and one arena. Every other intermedi
 arena at an offset fixed by the memory plan (memplan.assign_offsets: liveness, first fit), so a
 step allocates nothing but what it returns. reshape and stop_gradient alias their input.
 
-Lowerings (native_lower.py, native_rows.py, native_windows.py, native_norms.py,
-native_random.py, native_index.py; all loops over static shapes): elementwise and fused nodes,
-reductions, softmax, the sparse cross-entropy, matmul through the CBLAS routine numpy.matmul picks,
-conv/pool, batch/layer norm, the random ops and dropout, data movement and indexing, tensor
-If/While (branches and loops; a While's outputs hold its state), and Print (a call back into
-Python, `printer`, through a callback address in the table). `graph` returns 0, or the code
-of a failed run-time check (an index out of range), which `run` raises as PyNative's error
-(self.errors). A graph with any other node (half precision, print to a file) raises
-NativeUnsupported naming it, and the numba sink takes it with a RuntimeWarning (backends/cpu).
+Lowerings (the registry of native_registry.py, walked by native_graph.py; all loops over static
+shapes): elementwise and fused nodes, reductions, softmax, the sparse cross-entropy, matmul
+through the CBLAS routine numpy.matmul picks, conv/pool, batch/layer norm, the random ops and
+dropout, data movement and indexing, tensor If/While (branches and loops; a While's outputs hold
+its state), and Print (a call back into Python, `printer`, through a callback address in the
+table); float16/bfloat16 values as their bits, converted as numpy does (native_half.py).
+`graph` returns 0, or the code of a failed run-time check (an index out of range), which `run`
+raises as PyNative's error (self.errors). A graph with any other node (print to a file, a half
+prod, ...) raises NativeUnsupported naming it, and the graph runs kernel by kernel (as O1) with a
+RuntimeWarning (backends/cpu).
 `run_steps` runs N steps over stacked inputs in one call (the data sink), carrying the assigned
 Parameters.
 """

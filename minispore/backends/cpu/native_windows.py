@@ -1,8 +1,8 @@
 """Convolution lowerings of the native sink: windows.py's conv kernels in LLVM IR, and the helpers
 the window ops share (index arithmetic, scratch regions; native_pool.py has the pools).
 
-Ported operation by operation from the eager kernels, so O2 natively gives PyNative's and the
-numba sink's numbers bit for bit:
+Ported operation by operation from the eager kernels (windows.py's numba functions), so O2
+gives PyNative's numbers bit for bit:
 
 - conv2d, conv2d_backprop_input, conv2d_backprop_filter: windows.conv2d / conv2d_bpi / conv2d_bpf.
   Per group, the same matrices are materialised in the node's arena scratch (im2col's columns,
@@ -17,12 +17,13 @@ numba sink's numbers bit for bit:
   made a conv node's IR ~25x larger and its compile ~5x slower for no speed. Small output
   planes (UNROLL_PLANE) are the exception: there the copies of one (channel, image) are
   straight-line code that skips padding at compile time, because the loops ran only a few
-  elements per row (digits CNN backward, with the pools' branch-free argmax below: 0.79-0.82x
-  the time, and its cold compile 2.2-2.4 -> 0.8 s). Up to 256 copies: with 1024 (the 8x8
-  first conv too) the LeNet graph step's cold compile grew from ~3.7 to ~6.4 s for ~8 us of
-  run time.
+  elements per row (digits CNN backward, with the pools' branch-free argmax of native_pool.py:
+  0.79-0.82x the time, and its cold compile 2.2-2.4 -> 0.8 s). Up to 256 copies: with 1024
+  (the 8x8 first conv too) the LeNet graph step's cold compile grew from ~3.7 to ~6.4 s for
+  ~8 us of run time.
 Only float32/float64 nodes whose inputs and output share the dtype, with no empty tensor, are
-lowered; anything else raises NativeUnsupported (the numba sink takes the graph).
+lowered; anything else raises NativeUnsupported (the graph then runs kernel by kernel, as O1).
+A half node computes as its float32 node (registered half_as_float32, as kernels_nn does).
 """
 from __future__ import annotations
 
@@ -310,6 +311,7 @@ def _conv_scratch(n):
     return _region_bytes(n.outputs[0].dtype.itemsize, sizes)
 
 
-register("conv2d", _conv2d, _conv_scratch)
-register("conv2d_backprop_input", _conv2d_bpi, _conv_scratch)
-register("conv2d_backprop_filter", _conv2d_bpf, _conv_scratch)
+# kernels_nn.window_factory runs a half node's float32 kernel (compute_dtype) and rounds once
+register("conv2d", _conv2d, _conv_scratch, half_as_float32=True)
+register("conv2d_backprop_input", _conv2d_bpi, _conv_scratch, half_as_float32=True)
+register("conv2d_backprop_filter", _conv2d_bpf, _conv_scratch, half_as_float32=True)
