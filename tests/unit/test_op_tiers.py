@@ -136,13 +136,14 @@ def test_a_declared_bprop_tapes_the_composite(cube, mode):
     x = ms.Tensor(np.array([1.5, -2.5, 4.0, 0.1], np.float32))
     ms.set_context(mode=mode, jit_level="O0")
     try:
-        g = ms.grad(f)(x).asnumpy()
+        gs = [ms.grad(f)(x).asnumpy() for _ in range(3)]   # a repeated tape is compiled
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     xs = x.asnumpy()
-    np.testing.assert_array_equal(g, (xs * xs) * np.float32(3))
+    for g in gs:
+        np.testing.assert_array_equal(g, (xs * xs) * np.float32(3))
     np.testing.assert_array_equal(apply(cube, x).asnumpy(), xs * xs * xs)
-    assert taped == ([cube.name] if mode == ms.PYNATIVE_MODE else [])
+    assert taped == ([cube.name] * 3 if mode == ms.PYNATIVE_MODE else [])
 
 
 def _branchy(x):
@@ -169,3 +170,18 @@ def test_composites_under_graph_control_flow(sign):
     np.testing.assert_array_equal(got, want)
     xs = x.asnumpy()
     np.testing.assert_array_equal(want, 2 * xs if sign > 0 else np.trunc(xs / np.float32(0.75)))
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_primitive_class_and_parameter_inputs_of_a_composite(mode):
+    """ops.Square() (MindSpore's Primitive class) runs the composite, on a Parameter too."""
+    p = ms.Parameter(ms.Tensor(np.array([1.5, -2.0], np.float32)), name="p")
+
+    def f():
+        return ops.Square()(p) + ops.square(p)
+    ms.set_context(mode=mode, jit_level="O0")
+    try:
+        got = _in_mode(f).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_array_equal(got, np.array([4.5, 8.0], np.float32))

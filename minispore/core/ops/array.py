@@ -189,6 +189,7 @@ def _like_infer(x, value, dtype):
     return Meta(tuple(x.shape), dt.to_dtype(dtype) if dtype is not None else x.dtype)
 
 
+# fill_like stays primitive: as fill (no input) it would fold into a constant baked into each graph
 FILL_LIKE = defop("fill_like", infer=_like_infer,
                   ref=lambda x, value, dtype: np.full(
                       x.shape, value, (dt.to_dtype(dtype).np if dtype is not None else x.dtype)),
