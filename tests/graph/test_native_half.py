@@ -32,14 +32,22 @@ def _o2(fn, *args):
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2", device_target="CPU")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RuntimeWarning)
-        out = [t.asnumpy() for t in as_tuple(fn(*args))]
+        out = _numpy(fn(*args))
     program = type(graph_compile.last_compiled().program).__name__
     return out, program, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
 
 
 def _pynative(fn, *args):
     ms.set_context(mode=ms.PYNATIVE_MODE, jit_level="O0", device_target="CPU")
-    return [t.asnumpy() for t in as_tuple(fn(*args))]
+    return _numpy(fn(*args))
+
+
+def _numpy(outs) -> list:
+    """The Tensors of a (nested) result as a flat list of numpy arrays."""
+    flat = []
+    for o in as_tuple(outs):
+        flat.extend(_numpy(o) if isinstance(o, (tuple, list)) else [o.asnumpy()])
+    return flat
 
 
 def _half_params():
@@ -155,3 +163,95 @@ def test_half_windows_and_matmul_compute_as_float32(graph, half):
     assert program == "NativeProgram" and not messages, messages
     for e, g in zip(eager, sunk):
         assert e.dtype == nd and np.array_equal(_bits(e), _bits(g))
+
+
+def _reductions(x, idx):
+    return ops.sum(x, axis=1), ops.mean(x, axis=(0, 2)), ops.max(x, axis=-1), ops.argmax(x, 1)
+
+
+def _movement(x, idx):
+    upd = x[:, :2] * 0.5
+    return (ops.scatter_add(x, idx, upd, axis=1), ops.concat((x, x * 2), axis=1),
+            ops.one_hot(idx, 5, 0.3, -1.7).astype(x.dtype) + x[0, 0],
+            ops.zeros_like(x) + 1.1, x.transpose(2, 0, 1), x[:, 1:, ::2])
+
+
+def _arith(x, idx):
+    y = x * 1.3 + 0.1
+    return (ops.maximum(y, x), ops.greater(y, x), ops.where(y > 0, y, x * 0.01),
+            ops.exp(y) / (x + 3.0), y // 0.7, y % 0.7, y.astype(ms.float32) * 2.0)
+
+
+def _control(x, idx):
+    s = ops.sum(x)
+    if s > 0:
+        x = x * 2.0
+    else:
+        x = x - 1.0
+    i = 0
+    while i < 3:
+        x = x * 0.5 + 0.25
+        i += 1
+    return x
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+@pytest.mark.parametrize("graph", ["reductions", "movement", "arith", "control"])
+def test_half_graphs_are_native_with_pynatives_bits(graph, half):
+    """Graphs of several nodes on half tensors (reductions, data movement and scatter, one_hot,
+    broadcasting arithmetic with constants, comparisons, If/While): one NativeProgram, no
+    warning, PyNative's bits for every output."""
+    nd = np.float16 if half == "float16" else BF16
+    fn = {"reductions": _reductions, "movement": _movement, "arith": _arith,
+          "control": _control}[graph]
+    rng = np.random.default_rng(5)
+    x = ms.Tensor((rng.standard_normal((3, 4, 5)) * 2).astype(np.float32).astype(nd))
+    idx = ms.Tensor(np.array([[1, 3], [0, 0], [2, 1]], np.int32))
+    eager = _pynative(fn, x, idx)
+    sunk, program, messages = _o2(ms.jit(fn), x, idx)
+    assert program == "NativeProgram" and not messages, messages
+    assert len(eager) == len(sunk)
+    for k, (e, g) in enumerate(zip(eager, sunk)):
+        assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g)), f"output {k}"
+
+
+def test_half_prod_is_declined_naming_the_node():
+    """prod's eager kernel rounds every partial product to the half dtype (numpy's float16
+    multiply), which the native reduction does not: the graph runs kernel by kernel, and the
+    warning names the node."""
+    x = ms.Tensor(np.linspace(0.5, 1.5, 12).astype(np.float16).reshape(3, 4))
+    eager = _pynative(lambda t: ops.prod(t, axis=1), x)
+    sunk, program, messages = _o2(ms.jit(_prod), x)
+    assert program == "Program" and any("prod" in m and "Float16" in m for m in messages), \
+        messages
+    assert np.array_equal(_bits(eager[0]), _bits(sunk[0]))
+
+
+def _prod(t):
+    return ops.prod(t, axis=1)
+
+
+@pytest.mark.parametrize("parts", [("float32", "int32"), ("float16", "int32", "bool"),
+                                   ("float64", "bfloat16"), ("int64", "float32"),
+                                   ("uint8", "int8")])
+def test_concat_of_mixed_dtypes_converts_each_part(parts):
+    """concat of parts of different dtypes: one NativeProgram, each part converted to the
+    promoted dtype as the eager kernel's astype does (PyNative's bits)."""
+    rng = np.random.default_rng(2)
+    nds = {"float16": np.float16, "bfloat16": BF16}
+    arrays = [(rng.standard_normal((2, 3)) * 300).astype(np.float32).astype(nds.get(p, p))
+              if p in ("float16", "bfloat16", "float32", "float64") else
+              rng.integers(-120, 120, (2, 3)).astype(p) if p != "uint8" else
+              rng.integers(0, 255, (2, 3)).astype(p) for p in parts]
+    arrays = [a if p != "bool" else a != 0 for a, p in zip(arrays, parts)]
+    if "int64" in parts:
+        arrays[0] = np.array([[2 ** 40 + 1, 2 ** 62 + 2 ** 38 + 1, -7]] * 2, np.int64)
+    ts = [ms.Tensor(a) for a in arrays]
+    eager = _pynative(_concat, *ts)
+    sunk, program, messages = _o2(ms.jit(_concat), *ts)
+    assert program == "NativeProgram" and not messages, messages
+    assert eager[0].dtype == sunk[0].dtype and np.array_equal(_bits(eager[0]), _bits(sunk[0]))
+
+
+def _concat(*ts):
+    return ops.concat(ts, axis=1)
