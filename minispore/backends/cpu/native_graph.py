@@ -25,9 +25,6 @@ from .native_registry import HALF_AS_FLOAT32, LOWER, SCRATCH
 # the modules whose @lowering registrations fill LOWER and SCRATCH
 FAMILIES = (native_lower, native_reduce, native_matmul, native_rows, native_windows, native_pool,
             native_norms, native_random, native_index)
-# kernels_row's softmax and cross-entropy kernels compute a half tensor in float32 (cpu_np)
-HALF_AS_FLOAT32.update(("softmax", "log_softmax", "sparse_softmax_cross_entropy",
-                        "sparse_softmax_cross_entropy_grad"))
 
 
 def check(g: ir.Graph, nested: bool = False):
