@@ -103,40 +103,31 @@ class Ops:
     """What a renderer implements (values are its own: IR values, C expressions...).  `bits` is
     the working float width (32 or 64); floats are of that width unless said otherwise, integers
     are always of that width.  Arithmetic rounds as IEEE; a renderer may fuse a multiply into a
-    dependent add (contraction) only as `fmuladd` does."""
+    dependent add (contraction) only as `fmuladd` does.  Every method must be overridden."""
     bits: int
 
-    def k(self, v): """Constant: np.float32 -> float32, np.float64 or float -> float64."""
-    def ki(self, v): """Integer constant (working width)."""
-    def add(self, x, y): ...
-    def sub(self, x, y): ...
-    def mul(self, x, y): ...
-    def div(self, x, y): ...
-    def neg(self, x): """-x (sign flip, also of 0 and NaN)."""
-    def gt(self, x, y): """Ordered comparisons gt/lt/ge/le/eq: false on NaN."""
-    def lt(self, x, y): ...
-    def ge(self, x, y): ...
-    def le(self, x, y): ...
-    def eq(self, x, y): ...
-    def ne(self, x, y): """Unordered: true on NaN."""
-    def select(self, c, x, y): """x if c else y."""
-    def fabs(self, x): ...
-    def rint(self, x): """Round to nearest even."""
-    def floor(self, x): ...
-    def copysign(self, x, y): ...
-    def fmuladd(self, a, b, c): """a*b + c, fused where the target has FMA (llvm.fmuladd)."""
-    def fpext(self, x): """float32 -> float64."""
-    def fptrunc(self, x): """float64 -> float32 (round to nearest)."""
-    def bits_of(self, x): """Float -> integer of the same width, same bits."""
-    def float_of(self, i): """Integer -> float of the same width, same bits."""
-    def iadd(self, i, j): ...
-    def isub(self, i, j): ...
-    def iand(self, i, j): ...
-    def ashr(self, i, n): """Arithmetic shift right by a constant."""
-    def shl(self, i, n): """Shift left by a constant."""
-    def sitofp(self, i): """Signed integer -> float (working width)."""
-    def call(self, name, x): """Another function of DEFINITIONS (the renderer's rendering of it)."""
-    def libm(self, name, x): """The C library's scalar function `name` (float64)."""
+    def _missing(self, *args):
+        raise NotImplementedError(f"{type(self).__name__} does not implement this scalar_math op")
+
+    # constants: k(np.float32) -> float32, k(np.float64 or float) -> float64; ki(int) -> integer
+    k = ki = _missing
+    # float arithmetic (IEEE, rounded) and neg (sign flip, also of 0 and NaN)
+    add = sub = mul = div = neg = _missing
+    # comparisons -> bool: gt, lt, ge, le, eq ordered (false on NaN), ne unordered (true on NaN)
+    gt = lt = ge = le = eq = ne = _missing
+    # select(c, x, y): x if c else y
+    select = _missing
+    # IEEE intrinsics: fabs, rint (to nearest even), floor, copysign(x, y); fmuladd(a, b, c):
+    # a*b + c, fused where the target has FMA (llvm.fmuladd)
+    fabs = rint = floor = copysign = fmuladd = _missing
+    # fpext: float32 -> float64; fptrunc: float64 -> float32 (round to nearest)
+    fpext = fptrunc = _missing
+    # bits_of: float -> same-width integer, same bits; float_of: the reverse; integer add, sub,
+    # and; ashr(i, n) / shl(i, n) by a constant n; sitofp: signed integer -> float
+    bits_of = float_of = iadd = isub = iand = ashr = shl = sitofp = _missing
+    # call(name, x): another function of DEFINITIONS (the renderer's rendering of it);
+    # libm(name, x): the C library's scalar function `name` (float64)
+    call = libm = _missing
 
 
 # ----------------------------------------------------------------- constants, per float width

@@ -17,7 +17,7 @@ from minispore.backends.cpu import codegen, llvm_math
 from minispore.core import scalar_expr as E
 from minispore.core import scalar_math as SM
 
-PROTOCOL = {n for n in vars(SM.Ops) if not n.startswith("_") and callable(getattr(SM.Ops, n))}
+PROTOCOL = {n for n, v in vars(SM.Ops).items() if v is SM.Ops._missing and n != "_missing"}
 
 
 def test_scalar_expr_builds_the_table_functions():
@@ -65,6 +65,16 @@ def test_definitions_use_only_the_ops_protocol(name, bits):
     assert rec.used and rec.used <= PROTOCOL
     called = rec.calls - {"erf"} if "libm" in rec.used else rec.calls
     assert called <= set(SM.DEFINITIONS) - {name}
+
+
+def test_renderers_implement_the_whole_protocol():
+    from minispore.backends.gpu import cuda_math
+    assert len(PROTOCOL) == 31
+    for handler in (llvm_math._Emit, cuda_math._Trace):
+        missing = {n for n in PROTOCOL if getattr(handler, n) is SM.Ops._missing}
+        assert not missing, (handler.__name__, missing)
+    with pytest.raises(NotImplementedError):
+        SM.Ops().add(1, 2)
 
 
 def test_constants_are_of_their_width():
