@@ -215,20 +215,30 @@ def test_half_graphs_are_native_with_pynatives_bits(graph, half):
         assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g)), f"output {k}"
 
 
-def test_half_prod_is_declined_naming_the_node():
+_DECLINED = {   # op -> (args, attrs): their eager half kernels are the numpy references
+    "prod": ((np.linspace(0.5, 1.5, 12).astype(np.float16).reshape(3, 4),), {"axis": 1}),
+    "logsumexp": ((np.linspace(-3, 3, 12).astype(np.float16).reshape(3, 4),), {"axis": 1}),
+    "layer_norm": ((np.linspace(-3, 3, 12).astype(np.float16).reshape(3, 4),
+                    np.ones(4, np.float16), np.zeros(4, np.float16)), {}),
+}
+
+
+@pytest.mark.parametrize("name", list(_DECLINED))
+def test_half_ops_with_other_eager_arithmetic_are_declined_naming_the_node(name):
     """prod's eager kernel rounds every partial product to the half dtype (numpy's float16
-    multiply), which the native reduction does not: the graph runs kernel by kernel, and the
-    warning names the node."""
-    x = ms.Tensor(np.linspace(0.5, 1.5, 12).astype(np.float16).reshape(3, 4))
-    eager = _pynative(lambda t: ops.prod(t, axis=1), x)
-    sunk, program, messages = _o2(ms.jit(_prod), x)
-    assert program == "Program" and any("prod" in m and "Float16" in m for m in messages), \
-        messages
-    assert np.array_equal(_bits(eager[0]), _bits(sunk[0]))
+    multiply); logsumexp's and layer_norm's eager half kernels are their numpy references. The
+    native sink declines them on half tensors: the graph runs kernel by kernel, the warning
+    names the node and the dtype, and the numbers are PyNative's."""
+    args, attrs = _DECLINED[name]
 
-
-def _prod(t):
-    return ops.prod(t, axis=1)
+    def op(*ts):
+        return run_op(name, ts, attrs)
+    eager = _pynative(op, *args)
+    sunk, program, messages = _o2(op, *args)
+    assert program == "Program" and any(f"node '{name}'" in m and "Float16" in m
+                                        for m in messages), messages
+    for e, g in zip(eager, sunk):
+        assert np.array_equal(_bits(e), _bits(g))
 
 
 @pytest.mark.parametrize("parts", [("float32", "int32"), ("float16", "int32", "bool"),
@@ -255,3 +265,26 @@ def test_concat_of_mixed_dtypes_converts_each_part(parts):
 
 def _concat(*ts):
     return ops.concat(ts, axis=1)
+
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["random_uniform", "random_normal", "dropout"])
+def test_half_random_ops_are_native_with_pynatives_bits(name, half):
+    """uniform and normal draws into a half dtype (the reference's float64 draw rounded once)
+    and dropout of a half tensor (computed in float32): one NativeProgram, PyNative's bits."""
+    d, nd = (dt.float16, np.float16) if half == "float16" else (dt.bfloat16, BF16)
+    key = np.array([12345, 7], np.int64)
+    if name == "dropout":
+        x = (np.random.default_rng(1).standard_normal((4, 50)) * 3).astype(np.float32)
+        args, attrs = (x.astype(nd), key), {"keep_prob": 0.7, "seed": 5}
+    else:
+        args, attrs = (key,), {"shape": (6, 40), "dtype": d, "seed": 9}
+
+    def op(*ts):
+        return run_op(name, ts, attrs)
+    eager = _pynative(op, *args)
+    sunk, program, messages = _o2(op, *args)
+    assert program == "NativeProgram" and not messages, messages
+    for e, g in zip(eager, sunk):
+        assert e.dtype == nd and np.array_equal(_bits(e), _bits(g))

@@ -5,8 +5,8 @@ Word i of a draw is mix(s + (i + 1) * M1) with s = mix(mix(key[0] * M1 ^ seed) +
 uniform takes the word's top _UNIT_BITS bits as a unit float, normal is Box-Muller over two unit
 float64s (the float64 llvm.log/cos/sqrt intrinsics), randint is low + word mod span, dropout
 keeps an element where its unit float64 is below keep_prob and scales it in x's dtype; the
-numpy references of uniform, randint and dropout (the eager kernels) give the same bits. Half
-outputs are declined. Registered in native_registry.py.
+numpy references of uniform, randint and dropout (the eager kernels) give the same bits.
+Registered in native_registry.py.
 """
 from __future__ import annotations
 
@@ -50,7 +50,9 @@ def _random(e: Emitter, n, a: dict):
     out, b = n.outputs[0], e.b
     word = _words(e, n.inputs[0], a["seed"])
     name = n.op.name
-    if (name != "random_randint" and out.dtype not in FLOAT) or out.dtype in HALF:
+    # a half draw: the unit float64 of the half's bits (_UNIT_BITS), rounded once, as the
+    # references' astype
+    if name != "random_randint" and out.dtype not in FLOAT and out.dtype not in HALF:
         raise NativeUnsupported(f"{name} into {out.dtype}")
     if name == "random_normal":
         fns = {f: e.m.declare_intrinsic(f"llvm.{f}", [F64]) for f in ("log", "cos", "sqrt")}
@@ -93,4 +95,5 @@ def _dropout(e: Emitter, n, a: dict):
 
 
 register(("random_uniform", "random_normal", "random_randint"), _random)
-register("dropout", _dropout)
+# the reference computes a half dropout in float32 (ref_array_dtype) and rounds once
+register("dropout", _dropout, half_as_float32=True)
