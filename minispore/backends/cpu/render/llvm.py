@@ -55,6 +55,9 @@ def _shapes(prog: Program, buffers: dict) -> dict:
         shapes[b.name] = shape
     for b in prog.outputs + prog.scratch:
         shapes[b.name] = tuple(_static(s, shapes) for s in b.shape)
+        if None in shapes[b.name]:
+            raise ValueError(f"{prog.definition.name}: the shape of {b.name} is not a sum or "
+                             "product of input dims and integers")
     return shapes
 
 
