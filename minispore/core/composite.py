@@ -11,7 +11,8 @@ itself never reaches the IR or a backend.
 
 Autodiff: a composite without a bprop is differentiated through its parts (the tape records
 them). A composite that declares a bprop runs its parts with the tape paused and is recorded as
-one tape node, whose bprop the backward pass calls. The gradient of a tensor `if`/`while` in a
+one tape node, whose bprop the backward pass calls; a non-differentiable composite runs its
+parts untaped (its outputs carry no gradient). The gradient of a tensor `if`/`while` in a
 compiled graph replays the branch's IR (graph/cf_grad.py), which holds the parts: a declared
 bprop must give the very numbers of its parts' bprops (it may only be cheaper), or PyNative and
 graph mode would differ there.
@@ -38,7 +39,7 @@ def run(op: OpDef, inputs: tuple, attrs: tuple):
     meta = cache.get(key)
     if meta is None:
         meta = op.infer(*ts, **kw)
-    if op.bprop is None:
+    if op.bprop is None and op.differentiable:
         out = op.composite(*ts, **kw)
     else:
         depth, TAPE.depth = TAPE.depth, 0
@@ -46,7 +47,7 @@ def run(op: OpDef, inputs: tuple, attrs: tuple):
             out = op.composite(*ts, **kw)
         finally:
             TAPE.depth = depth
-        if depth and op.differentiable:
+        if depth and op.bprop is not None:
             for t in ts:
                 if t._node is not None:
                     # the graph builder keeps the tape identities of graph values too (control

@@ -185,3 +185,18 @@ def test_primitive_class_and_parameter_inputs_of_a_composite(mode):
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     np.testing.assert_array_equal(got, np.array([4.5, 8.0], np.float32))
+
+
+def test_a_non_differentiable_composite_tapes_nothing():
+    """Its outputs carry no gradient, whatever its parts would give (x * 3 here)."""
+    from minispore.core.ops.declare import composite_elementwise
+    from minispore.core.primitive import apply
+    op = composite_elementwise("tier_test_triple_nodiff", 1, lambda x: x * 3, lambda x: x * 3,
+                               differentiable=False)
+    try:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        x = ms.Tensor(np.array([1.5, -2.5], np.float32))
+        g = ms.grad(lambda t: (apply(op, t) + t).sum())(x)
+        np.testing.assert_array_equal(g.asnumpy(), np.ones(2, np.float32))
+    finally:
+        del REGISTRY[op.name]
