@@ -2,9 +2,8 @@
 cross-entropy pair and logsumexp over axes. Each is a definition of loops/rows.py rendered by
 render/llvm.py, the definitions kernels_row.py renders as the eager numba kernels, so PyNative
 and O2 run the same algorithm (float64 row accumulations, the same operations in the same order)
-and agree bit for bit. A half-precision tensor is read and written as the eager kernels see it:
-in float32 (native_emit.compute_dtype), rounded once more to its dtype. Registered in
-native_registry.
+and agree bit for bit. Registered in native_registry; softmax and the cross-entropy pair with
+half_as_float32 (a half node is lowered as its float32 twin, as the eager kernels compute it).
 """
 from __future__ import annotations
 
@@ -16,17 +15,13 @@ from ...core.primitive import attrs_dict
 from ...core.shape import normalize_axes, size_of
 from .loops import rows
 from .native_emit import F64, FLOAT, Emitter, NativeUnsupported, const
-from .native_half import HALF
 from .native_lower import INTS, elementwise
 from .native_registry import register
 from .render.llvm import emit, scratch_bytes
 
-_FLOATS = tuple(FLOAT) + HALF
-
-
 def _floats(n, *values):
     for v in values:
-        if v.dtype not in _FLOATS:
+        if v.dtype not in FLOAT:
             raise NativeUnsupported(f"{n.op.name} of {v.dtype}")
 
 

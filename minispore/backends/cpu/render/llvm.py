@@ -10,10 +10,7 @@ the other in the arena region of `scratch_key` (`scratch_bytes` says its size).
 Values are typed as numba types them: a load has its buffer's dtype, `f64`/`i64` convert as
 Emitter.convert (numpy's rules), a store converts to its buffer's dtype (float64 -> float32
 rounds to nearest), comparisons are ordered but `!=` (true for a NaN), `maximum(a, b)` selects
-b where b > a, the transcendentals are llvm_math's (vecmath's algorithms, bit for bit). A
-buffer's elements are seen in the eager kernels' compute dtype (native_emit.compute_dtype: a
-half-precision value is read as float32 and a stored value rounded to float32, then to the
-half dtype, as the eager kernels' float32 result is).
+b where b > a, the transcendentals are llvm_math's (vecmath's algorithms, bit for bit).
 """
 from __future__ import annotations
 
@@ -23,8 +20,7 @@ from ....core import dtype as dt
 from ....core import scalar_expr as E
 from ....core.shape import size_of
 from ..loops.builder import Assign, Definition, Loop, Program, Store
-from ..native_emit import (F64, FLOAT, STORAGE, Emitter, NativeUnsupported, compute_dtype,
-                           const, storage)
+from ..native_emit import F64, FLOAT, STORAGE, Emitter, NativeUnsupported, const, storage
 
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _ARITH = {"add": ("fadd", "add"), "sub": ("fsub", "sub"), "mul": ("fmul", "mul"),
@@ -115,9 +111,7 @@ class _Render:
                 raise TypeError(f"LLVM loop renderer: unknown statement {st!r}")
 
     def _dtype(self, buf):
-        """The dtype the definition sees buf's elements in: the eager kernels' compute dtype
-        (float32 for a half-precision value)."""
-        return dt.float64 if buf.role == "scratch" else compute_dtype(self.values[buf.name].dtype)
+        return dt.float64 if buf.role == "scratch" else self.values[buf.name].dtype
 
     def _flat(self, buf, index):
         """The row-major flat i64 index of `index` in buf's (static) shape."""
@@ -133,16 +127,14 @@ class _Render:
         flat = self._flat(buf, index)
         if buf.role == "scratch":
             return self.b.load(self.b.gep(self.scratch[buf.name], [flat]))
-        v = self.values[buf.name]
-        return self.e.convert(self.e.load(v, flat), v.dtype, compute_dtype(v.dtype))
+        return self.e.load(self.values[buf.name], flat)
 
     def _store(self, val, buf, index):
         flat = self._flat(buf, index)
         if buf.role == "scratch":
             self.b.store(val, self.b.gep(self.scratch[buf.name], [flat]))
         else:
-            v = self.values[buf.name]
-            self.e.store(self.e.convert(val, compute_dtype(v.dtype), v.dtype), v, flat)
+            self.e.store(val, self.values[buf.name], flat)
 
     # -- expressions: (llvm value, dtype) ---------------------------------------------------------
     def value(self, ex: E.Expr, want=None):
