@@ -2,12 +2,13 @@
 
 `Emitter` writes one function of a native program with llvmlite.ir: typed pointers to the
 program's buffers (a slot of the caller's table, or an offset in the arena), computed once in the
-entry block; counted loops and loop nests over static shapes; stack slots hoisted to the entry
-block; dtype conversions with numpy's/numba's semantics (float->int truncates, a float's truth
-is `!= 0`); and scalar_expr trees rendered to IR in a float or integer compute type, with the
-transcendentals of llvm_math.py (vecmath's algorithms, bit for bit) and numba's `//`, `%` and
-constant-divisor semantics of native_arith.py. The per-node lowerings that use it are in
-native_lower.py.
+entry block; counted loops and loop nests over static shapes, and loops split over pthreads
+(native_threads.py); stack slots hoisted to the entry block; dtype conversions with numpy's
+semantics (float->int truncates, a float's truth is `!= 0`, float16/bfloat16 stored as their
+bits and converted by native_half.py); and scalar_expr trees rendered to IR in a float or
+integer compute type, with the transcendentals of llvm_math.py (vecmath's algorithms, bit for
+bit) and numba's `//`, `%` and constant-divisor semantics of native_arith.py. The per-node
+lowerings that use it are the family modules of native_registry.py.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from ...core import dtype as dt
 from ...core import scalar_expr as E
 from ...core.graph import ir
 from ...core.shape import size_of
-from . import native_half
+from . import native_half, native_threads
 from .native_arith import div_f32_by_constant, int_divmod, real_divmod
 from .native_half import HALF
 
@@ -36,7 +37,7 @@ I16 = L.IntType(16)
 STORAGE = {dt.float32: F32, dt.float64: F64, dt.int32: I32, dt.int64: I64, dt.bool_: I8,
            dt.int8: I8, dt.uint8: I8, dt.int16: I16, dt.float16: I16, dt.bfloat16: I16}
 FLOAT = {dt.float32: F32, dt.float64: F64}
-INTEGERS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
+INTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
 _MATH = ("exp", "log", "log1p", "tanh", "sigmoid", "softplus", "erf", "sin", "cos")
 _INTRINSIC = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "rint": "rint", "fabs": "fabs"}
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
@@ -230,13 +231,13 @@ class Emitter:
         emit_chunk(ce, chunk.args[1], chunk.args[2])
         ce.finish()
         size = max(4096, -(-n // (8 * threads) // 64) * 64)   # multiples of 64 elements
-        worker = _worker(m)
+        worker = native_threads.worker(m)
         create = m.globals.get("pthread_create") or L.Function(m, L.FunctionType(
             I32, [I8.as_pointer(), I8.as_pointer(), worker.type, I8.as_pointer()]),
             "pthread_create")
         join = m.globals.get("pthread_join") or L.Function(m, L.FunctionType(
             I32, [I64, I8.as_pointer().as_pointer()]), "pthread_join")
-        task, counter = self.alloca(_TASK), self.alloca(I64)
+        task, counter = self.alloca(native_threads.TASK), self.alloca(I64)
         b.store(const(0), counter)
         for k, v in enumerate((b.bitcast(chunk, I8.as_pointer()), self._bufs, counter,
                                const(n), const(size))):
@@ -308,7 +309,7 @@ class Emitter:
             wide = dt.float64 if dst is dt.float64 else dt.float32
             x, src = native_half.widen(b, x, src, STORAGE[wide]), wide
         if dst in HALF:
-            wide = dt.float64 if src is dt.float64 or src in INTEGERS else dt.float32
+            wide = dt.float64 if src is dt.float64 or src in INTS else dt.float32
             return native_half.narrow(b, self.convert(x, src, wide), dst, quiet)
         if x.type == I1:
             src = dt.bool_
@@ -446,42 +447,6 @@ class Emitter:
             from .llvm_math import math_fn
             return b.call(math_fn(self.m, op, T), [self.as_num(self.scalar(a[0], xs, T), T)])
         raise NativeUnsupported(f"scalar op '{op}'")
-
-_TASK = L.LiteralStructType([I8.as_pointer(), I8.as_pointer().as_pointer(), I64.as_pointer(),
-                             I64, I64])
-
-
-def _worker(m: L.Module) -> L.Function:
-    """`i8* minispore_worker(i8* task)`: a pthread's start routine (the calling thread runs it
-    too); task = {chunk function, bufs, counter, n, chunk size}: it takes chunk c = counter++
-    (atomically) and runs [c * size, min(n, (c + 1) * size)) until c * size >= n."""
-    fn = m.globals.get("minispore_worker")
-    if fn is not None:
-        return fn
-    PP = I8.as_pointer().as_pointer()
-    cty = L.FunctionType(L.VoidType(), [PP, I64, I64])
-    fn = L.Function(m, L.FunctionType(I8.as_pointer(), [I8.as_pointer()]), "minispore_worker")
-    fn.linkage = "internal"
-    b = L.IRBuilder(fn.append_basic_block())
-    task = b.bitcast(fn.args[0], _TASK.as_pointer())
-
-    def field(k):
-        return b.load(b.gep(task, [const(0, I32), const(k, I32)]))
-    body, loop, done = (fn.append_basic_block(s) for s in ("take", "run", "done"))
-    b.branch(body)
-    b.position_at_end(body)
-    n, size = field(3), field(4)
-    lo = b.mul(b.atomic_rmw("add", field(2), const(1), "monotonic"), size)
-    b.cbranch(b.icmp_signed("<", lo, n), loop, done)
-    b.position_at_end(loop)
-    hi = b.add(lo, size)
-    hi = b.select(b.icmp_signed("<", hi, n), hi, n)
-    b.call(b.bitcast(field(0), cty.as_pointer()), [field(1), lo, hi])
-    b.branch(body)
-    b.position_at_end(done)
-    b.ret(L.Constant(I8.as_pointer(), None))
-    return fn
-
 
 class _Nest:
     def __init__(self, e: Emitter, shape, interleave: int = 0):

@@ -18,7 +18,7 @@ from ...core.graph import ir
 from ...core.shape import broadcast_strides, c_strides, size_of
 from . import native_jit
 from . import elementwise as _ew
-from .native_emit import FLOAT, HALF, I1, I8, STORAGE, Emitter, NativeUnsupported, const, storage
+from .native_emit import FLOAT, HALF, I1, I8, INTS, STORAGE, Emitter, NativeUnsupported, const, storage
 from .native_emit import compute_dtype as emit_compute
 from .native_half import bits
 from .native_registry import register
@@ -33,8 +33,6 @@ INTERLEAVE = 4              # vector iterations side by side in a transcendental
 PARALLEL_MIN_CHEAP = int(_ew._PAR_ENV or 1 << 21)
 PARALLEL_MIN_TRANSCENDENTAL = int(_ew._PAR_ENV or 1 << 18)
 ALIASES = ("reshape", "stop_gradient")
-
-INTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
 
 
 def compute_dtype(n: ir.Node, casts=None):
