@@ -1,4 +1,4 @@
-"""The scalar functions of the elementwise language: one table, and each transcendental written once.
+"""The elementwise language's scalar functions: one table, and each transcendental written once.
 
 `TABLE` names every operation a scalar_expr tree may hold (name, arity, kind, simulated-Ascend
 cost weight); scalar_expr builds its functions and op lists from it, and each backend reads its

@@ -33,7 +33,8 @@ PREAMBLE = r"""
 MSM_FN float msm_f32_of(unsigned int i) { return __uint_as_float(i); }
 MSM_FN unsigned int msm_bits_f32(float x) { return __float_as_uint(x); }
 MSM_FN double msm_f64_of(unsigned long long i) { return __longlong_as_double((long long)i); }
-MSM_FN unsigned long long msm_bits_f64(double x) { return (unsigned long long)__double_as_longlong(x); }
+MSM_FN unsigned long long msm_bits_f64(double x) {
+  return (unsigned long long)__double_as_longlong(x); }
 #else
 #include <math.h>
 #include <string.h>
@@ -41,7 +42,8 @@ MSM_FN unsigned long long msm_bits_f64(double x) { return (unsigned long long)__
 MSM_FN float msm_f32_of(unsigned int i) { float f; memcpy(&f, &i, 4); return f; }
 MSM_FN unsigned int msm_bits_f32(float x) { unsigned int i; memcpy(&i, &x, 4); return i; }
 MSM_FN double msm_f64_of(unsigned long long i) { double f; memcpy(&f, &i, 8); return f; }
-MSM_FN unsigned long long msm_bits_f64(double x) { unsigned long long i; memcpy(&i, &x, 8); return i; }
+MSM_FN unsigned long long msm_bits_f64(double x) {
+  unsigned long long i; memcpy(&i, &x, 8); return i; }
 /* the host's rounded operations: compile with -ffp-contract=off so that none is fused */
 MSM_FN float __fadd_rn(float a, float b) { return a + b; }
 MSM_FN float __fsub_rn(float a, float b) { return a - b; }
