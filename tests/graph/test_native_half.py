@@ -50,15 +50,27 @@ def _numpy(outs) -> list:
     return flat
 
 
+def _involves_half(sample) -> bool:
+    """A half input, or a half dtype attribute (a cast to half, a draw into one)."""
+    return any(np.asarray(a).dtype in (np.float16, BF16) for a in sample.args) or \
+        sample.attrs.get("dtype") in HALF
+
+
+def _half_samples(case, dtype) -> list:
+    return [s for s in case.samples(rng_for("forward", case.name, dtype), dtype)
+            if _involves_half(s)]
+
+
 def _half_params():
     return [pytest.param(case, d, id=f"{case.name}-{d}") for case in CASES for d in case.dtypes
-            if d in HALF]
+            if d in HALF or _half_samples(case, d)]
 
 
 @pytest.mark.parametrize("case,dtype", _half_params())
 def test_op_on_half_is_native_and_gives_pynatives_bits(case, dtype):
-    """Each half sample's graph: a NativeProgram ran, no RuntimeWarning, PyNative's bits."""
-    samples = case.samples(rng_for("forward", case.name, dtype), dtype)
+    """Each sample of the op database with a half input or a half dtype attribute: a
+    NativeProgram ran its graph, no RuntimeWarning, PyNative's bits."""
+    samples = _half_samples(case, dtype)
     assert samples
     for s in samples:
         def op(*ts):
