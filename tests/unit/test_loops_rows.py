@@ -31,10 +31,12 @@ ROW_OPS = ("softmax", "log_softmax", "logsumexp", "sparse_softmax_cross_entropy"
 @definition
 def scaled_row_stats(b, scale: float):
     """A small nest touching every part of the protocol: per row, the max, a conditional sum
-    with a transcendental, a scratch row, an integer input and a comparison of indices."""
+    with a transcendental, a scratch row, an integer input and a comparison of indices; `aux`
+    is arithmetic in the input's own dtype meeting a float literal (float64, as numba types
+    it)."""
     x, pick = b.input("x", 2), b.input("pick", 1)
     R, C = x.dims
-    out = b.output("out", (R, C), like=x)
+    out, aux = b.output("out", (R, C), like=x), b.output("aux", (R, C), like=x)
     row = b.scratch("row", C)
     with b.loop(R, "r") as r:
         m = b.var("m", float("-inf"))
@@ -48,6 +50,7 @@ def scaled_row_stats(b, scale: float):
         with b.loop(C, "c") as c:
             hit = E.where(E.logical_or(c.eq(p), E.isnan(row[c])), 1.0, 0.0)
             b.store(out, (r, c), row[c] / s - m + hit)
+            b.store(aux, (r, c), x[r, c] * x[r, c] + 0.1)
 
 
 def _llvm_run(defn, params: dict, inputs: dict, outputs: dict):
@@ -91,10 +94,11 @@ def test_a_loop_nest_rendered_by_numba_and_by_llvm_gives_the_same_bits(np_dtype)
     pick = np.array([0, 8, 3, -1, 9], np.int32)
     kernel = numba_source.module(scaled_row_stats, scale=0.75).kernel
     eager = kernel(x, pick)
-    (native,) = _llvm_run(scaled_row_stats, {"scale": 0.75}, {"x": x, "pick": pick},
-                          {"out": (x.shape, np_dtype)})
-    assert eager.dtype == np_dtype and np.isfinite(eager).any()
-    assert _same_bits(eager, native)
+    native = _llvm_run(scaled_row_stats, {"scale": 0.75}, {"x": x, "pick": pick},
+                       {"out": (x.shape, np_dtype), "aux": (x.shape, np_dtype)})
+    assert eager[0].dtype == np_dtype and np.isfinite(eager[0]).any()
+    for a, b in zip(eager, native):
+        assert _same_bits(a, b)
 
 
 def test_the_numba_rendering_reads_its_extents_at_run_time():
@@ -105,9 +109,10 @@ def test_the_numba_rendering_reads_its_extents_at_run_time():
     for shape in ((1, 1), (3, 17), (0, 4)):
         x = np.linspace(-2, 2, int(np.prod(shape))).reshape(shape)
         pick = np.zeros(shape[0], np.int64)
-        (native,) = _llvm_run(scaled_row_stats, {"scale": 0.75}, {"x": x, "pick": pick},
-                              {"out": (shape, np.float64)})
-        assert _same_bits(mod.kernel(x, pick), native)
+        native = _llvm_run(scaled_row_stats, {"scale": 0.75}, {"x": x, "pick": pick},
+                           {"out": (shape, np.float64), "aux": (shape, np.float64)})
+        for a, b in zip(mod.kernel(x, pick), native):
+            assert _same_bits(a, b)
 
 
 def test_a_loop_index_reused_inside_its_own_loop_is_rejected():

@@ -7,10 +7,13 @@ value); every extent is then a number, a load or store indexes the value's flat 
 variables are stack slots (promoted to registers by LLVM), and the scratch buffers lie one after
 the other in the arena region of `scratch_key` (`scratch_bytes` says its size).
 
-Values are typed as numba types them: a load has its buffer's dtype, `f64`/`i64` convert as
-Emitter.convert (numpy's rules), a store converts to its buffer's dtype (float64 -> float32
-rounds to nearest), comparisons are ordered but `!=` (true for a NaN), `maximum(a, b)` selects
-b where b > a, the transcendentals are llvm_math's (vecmath's algorithms, bit for bit).
+Values are typed as numba types the numba rendering: a load has its buffer's dtype, a constant
+is an int64 or float64 literal, the operands of a binary operation are converted to their
+unified dtype (`unify`: float32 with float32 stays float32, float32 with a float literal is
+float64), `f64`/`i64` convert as Emitter.convert (numpy's rules), an assignment converts to the
+variable's dtype and a store to its buffer's (float64 -> float32 rounds to nearest);
+comparisons are ordered but `!=` (true for a NaN), `maximum(a, b)` selects b where b > a, the
+transcendentals are llvm_math's (vecmath's algorithms, bit for bit).
 """
 from __future__ import annotations
 
@@ -90,23 +93,22 @@ class _Render:
     def block(self, body: list):
         for st in body:
             if isinstance(st, Loop):
-                n, _ = self.value(st.extent, dt.int64)
+                n = self._to(*self.value(st.extent), dt.int64)
                 with self.e.loop(n) as i:
                     self.index[st.index.name] = i
                     self.block(st.body)
                     del self.index[st.index.name]
             elif isinstance(st, Assign):
                 held = self.slots.get(st.var.name)
-                v, d = self.value(st.value, held[1] if held else None)
+                v, d = self.value(st.value)
                 if held is None:
                     held = self.slots[st.var.name] = (self.e.alloca(v.type), d)
-                if held[1] is not d:
+                if unify(held[1], d) is not held[1]:
                     raise NativeUnsupported(f"variable {st.var.name}: {held[1]} and {d}")
-                self.b.store(v, held[0])
+                self.b.store(self._to(v, d, held[1]), held[0])
             elif isinstance(st, Store):
-                d = self._dtype(st.buf)
-                v, vd = self.value(st.value, d)
-                self._store(self.e.convert(v, vd, d), st.buf, st.index)
+                v, vd = self.value(st.value)
+                self._store(self.e.convert(v, vd, self._dtype(st.buf)), st.buf, st.index)
             else:
                 raise TypeError(f"LLVM loop renderer: unknown statement {st!r}")
 
@@ -117,7 +119,7 @@ class _Render:
         """The row-major flat i64 index of `index` in buf's (static) shape."""
         shape, flat = self.shapes[buf.name], const(0)
         for k, i in enumerate(index):
-            iv = self.e.convert(*self.value(i, dt.int64), dt.int64)
+            iv = self.e.convert(*self.value(i), dt.int64)
             stride = size_of(shape[k + 1:])
             term = iv if stride == 1 else self.b.mul(iv, const(stride))
             flat = term if k == 0 else self.b.add(flat, term)
@@ -137,13 +139,13 @@ class _Render:
             self.e.store(val, self.values[buf.name], flat)
 
     # -- expressions: (llvm value, dtype) ---------------------------------------------------------
-    def value(self, ex: E.Expr, want=None):
-        """Render `ex`; `want` is the dtype a constant (or a constant-only tree) takes."""
+    def value(self, ex: E.Expr):
+        """Render `ex`: (LLVM value, its dtype), typed as numba types the numba rendering."""
         b, op, a = self.b, ex.op, ex.args
         if op == "const":
             v = a[0]
-            d = want or (dt.bool_ if isinstance(v, bool) else
-                         dt.float64 if isinstance(v, float) else dt.int64)
+            d = dt.bool_ if isinstance(v, bool) else dt.float64 if isinstance(v, float) else \
+                dt.int64
             if d is dt.bool_:
                 return const(int(bool(v)), L.IntType(1)), d
             return L.Constant(storage(d), float(v) if d.is_float else int(v)), d
@@ -162,7 +164,7 @@ class _Render:
             to = dt.float64 if a[1] == "float64" else dt.int64
             return self.e.convert(x, d, to), to
         if op in ("not", "isnan", "neg") or op in _MATH:
-            x, d = self.value(a[0], want)
+            x, d = self.value(a[0])
             if op == "not":
                 return b.xor(self.e.truth(x), const(1, L.IntType(1))), dt.bool_
             if op == "neg":
@@ -175,12 +177,12 @@ class _Render:
             return b.call(math_fn(self.e.m, op, FLOAT[d]), [x]), d
         if op == "where":
             c = self.e.truth(self.value(a[0])[0])
-            (x, d), (y, _) = self.pair(a[1], a[2], want)
+            (x, d), (y, _) = self.pair(a[1], a[2])
             return b.select(c, x, y), d
         if op in ("and", "or"):
             x, y = (self.e.truth(self.value(z)[0]) for z in a)
             return (b.and_(x, y) if op == "and" else b.or_(x, y)), dt.bool_
-        (x, d), (y, _) = self.pair(a[0], a[1], want if op not in _CMP else None)
+        (x, d), (y, _) = self.pair(a[0], a[1])
         fl = d.is_float
         if op in _CMP:
             if fl:
@@ -197,16 +199,28 @@ class _Render:
             return getattr(b, name)(x, y), d
         raise NativeUnsupported(f"LLVM loop renderer: no rendering for {op!r}")
 
-    def pair(self, p: E.Expr, q: E.Expr, want):
-        """Two operands of one dtype: a constant takes the other operand's."""
-        if p.op == "const" and q.op != "const":
-            y = self.value(q, want)
-            return self.value(p, y[1]), y
-        x = self.value(p, want)
-        y = self.value(q, x[1])
-        if x[1] is not y[1]:
-            raise NativeUnsupported(f"mixed dtypes {x[1]} and {y[1]} in a loop definition")
-        return x, y
+    def pair(self, p: E.Expr, q: E.Expr):
+        """Two operands converted to their unified dtype (see unify)."""
+        (x, dx), (y, dy) = self.value(p), self.value(q)
+        d = unify(dx, dy)
+        return (self._to(x, dx, d), d), (self._to(y, dy, d), d)
+
+    def _to(self, x, src: dt.DType, dst: dt.DType):
+        """A computed value of dtype src as dtype dst (a bool stays an i1)."""
+        return x if src is dst else self.e.convert(x, src, dst)
+
+
+def unify(a: dt.DType, b: dt.DType) -> dt.DType:
+    """numba's type of a binary operation's operands (constants are int64/float64 literals):
+    one dtype is itself, a bool takes the other's, two floats the wider, two integers int64
+    (numba computes integers narrower than intp in intp), an integer and a float float64."""
+    if a is b:
+        return a
+    if a is dt.bool_ or b is dt.bool_:
+        return b if a is dt.bool_ else a
+    if a.is_float and b.is_float:
+        return dt.float64 if dt.float64 in (a, b) else dt.float32
+    return dt.int64 if not (a.is_float or b.is_float) else dt.float64
 
 
 def emit(e: Emitter, definition: Definition, params: dict, buffers: dict, scratch_key) -> None:
