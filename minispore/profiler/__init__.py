@@ -11,7 +11,7 @@ one host launch per kernel; Graph sink = O2), host (wall) time, device time (SIM
 on the simulated Ascend; measured by CUDA events on the GPU; on the CPU the kernel runs on the
 calling thread, so its device time is its host time), device tasks, bytes of its inputs and
 outputs, host launches, and for graph nodes the output types and source line. Graph runs are recorded as spans enclosing their kernels; the
-CPU's O2 program, one numba function for the whole graph, is one kernel.
+CPU's O2 program, one native function for the whole graph, is one kernel.
 
 Cost: none on the hot path while no profiler runs (device.py, Note [Profiling hook]): kernels are
 wrapped when they are made. Starting a profiler drops the eager plan caches (eager kernels are made

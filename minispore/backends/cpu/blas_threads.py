@@ -16,9 +16,7 @@ call) -- in EVERY mode, because OpenBLAS's result depends on its thread count (t
 and PyNative and graph mode must give the same numbers:
 - eager kernels (PyNative, O0, O1): kernels_nn wraps the conv kernel call (`call_serial`);
 - the native sink (O2, PyNative's compiled backward): the lowering brackets the node's BLAS calls
-  with blas.SET_THREADS_LOCAL (native_windows._blas_on_calling_thread), per node;
-- the numba sink (O2's fallback): per program, when all its convs are small (`graph_serial`); a
-  graph mixing small and large convs runs them all on OpenBLAS's pool there.
+  with blas.SET_THREADS_LOCAL (native_windows._blas_on_calling_thread), per node.
 MINISPORE_BLAS_PARALLEL_MIN overrides the threshold (0: always OpenBLAS's choice).
 """
 from __future__ import annotations
@@ -53,14 +51,6 @@ def serial(macs: int) -> bool:
     """Whether GEMMs of `macs` multiply-adds should run on the calling thread (never when the
     conv BLAS has no per-thread setting: then every mode leaves it to OpenBLAS)."""
     return macs < PARALLEL_MIN_MACS and blas.has_thread_control()
-
-
-def graph_serial(graph) -> bool:
-    """Whether a whole program should run on the calling thread: it has conv nodes and every one
-    of them is small (the numba sink, which cannot switch per node)."""
-    macs = [node_macs(n) for n in graph.all_nodes()
-            if getattr(n.op, "name", "").startswith("conv2d")]
-    return bool(macs) and serial(max(macs))
 
 
 def call_serial(fn, *args):

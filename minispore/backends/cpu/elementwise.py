@@ -19,6 +19,7 @@ import numba
 import numpy as np
 
 from ...core import scalar_expr as E
+from ...core import scalar_math
 from ...core.shape import size_of
 from .codegen import MAX_ND, elementwise_source, module_for
 from .fused_reduce import fused_reduce_kernel
@@ -29,8 +30,7 @@ PARALLEL_MIN_CHEAP = int(_PAR_ENV or 1 << 23)
 PARALLEL_MIN_TRANSCENDENTAL = int(_PAR_ENV or 1 << 21)
 if "NUMBA_THREADING_LAYER" not in os.environ:      # see the module docstring
     numba.config.THREADING_LAYER = "workqueue"
-_TRANSCENDENTAL = {"exp", "log", "log1p", "sin", "cos", "tanh", "erf", "pow", "sqrt", "sigmoid",
-                   "softplus"}
+_TRANSCENDENTAL = {*scalar_math.names("decomposed"), "pow", "sqrt"}
 
 
 # a template that is ONE of these operations on its two arguments computes, under broadcasting,

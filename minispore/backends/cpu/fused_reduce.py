@@ -1,7 +1,9 @@
 """Fused groups that end with a reduction (a FUSED node with an ir.Reduction) on the CPU: the loop
-nest that evaluates the group's scalar expression and folds it into accumulators, written once
-(`loop_lines`) and used by both the O1 kernel (`fused_reduce_kernel`, a generated numba function
-per expression, broadcast pattern and reduction) and the O2 sink (sink.py inlines the same lines).
+nest that evaluates the group's scalar expression and folds it into accumulators (`loop_lines`),
+as the O1 kernel (`fused_reduce_kernel`, a generated numba function per expression, broadcast
+pattern and reduction). The native sink's `_fused_reduce` lowering writes the same loop nest in
+LLVM IR: two copies of one algorithm, kept bit-identical by tests/graph/test_fusion_reduce.py
+(the row family shows the single-source form: loops/rows.py rendered both ways).
 
 Accumulation: sum and mean accumulate in float64 whatever the value dtype (each value is first
 rounded to the group's dtype, exactly as the unfused elementwise kernel would store it), and the

@@ -86,10 +86,9 @@ def register_all(backend) -> None:
         return factory
 
     def accumulation(op_name):
-        """sum and mean: float results accumulate in float64 and round once, as the O2 sink's
-        loops do (sink.py _reduction), so both modes round the same sums the same way (float32
-        accumulation made a training run's GRAPH and PYNATIVE curves drift apart); mean divides
-        in float64 too. Integer sums keep numpy's own accumulator."""
+        """sum and mean where the native sink declines the signature (native_kernels.py runs
+        the others through the native lowering): float results accumulate in float64 and round
+        once; mean divides in float64 too. Integer sums keep numpy's own accumulator."""
         def factory(in_metas, attrs, out_meta):
             keep = attrs["keep_dims"]
             shape = tuple(in_metas[0].shape)

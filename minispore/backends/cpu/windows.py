@@ -16,14 +16,12 @@ Pools: pool_templates.py compiled per geometry (`max_pool(...)`, `avg_pool(...)`
 module from the on-disk kernel cache, codegen.module_for), where it makes them 2-4x faster.
 
 `conv_kernel` / `pool_kernel` map a node (name, input shapes, attributes) to (module, function
-name, trailing int arguments); the sink imports the function by name (`import_line`).
+name, trailing int arguments).
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
 import sys
-from pathlib import Path
 
 import numpy as np
 from numba import njit
@@ -33,7 +31,6 @@ from ...core.ops import conv as C
 from . import pool_templates as T
 from .codegen import module_for
 
-DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 _J = dict(cache=True, nogil=True, error_model="numpy")
 SHORT_ROW = 8           # im2col: output rows shorter than this take _im2col_short_rows
 
@@ -285,12 +282,3 @@ def pool_kernel(name: str, x_shape: tuple, attrs: dict):
         max_pool(*geo)
     extra = {"max_pool2d_grad": (), "avg_pool2d_grad": tuple(x_shape[2:])}.get(name, tuple(o))
     return mod, _POOL_FUNCTION[name], extra
-
-
-def import_line(module, function: str) -> tuple:
-    """(import line, local name) of one kernel in a generated module (the sink's graph function
-    calls it by that name). The line carries this file's digest, so numba's disk cache of a
-    sunk graph is rebuilt when the conv kernels change (a pool module's name is its hash)."""
-    alias = f"{function}_{module.__name__.rsplit('_', 1)[-1].rsplit('.', 1)[-1]}"
-    return (f"from {module.__name__} import {function} as {alias}  # windows {DIGEST}\n",
-            alias)

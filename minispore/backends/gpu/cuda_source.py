@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ...core import dtype as dt
 from ...core import scalar_expr
+from ...core import scalar_math
 
 # storage C type of each dtype; half types are stored as their 16 bits, computed in float
 STORE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
@@ -99,8 +100,7 @@ MS_INT_OPS(long long, unsigned long long)
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _BITS = {"band": "&", "bor": "|", "bxor": "^"}
-_MATH = ("exp", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf", "floor", "ceil", "rint",
-         "fabs")
+_MATH = scalar_math.names("decomposed", "intrinsic")
 
 
 def _promote(a: str, b: str) -> str:
