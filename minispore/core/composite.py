@@ -47,13 +47,18 @@ def run(op: OpDef, inputs: tuple, attrs: tuple):
             out = op.composite(*ts, **kw)
         finally:
             TAPE.depth = depth
-        if depth and op.bprop is not None:
-            for t in ts:
-                if t._node is not None:
-                    # the graph builder keeps the tape identities of graph values too (control
-                    # flow on the tape reads them); the eager executor needs the node only
-                    getattr(executor.current, "tape_node", record)(op, attrs, ts, out)
-                    break
+        if op.bprop is not None:
+            ex = executor.current
+            if depth:
+                for t in ts:
+                    if t._node is not None:
+                        # the graph builder keeps the tape identities of graph values too
+                        # (control flow on the tape reads them); eagerly the node is all
+                        getattr(ex, "tape_node", record)(op, attrs, ts, out)
+                        break
+            note = getattr(ex, "note_composite", None)     # while a graph is built
+            if note is not None:
+                note(op, attrs, ts, out)
     if key not in cache:
         _check(op, out, meta)
         if len(cache) > 4096:

@@ -148,28 +148,41 @@ def test_a_declared_bprop_tapes_the_composite(cube, mode):
 
 def _branchy(x):
     if x.sum() > 0:
-        y = ops.square(x)
+        y = ops.square(x) + truncate_div(x, 0.75) * x
     else:
-        y = truncate_div(x, 0.75) * x
+        y = ops.reciprocal(x)
     return y.sum()
 
 
-@pytest.mark.parametrize("sign", [1.0, -1.0])
-def test_composites_under_graph_control_flow(sign):
-    """The gradient of a tensor `if` in a compiled graph replays the branch's parts: the same
-    numbers as PyNative's tape of the parts."""
+def _loopy(x):
+    i = ops.zeros((), ms.int32)
+    while i < 3:
+        x = ops.reciprocal(x) + 1.0
+        i = i + 1
+    return x.sum()
+
+
+@pytest.mark.parametrize("fn,sign", [(_branchy, 1.0), (_branchy, -1.0), (_loopy, 1.0)],
+                         ids=["if-then", "if-else", "while"])
+def test_composites_under_graph_control_flow(fn, sign):
+    """The gradient of a tensor `if`/`while` in a compiled graph replays the branch: a composite
+    without a bprop through its parts, one with a bprop (reciprocal's -g*(o*o)) as itself: the
+    numbers of PyNative's tape."""
     x = ms.Tensor(np.array([1.5, 2.5, 4.0], np.float32) * sign)
     ms.set_context(mode=ms.PYNATIVE_MODE)
-    want = ms.grad(_branchy)(x).asnumpy()
+    want = ms.grad(fn)(x).asnumpy()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O0")
     try:
-        with graph_runs("grad of a tensor if"):
-            got = ms.grad(_branchy)(x).asnumpy()
+        with graph_runs("grad through control flow"):
+            got = ms.grad(fn)(x).asnumpy()
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     np.testing.assert_array_equal(got, want)
-    xs = x.asnumpy()
-    np.testing.assert_array_equal(want, 2 * xs if sign > 0 else np.trunc(xs / np.float32(0.75)))
+    if fn is _branchy:
+        xs = x.asnumpy()
+        trunc = np.trunc(xs / np.float32(0.75))
+        o = np.float32(1) / xs
+        np.testing.assert_array_equal(want, 2 * xs + trunc if sign > 0 else -(o * o))
 
 
 @pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])

@@ -40,6 +40,9 @@ class GraphBuilder:
         self._current: dict[int, ir.Value] = {}     # Parameter -> its value after assignments
         self._consts: dict = {}
         self.refs: dict[int, object] = {}           # value id -> tape identity (while on tape)
+        # output value id -> (op, attrs, input values, output values) of a taped composite with
+        # a declared bprop: replaying a branch (cf_grad) applies the composite there again
+        self.composites: dict[int, tuple] = {}
 
     @property
     def graph(self) -> ir.Graph:
@@ -147,6 +150,15 @@ class GraphBuilder:
         record(op, attrs, ts, res)
         for o in res if isinstance(res, tuple) else (res,):
             self.refs[o._buf.id] = o._node
+
+    def note_composite(self, op: OpDef, attrs: tuple, ts: tuple, res) -> None:
+        """Remember that composite `op` (one with a declared bprop) computed `res` from `ts`,
+        taped or not: a loop body is traced untaped, and its gradient replays it (cf_grad)."""
+        in_vals = tuple(self.value_of(t) for t in ts)
+        outs = tuple(o._buf for o in (res if isinstance(res, tuple) else (res,)))
+        for v in outs:
+            if all(v is not u for u in in_vals):
+                self.composites[v.id] = (op, attrs, in_vals, outs)
 
     def binary(self, op: OpDef, a, b):
         return self.apply(op, (a, b), ())

@@ -19,7 +19,7 @@ for While, its initial carried values. Its bprop builds new IR through the build
 from __future__ import annotations
 
 from .. import dtype as dt
-from ..primitive import Meta, OpDef, apply
+from ..primitive import Meta, OpDef, apply, attrs_dict
 from ..shape import size_of
 from ..pynative import TAPE, Leaf, backward, record
 from ..tensor import Tensor
@@ -52,6 +52,10 @@ def replay(b, g: ir.Graph, env: dict) -> list:
         return t if t is not None else _sym_ref(b, v)
     for n in g.nodes:
         if isinstance(n.op, OpDef):
+            group = b.composites.get(n.outputs[0].id) if n.outputs else None
+            if group is not None:               # a composite with a declared bprop: its own
+                replay_composite(b, group, get, env)        # tape node, as in the forward
+                continue
             res = b.apply(n.op, tuple(get(v) for v in n.inputs), n.attrs)
             res = res if isinstance(res, tuple) else (res,)
             for v, t in zip(n.outputs, res):
@@ -68,6 +72,18 @@ def replay(b, g: ir.Graph, env: dict) -> list:
             env[n.outputs[0].id] = sym(n.outputs[0])
         # PRINT is not repeated; ASSIGN cannot occur inside a region (builder.assign refuses)
     return [get(v) for v in g.outputs]
+
+
+def replay_composite(b, group, get, env: dict) -> None:
+    """Apply a composite with a declared bprop again (at the node computing one of its outputs;
+    the parts replayed before it are left dead), so that its bprop, not its parts', gives the
+    branch's gradient, as in PyNative."""
+    op, attrs, ins, outs = group
+    if all(v.id in env for v in outs):
+        return
+    res = apply(op, *(get(v) for v in ins), **attrs_dict(attrs))
+    for v, t in zip(outs, res if isinstance(res, tuple) else (res,)):
+        env[v.id] = t
 
 
 def emit_if(b, cond: Tensor, branches, env: dict) -> list:

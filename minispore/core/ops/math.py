@@ -44,9 +44,22 @@ RSQRT = elementwise("rsqrt", 1, lambda x: 1 / E.sqrt(x), lambda x: 1 / np.sqrt(x
 # a composite of one kernel, bit-identical to a kernel of its own (x * x: the executors' fast
 # binary path), differentiated through mul: g*x + g*x, which is 2*(g*x) exactly
 SQUARE = composite_elementwise("square", 1, lambda x: x * x, np.square, allowed=NUM)
-# reciprocal stays primitive: its gradient -g*(o*o) rounds differently from div's -g*(o/x)
-RECIPROCAL = elementwise("reciprocal", 1, lambda x: 1 / x, np.reciprocal,
-                         lambda i, o, g: (neg(mul(g, mul(o, o))),), FLOAT)
+_ONES: dict = {}
+
+
+def _one(dtype):
+    """A 0-d one of `dtype`, made once (buffers are immutable, so it is shared): 1 / x as a
+    tensor-tensor division skips the Python-scalar conversion (half of reciprocal's dispatch)."""
+    t = _ONES.get(dtype)
+    if t is None:
+        from ..tensor import Tensor
+        t = _ONES[dtype] = Tensor(np.ones((), dtype.np))
+    return t
+
+
+# a composite of one kernel (1 / x), with its own bprop -g*(o*o) (div's would be -g*(o/x))
+RECIPROCAL = composite_elementwise("reciprocal", 1, lambda x: _one(x.dtype) / x, np.reciprocal,
+                                   lambda i, o, g: (neg(mul(g, mul(o, o))),), FLOAT)
 SIN = elementwise("sin", 1, E.sin, np.sin, lambda i, o, g: (mul(g, cos(i[0])),), FLOAT)
 COS = elementwise("cos", 1, E.cos, np.cos, lambda i, o, g: (neg(mul(g, sin(i[0]))),), FLOAT)
 TANH = elementwise("tanh", 1, E.tanh, np.tanh,
