@@ -13,8 +13,9 @@ the op computes with it:
 - values are core/scalar_expr expressions (+, -, *, /, comparisons, where, exp, log, isnan,
   logical_and/or/not) and the three nodes below: `f64(x)`/`i64(x)` convert, `maximum(a, b)` is
   numba's max (b > a ? b : a: a NaN b leaves a).
-A constant takes the type of the value it meets (a float alone is float64, an int int64); the
-arithmetic of two values needs them of one type, so a definition converts its loads explicitly.
+Values are typed as numba types them: a constant is an int64 or float64 literal, two operands
+of different dtypes compute in their unified dtype (float32 with a float literal: float64), so
+a definition that accumulates in float64 converts its loads with f64.
 
 `Definition.trace(**params)` runs the function and returns the `Program`: its buffers and its
 statement tree (`Loop`, `Assign`, `Store`), which the renderers of backends/cpu/render walk.
