@@ -13,9 +13,9 @@ Autodiff: a composite without a bprop is differentiated through its parts (the t
 them). A composite that declares a bprop runs its parts with the tape paused and is recorded as
 one tape node, whose bprop the backward pass calls; a non-differentiable composite runs its
 parts untaped (its outputs carry no gradient). The gradient of a tensor `if`/`while` in a
-compiled graph replays the branch's IR (graph/cf_grad.py), which holds the parts: a declared
-bprop must give the very numbers of its parts' bprops (it may only be cheaper), or PyNative and
-graph mode would differ there.
+compiled graph replays the branch's IR (graph/cf_grad.py), which holds the parts: the graph
+builder notes where it expanded a composite with a bprop (`note_composite`), and the replay
+applies that composite again there, so its bprop gives those gradients too, as in PyNative.
 """
 from __future__ import annotations
 

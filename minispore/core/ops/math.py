@@ -41,9 +41,6 @@ SQRT = elementwise("sqrt", 1, E.sqrt, np.sqrt, lambda i, o, g: (div(g, mul(o, 2)
 # types compute in float32 and round once per kernel)
 RSQRT = elementwise("rsqrt", 1, lambda x: 1 / E.sqrt(x), lambda x: 1 / np.sqrt(x),
                     lambda i, o, g: (mul(g, mul(mul(o, mul(o, o)), -0.5)),), FLOAT)
-# a composite of one kernel, bit-identical to a kernel of its own (x * x: the executors' fast
-# binary path), differentiated through mul: g*x + g*x, which is 2*(g*x) exactly
-SQUARE = composite_elementwise("square", 1, lambda x: x * x, np.square, allowed=NUM)
 _ONES: dict = {}
 
 
@@ -57,7 +54,11 @@ def _one(dtype):
     return t
 
 
-# a composite of one kernel (1 / x), with its own bprop -g*(o*o) (div's would be -g*(o/x))
+# composites of one kernel each, bit-identical to a kernel of their own (x * x and 1 / x: the
+# executors' fast binary path), with bprops cheaper than their parts' (mul's would take the
+# gradient of x twice and add them; div's would be -g*(o/x))
+SQUARE = composite_elementwise("square", 1, lambda x: x * x, np.square,
+                               lambda i, o, g: (mul(g, mul(i[0], 2)),), allowed=NUM)
 RECIPROCAL = composite_elementwise("reciprocal", 1, lambda x: _one(x.dtype) / x, np.reciprocal,
                                    lambda i, o, g: (neg(mul(g, mul(o, o))),), FLOAT)
 SIN = elementwise("sin", 1, E.sin, np.sin, lambda i, o, g: (mul(g, cos(i[0])),), FLOAT)
