@@ -2,12 +2,10 @@
 as one native program and its results have PyNative's bits (NaNs compared as NaNs, zeros by
 sign), on every dtype the op takes.
 
-The two run the same algorithm where the eager kernel is the native lowering of the one-node
-graph (backends/cpu/native_kernels.py), where one written loop nest is rendered both ways, or
-where the native lowering follows the eager kernel operation by operation. The ops listed in
-`DIFFERENT_ALGORITHM` do not yet: their eager kernel and their native lowering accumulate in
-another order or precision. Each is a strict xfail, so the entry must go when the two become
-one algorithm.
+They run one algorithm by construction where the eager kernel is the native lowering of the
+one-node graph (backends/cpu/native_kernels.py) or where one written loop nest is rendered both
+ways (backends/cpu/loops/, render/); elsewhere the native lowering follows the eager kernel
+operation by operation, and this test is what holds the two together.
 """
 import warnings
 
@@ -19,22 +17,10 @@ from minispore.core.graph import compile as graph_compile
 from helpers import as_tuple, run_op
 from opdb import CASES, rng_for
 
-_LOGSUMEXP = "eager: numpy's max, exp, pairwise sum, log; O2: a float64 row loop in memory order"
-# (op, dtype name) -> how the two algorithms differ
-DIFFERENT_ALGORITHM = {
-    ("logsumexp", "Float32"): _LOGSUMEXP,
-    ("logsumexp", "Float64"): _LOGSUMEXP,
-}
-
 
 def _params():
-    out = []
-    for case in CASES:
-        for dtype in case.dtypes:
-            why = DIFFERENT_ALGORITHM.get((case.name, str(dtype)))
-            marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
-            out.append(pytest.param(case, dtype, marks=marks, id=f"{case.name}-{dtype}"))
-    return out
+    return [pytest.param(case, dtype, id=f"{case.name}-{dtype}")
+            for case in CASES for dtype in case.dtypes]
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
