@@ -41,25 +41,26 @@ SQRT = elementwise("sqrt", 1, E.sqrt, np.sqrt, lambda i, o, g: (div(g, mul(o, 2)
 # types compute in float32 and round once per kernel)
 RSQRT = elementwise("rsqrt", 1, lambda x: 1 / E.sqrt(x), lambda x: 1 / np.sqrt(x),
                     lambda i, o, g: (mul(g, mul(mul(o, mul(o, o)), -0.5)),), FLOAT)
-_ONES: dict = {}
+_CONSTANTS: dict = {}
 
 
-def _one(dtype):
-    """A 0-d one of `dtype`, made once (buffers are immutable, so it is shared): 1 / x as a
-    tensor-tensor division skips the Python-scalar conversion (half of reciprocal's dispatch)."""
-    t = _ONES.get(dtype)
+def _constant(value, dtype):
+    """A 0-d tensor of `dtype`, made once (buffers are immutable, so it is shared): a composite's
+    tensor-tensor operation skips the Python-scalar conversion (half of a small op's dispatch)."""
+    t = _CONSTANTS.get((value, dtype))
     if t is None:
         from ..tensor import Tensor
-        t = _ONES[dtype] = Tensor(np.ones((), dtype.np))
+        t = _CONSTANTS[(value, dtype)] = Tensor(np.full((), value, dtype.np))
     return t
 
 
-# composites of one kernel each, bit-identical to a kernel of their own (x * x and 1 / x: the
+# composites of one kernel each, bit-identical to a kernel of their own (x * x and 1 / x on the
 # executors' fast binary path), with bprops cheaper than their parts' (mul's would take the
 # gradient of x twice and add them; div's would be -g*(o/x))
 SQUARE = composite_elementwise("square", 1, lambda x: x * x, np.square,
                                lambda i, o, g: (mul(g, mul(i[0], 2)),), allowed=NUM)
-RECIPROCAL = composite_elementwise("reciprocal", 1, lambda x: _one(x.dtype) / x, np.reciprocal,
+RECIPROCAL = composite_elementwise("reciprocal", 1, lambda x: _constant(1, x.dtype) / x,
+                                   np.reciprocal,
                                    lambda i, o, g: (neg(mul(g, mul(o, o))),), FLOAT)
 SIN = elementwise("sin", 1, E.sin, np.sin, lambda i, o, g: (mul(g, cos(i[0])),), FLOAT)
 COS = elementwise("cos", 1, E.cos, np.cos, lambda i, o, g: (neg(mul(g, sin(i[0]))),), FLOAT)
@@ -125,8 +126,9 @@ SIGN = elementwise("sign", 1, lambda x: E.where(x > 0, 1, E.where(x < 0, -1, x *
 FLOOR = elementwise("floor", 1, E.floor, np.floor, _zero_grad, allowed=FL)
 CEIL = elementwise("ceil", 1, E.ceil, np.ceil, _zero_grad, allowed=FL)
 ROUND = elementwise("round", 1, E.rint, np.rint, _zero_grad, allowed=FL)
-LOGICAL_NOT = elementwise("logical_not", 1, E.logical_not, np.logical_not, rule=LOGICAL,
-                          differentiable=False)
+# a composite of one kernel: x == 0 in x's own dtype is not x (NaN and -0.0 included)
+LOGICAL_NOT = composite_elementwise("logical_not", 1, lambda x: x == _constant(0, x.dtype),
+                                    np.logical_not, rule=LOGICAL, differentiable=False)
 
 # ---------------------------------------------------------------- binary ------------------------
 def _binary_bprop(rule_x, rule_y):
