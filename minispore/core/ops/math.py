@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtype as dt
 from .. import scalar_expr as E
-from ..primitive import Meta, apply, defop, tracked
+from ..primitive import Meta, apply, defop, executor, tracked
 from .declare import COMPARE, FLOAT, LOGICAL, composite_elementwise, elementwise, sum_to
 
 FL = dt.FLOATS
@@ -50,7 +50,7 @@ def _constant(value, dtype):
     t = _CONSTANTS.get((value, dtype))
     if t is None:
         from ..tensor import Tensor
-        t = _CONSTANTS[(value, dtype)] = Tensor(np.full((), value, dtype.np))
+        t = _CONSTANTS[(value, dtype)] = Tensor(np.array(value).astype(dtype.np))   # -1 wraps
     return t
 
 
@@ -223,8 +223,11 @@ BITWISE_OR = elementwise("bitwise_or", 2, lambda x, y: x | y, np.bitwise_or, all
                          differentiable=False)
 BITWISE_XOR = elementwise("bitwise_xor", 2, lambda x, y: x ^ y, np.bitwise_xor, allowed=_BITS,
                           differentiable=False)
-BITWISE_NOT = elementwise("bitwise_not", 1, lambda x: ~x, np.invert, allowed=dt.INTS,
-                          differentiable=False)
+# a composite of one kernel: ~x is x ^ (all ones), -1 in x's dtype (255 for uint8), on the
+# executors' fast binary path
+BITWISE_NOT = composite_elementwise(
+    "bitwise_not", 1, lambda x: executor.current.binary(BITWISE_XOR, x, _constant(-1, x.dtype)),
+    np.invert, allowed=dt.INTS, differentiable=False)
 LEFT_SHIFT = elementwise("left_shift", 2, lambda x, y: x << y, np.left_shift, allowed=dt.INTS,
                          differentiable=False)
 RIGHT_SHIFT = elementwise("right_shift", 2, lambda x, y: x >> y, np.right_shift, allowed=dt.INTS,
