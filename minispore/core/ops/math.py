@@ -29,6 +29,7 @@ def _expit(x):
 
 
 # ---------------------------------------------------------------- unary -------------------------
+# neg stays primitive: x * -1 keeps a NaN's sign bit (np.negative flips it), 0 - x gives +0.0
 NEG = elementwise("neg", 1, lambda x: -x, np.negative, lambda i, o, g: (neg(g),), allowed=NUM)
 ABS = elementwise("abs", 1, lambda x: E.fabs(x), np.abs,
                   lambda i, o, g: (mul(g, sign(i[0])),), allowed=NUM)
@@ -196,6 +197,7 @@ def _le_or_nan(x, y):
     return E.logical_or(x <= y, E.isnan(x))
 
 
+# maximum and minimum stay primitive for speed: one kernel (as where of comparisons, four)
 MAXIMUM = elementwise("maximum", 2, lambda x, y: E.where(_ge_or_nan(x, y), x, y), np.maximum,
                       _minmax_bprop(lambda x, y: greater_equal(x, y)), allowed=NUM)
 MINIMUM = elementwise("minimum", 2, lambda x, y: E.where(_le_or_nan(x, y), x, y), np.minimum,
