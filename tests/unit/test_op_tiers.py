@@ -213,3 +213,24 @@ def test_a_non_differentiable_composite_tapes_nothing():
         np.testing.assert_array_equal(g.asnumpy(), np.ones(2, np.float32))
     finally:
         del REGISTRY[op.name]
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_tensor_operators_hand_the_executor_primitives(mode):
+    """Tensor's binary operators pass their op straight to the executor's binary/apply, which
+    runs kernels: each of those ops must stay a primitive (a composite there would find none)."""
+    ints = ms.Tensor(np.array([6, 3], np.int32)), ms.Tensor(np.array([2, 1], np.int32))
+    floats = ms.Tensor(np.array([1.5, -2.0], np.float32)), ms.Tensor(np.array([0.5, 4.0],
+                                                                              np.float32))
+    bools = ms.Tensor(np.array([True, False])), ms.Tensor(np.array([True, True]))
+
+    def f(i, j, x, y, p, q):
+        return (i + j, i - j, i * j, x / y, i // j, i % j, x ** y, i & j, i | j, i ^ j, i << j,
+                i >> j, p & q, p | q, p ^ q, x < y, x <= y, x > y, x >= y, x == y, x != y,
+                1 - x, 2 / x)
+    ms.set_context(mode=mode, jit_level="O0")
+    try:
+        outs = _in_mode(f, *ints, *floats, *bools)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert len(outs) == 23
