@@ -159,7 +159,18 @@ class Backend:
 
     def has_kernel(self, op: OpDef) -> bool:
         return op.name in self._kernels or (op.kind == ELEMENTWISE and op.scalar is not None
-                                            and self.elementwise_supported())
+                                            and self.elementwise_supported()) or \
+            self.compiles_kernel(op)
+
+    def compiles_kernel(self, op: OpDef) -> bool:
+        """Whether this backend makes `op`'s eager kernel from its graph compiler's lowering
+        (`compiled_kernel`) when no kernel is registered for it."""
+        return False
+
+    def compiled_kernel(self, op: OpDef, in_metas: tuple, attrs: dict, out_meta):
+        """The eager kernel of an op with no registered kernel, compiled from the lowering
+        the backend's graph compiler has for it (one implementation serves both), or None."""
+        return None
 
     def elementwise_supported(self) -> bool:
         return False
@@ -170,6 +181,14 @@ class Backend:
             return factory(in_metas, attrs, out_meta)
         if op.kind == ELEMENTWISE and op.scalar is not None and self.elementwise_supported():
             return self.elementwise_kernel(op, in_metas, attrs, out_meta)
+        if self.compiles_kernel(op):
+            compiled = self.compiled_kernel(op, in_metas, attrs, out_meta)
+            if compiled is not None:
+                return compiled
+            raise KernelNotFound(f"'{op.name}' on backend '{self.name}': its only kernel is "
+                                 f"compiled from the graph lowering, which declines inputs "
+                                 f"{', '.join(f'{m.dtype}{list(m.shape)}' for m in in_metas)}; "
+                                 f"cast them to a dtype the op takes")
         others = [t for t in BACKEND_MODULES if t != self.name]
         raise KernelNotFound(f"no kernel for '{op.name}' on backend '{self.name}'; it is declared "
                              f"in minispore.core.ops; other backends: {', '.join(others)}")

@@ -4,7 +4,8 @@ native function (native_sink.py, LLVM IR through llvmlite, no numba); a graph ho
 sink cannot lower runs kernel by kernel (as O1: the eager kernels) with a RuntimeWarning naming
 the node (core/graph/compile.py). MINISPORE_NATIVE_SINK=0 turns native programs off: O2 graphs
 run kernel by kernel without a warning, PyNative's backward keeps the eager bprops and the eager
-kernels of native_kernels.py their numpy fallbacks (native_sink_enabled). Always available."""
+kernels of native_kernels.py their numpy fallbacks (native_jit.native_sink_enabled). Always
+available."""
 from __future__ import annotations
 
 from ...core.device import Backend
@@ -29,6 +30,16 @@ class CPUBackend(Backend):
     def fused_kernel(self, expr, in_metas, out_meta, reduce=None):
         return fused_kernel(expr, in_metas, out_meta, reduce)
 
+    def compiles_kernel(self, op) -> bool:
+        """An op with a native lowering and no eager kernel of its own runs that lowering
+        eagerly (native_kernels.py): on the CPU a new opaque op is one lowering."""
+        from .native_kernels import has_lowering
+        return has_lowering(op.name)
+
+    def compiled_kernel(self, op, in_metas, attrs, out_meta):
+        from .native_kernels import native_factory
+        return native_factory(op.name, None)(in_metas, attrs, out_meta)
+
     def sink(self, graph):
         """jit_level O2: the whole graph as one native function (a NativeProgram). Raises
         NotImplementedError when there is none: NativeUnsupported naming the node the native
@@ -36,9 +47,9 @@ class CPUBackend(Backend):
         numpy's libraries); the compiler then runs the graph kernel by kernel with a warning
         saying so. With MINISPORE_NATIVE_SINK=0 the graph's program is
         the kernel-by-kernel one, without a warning (the user asked for it)."""
+        from .native_jit import NativeUnavailable, native_sink_enabled
         if not native_sink_enabled():
             return self.program(graph)
-        from .native_jit import NativeUnavailable
         from .native_sink import NativeProgram
         try:
             return NativeProgram(graph, self)
@@ -49,25 +60,14 @@ class CPUBackend(Backend):
         """PyNative's compiled backward: the native sink's program of the tape (compiled in
         ~0.1 s, cached on disk), or None (the eager bprops run) when the native sink is off
         (MINISPORE_NATIVE_SINK=0), unavailable here, or has no lowering for a node."""
+        from .native_jit import NativeUnavailable, native_sink_enabled
         if not native_sink_enabled():
             return None
-        from .native_jit import NativeUnavailable
         from .native_sink import NativeProgram, NativeUnsupported
         try:
             return NativeProgram(graph, self)
         except (NativeUnsupported, NativeUnavailable):
             return None
-
-
-def native_sink_enabled() -> bool:
-    """MINISPORE_NATIVE_SINK: "1" (the default) lowers O2 graphs and PyNative's compiled
-    backward natively, "0" runs them kernel by kernel; any other value is an error."""
-    import os
-    value = os.environ.get("MINISPORE_NATIVE_SINK", "1")
-    if value not in ("0", "1"):
-        raise ValueError(f"MINISPORE_NATIVE_SINK must be '1' (the native CPU sink, the default) "
-                         f"or '0' (O2 graphs run kernel by kernel, as O1), got {value!r}")
-    return value == "1"
 
 
 _backend: CPUBackend | None = None

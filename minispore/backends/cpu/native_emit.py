@@ -6,9 +6,10 @@ entry block; counted loops and loop nests over static shapes, and loops split ov
 (native_threads.py); stack slots hoisted to the entry block; dtype conversions with numpy's
 semantics (float->int truncates, a float's truth is `!= 0`, float16/bfloat16 stored as their
 bits and converted by native_half.py); and scalar_expr trees rendered to IR in a float or
-integer compute type, with the transcendentals of llvm_math.py (vecmath's algorithms, bit for
-bit) and numba's `//`, `%` and constant-divisor semantics of native_arith.py. The per-node
-lowerings that use it are the family modules of native_registry.py.
+integer compute type, with the transcendentals of core/scalar_math.py as llvm_math.py renders
+them (the same IR vecmath's numba kernels run) and numba's `//`, `%` and constant-divisor
+semantics of native_arith.py. The per-node lowerings that use it are the family modules of
+native_registry.py.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from llvmlite import ir as L
 
 from ...core import dtype as dt
 from ...core import scalar_expr as E
+from ...core import scalar_math
 from ...core.graph import ir
 from ...core.shape import size_of
 from . import native_half, native_threads
@@ -38,8 +40,8 @@ STORAGE = {dt.float32: F32, dt.float64: F64, dt.int32: I32, dt.int64: I64, dt.bo
            dt.int8: I8, dt.uint8: I8, dt.int16: I16, dt.float16: I16, dt.bfloat16: I16}
 FLOAT = {dt.float32: F32, dt.float64: F64}
 INTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
-_MATH = ("exp", "log", "log1p", "tanh", "sigmoid", "softplus", "erf", "sin", "cos")
-_INTRINSIC = {"sqrt": "sqrt", "floor": "floor", "ceil": "ceil", "rint": "rint", "fabs": "fabs"}
+_MATH = scalar_math.names("decomposed")
+_INTRINSIC = {name: name for name in scalar_math.names("intrinsic")}
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
 
 

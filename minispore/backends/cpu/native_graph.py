@@ -45,12 +45,14 @@ def check(g: ir.Graph, nested: bool = False):
             continue
         if n.op == ir.PRINT:
             if n.attr("file") is not None:
-                raise NativeUnsupported("print(file=...)")
+                raise NativeUnsupported(f"node '{n.name}': print(file=...) (the native program "
+                                        f"prints to stdout only)")
             continue
         if isinstance(n.op, OpDef) and (n.op.name in LOWER or (
                 n.op.kind == "elementwise" and n.op.scalar is not None)):
             continue
-        raise NativeUnsupported(f"node '{n.name}'" + (" inside control flow" if nested else ""))
+        raise NativeUnsupported(f"node '{n.name}'" + (" inside control flow" if nested else "")
+                                + " has no native lowering")
 
 
 def scratch_bytes(n: ir.Node) -> int | None:

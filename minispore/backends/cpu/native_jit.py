@@ -27,7 +27,6 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from . import blas, kernel_cache
-from .blas import SET_THREADS_LOCAL  # noqa: F401 - the name native code calls it by
 
 _lock = threading.Lock()
 _state: dict = {}
@@ -35,6 +34,16 @@ _state: dict = {}
 
 class NativeUnavailable(NotImplementedError):
     """The native path cannot run here (no CBLAS found in numpy's libraries: blas.py)."""
+
+
+def native_sink_enabled() -> bool:
+    """MINISPORE_NATIVE_SINK: "1" (the default) lowers O2 graphs and PyNative's compiled
+    backward natively, "0" runs them kernel by kernel; any other value is an error."""
+    value = os.environ.get("MINISPORE_NATIVE_SINK", "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"MINISPORE_NATIVE_SINK must be '1' (the native CPU sink, the default) "
+                         f"or '0' (O2 graphs run kernel by kernel, as O1), got {value!r}")
+    return value == "1"
 
 
 _PROBE = """

@@ -8,23 +8,18 @@ the native loops (numpy's pairwise float64 sum, its float32 product, the numpy r
 norms): with two algorithms, PyNative and O2 differed in the last bits.
 
 A signature the native sink declines (an integer sum, half precision, no native target on this
-machine) keeps the numpy kernel the factory falls back to. The compiled program is cached with
+machine) keeps the numpy kernel the factory falls back to. An op that has a native lowering and
+no eager kernel registered at all runs its lowering the same way (CPUBackend.compiled_kernel):
+on the CPU a new opaque op is written once, as a lowering. The compiled program is cached with
 the backend's other kernel plans (per signature in memory; its object file on disk,
 native_jit.py), so a new shape costs one LLVM compile, a warm process none.
 """
 from __future__ import annotations
 
-import os
-
 from ...core.graph import ir
 from ...core.primitive import REGISTRY, normalize_attrs
 
 NATIVE_EAGER_OPS = ("sum", "mean", "prod", "batch_norm", "layer_norm")
-
-
-def enabled() -> bool:
-    """False when MINISPORE_NATIVE_SINK=0 asks the CPU to run without native programs."""
-    return os.environ.get("MINISPORE_NATIVE_SINK", "1") != "0"
 
 
 def one_node_graph(name: str, in_metas, attrs: dict, out_metas) -> ir.Graph:
@@ -36,12 +31,18 @@ def one_node_graph(name: str, in_metas, attrs: dict, out_metas) -> ir.Graph:
     return ir.Graph(f"eager_{name}", inputs=inputs, nodes=[node], outputs=outputs)
 
 
+def has_lowering(name: str) -> bool:
+    """Whether the native sink has a lowering for op `name` (imports the lowering families)."""
+    from .native_graph import LOWER
+    return name in LOWER
+
+
 def native_factory(name: str, fallback):
     """A kernel factory: the native program of the one-node graph, or `fallback`'s kernel
-    where the native sink cannot lower this signature."""
+    where the native sink cannot lower this signature (None without a fallback)."""
     def factory(in_metas, attrs, out_meta):
-        if enabled():
-            from .native_jit import NativeUnavailable
+        from .native_jit import NativeUnavailable, native_sink_enabled
+        if native_sink_enabled():      # MINISPORE_NATIVE_SINK=0: no native programs
             from .native_sink import NativeProgram, NativeUnsupported
             several = not hasattr(out_meta, "shape")      # a tuple of Metas
             outs = tuple(out_meta) if several else (out_meta,)
@@ -54,7 +55,7 @@ def native_factory(name: str, fallback):
                 if several:
                     return lambda *bufs: tuple(run_program(list(bufs))[0])
                 return lambda *bufs: run_program(list(bufs))[0][0]
-        return fallback(in_metas, attrs, out_meta)
+        return None if fallback is None else fallback(in_metas, attrs, out_meta)
     factory.native = True
     return factory
 

@@ -99,12 +99,12 @@ def _blas_on_calling_thread(e, n):
     """Bracket a conv node's BLAS calls as blas_threads does for its eager kernel: when the node's
     GEMMs are small, scipy's OpenBLAS runs on the calling thread (set 1 before, 0 = its global
     count after), so O2 multiplies with the thread count, hence the rounding, of PyNative."""
-    from . import blas_threads, native_jit
+    from . import blas, blas_threads
     if not blas_threads.serial(blas_threads.node_macs(n)):
         yield
         return
-    fn = e.m.globals.get(native_jit.SET_THREADS_LOCAL) or L.Function(
-        e.m, L.FunctionType(I32, [I32]), native_jit.SET_THREADS_LOCAL)
+    fn = e.m.globals.get(blas.SET_THREADS_LOCAL) or L.Function(
+        e.m, L.FunctionType(I32, [I32]), blas.SET_THREADS_LOCAL)
     e.b.call(fn, [const(1, I32)])
     yield
     e.b.call(fn, [const(0, I32)])
@@ -113,7 +113,7 @@ def _blas_on_calling_thread(e, n):
 def _dot(e, T, M, N, K, A, B, Cp):
     """Cp (M x N) = A (M x K) @ B (K x N), all C-contiguous, through the BLAS routine numba's
     np.dot picks -- dot when M = N = 1, gemv when M or N is 1, else gemm -- of the library it
-    calls (scipy's OpenBLAS, native_jit._blas_symbols)."""
+    calls (scipy's OpenBLAS, blas.libraries)."""
     b = e.b
     if M > 1 and N > 1:
         return e.gemm(T, False, False, M, N, K, A, K, B, N, Cp, N, lib="scipy")

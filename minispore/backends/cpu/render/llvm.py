@@ -13,7 +13,8 @@ unified dtype (`unify`: float32 with float32 stays float32, float32 with a float
 float64), `f64`/`i64` convert as Emitter.convert (numpy's rules), an assignment converts to the
 variable's dtype and a store to its buffer's (float64 -> float32 rounds to nearest);
 comparisons are ordered but `!=` (true for a NaN), `maximum(a, b)` selects b where b > a, the
-transcendentals are llvm_math's (vecmath's algorithms, bit for bit).
+transcendentals are core/scalar_math's as llvm_math renders them (the IR vecmath's numba kernels
+run too).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from llvmlite import ir as L
 
 from ....core import dtype as dt
 from ....core import scalar_expr as E
+from ....core import scalar_math
 from ....core.shape import size_of
 from ..loops.builder import Assign, Definition, Loop, Program, Store
 from ..native_emit import F64, FLOAT, STORAGE, Emitter, NativeUnsupported, const, storage
@@ -28,7 +30,7 @@ from ..native_emit import F64, FLOAT, STORAGE, Emitter, NativeUnsupported, const
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _ARITH = {"add": ("fadd", "add"), "sub": ("fsub", "sub"), "mul": ("fmul", "mul"),
           "div": ("fdiv", None)}
-_MATH = ("exp", "log", "log1p", "tanh", "sigmoid", "softplus", "erf", "sin", "cos")
+_MATH = scalar_math.names("decomposed")
 
 
 def _static(ex: E.Expr, shapes: dict):
