@@ -109,6 +109,6 @@ def _logsumexp_scratch(n) -> int:
 # kernels_row's softmax and cross-entropy kernels compute a half tensor in float32 (cpu_np)
 register("softmax", _softmax(False), _softmax_scratch, half_as_float32=True)
 register("log_softmax", _softmax(True), _softmax_scratch, half_as_float32=True)
-register("logsumexp", _logsumexp, _logsumexp_scratch)
+register("logsumexp", _logsumexp, _logsumexp_scratch, half_as_float32=True)
 register(("sparse_softmax_cross_entropy", "sparse_softmax_cross_entropy_grad"), _sce,
          _sce_scratch, half_as_float32=True)
