@@ -252,6 +252,21 @@ def test_half_ops_with_other_eager_arithmetic_are_declined_naming_the_node(name)
         assert np.array_equal(_bits(e), _bits(g))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_logsumexp_is_native_with_pynatives_bits(dtype):
+    """logsumexp's eager kernel (loops/rows.py rendered by numba) computes a half input in
+    float32 and rounds once; the native sink lowers it as that float32 twin."""
+    x = np.linspace(-30, 30, 24).reshape(4, 6).astype(BF16 if dtype == "bfloat16" else dtype)
+
+    def op(t):
+        return run_op("logsumexp", (t,), {"axis": 1})
+    eager = _pynative(op, x)
+    sunk, program, messages = _o2(op, x)
+    assert program == "NativeProgram" and not messages, messages
+    for e, g in zip(eager, sunk):
+        assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g))
+
+
 @pytest.mark.parametrize("parts", [("float32", "int32"), ("float16", "int32", "bool"),
                                    ("float64", "bfloat16"), ("int64", "float32"),
                                    ("uint8", "int8")])
