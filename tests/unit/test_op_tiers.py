@@ -75,6 +75,25 @@ def test_a_graph_holds_the_parts_of_a_composite():
         ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
+def _fusable_calls(x):
+    return ops.square(x) * 2.0 + ops.reciprocal(x)
+
+
+def test_the_parts_of_composites_fuse_with_their_neighbours():
+    """At O1 square, reciprocal and the ops around them become one fused loop."""
+    from minispore.core.graph import ir
+    x = ms.Tensor(np.array([1.5, -2.5, 4.0], np.float32))
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O1")
+    try:
+        got = in_graph(_fusable_calls, x)
+        kinds = [n.op if isinstance(n.op, str) else n.op.name
+                 for n in graph_compile.last_compiled().graph.all_nodes()]
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert [k for k in kinds if k != ir.CONST] == [ir.FUSED], kinds
+    np.testing.assert_array_equal(got.asnumpy(), _fusable_calls(x).asnumpy())
+
+
 @pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
 def test_a_composite_raises_its_own_errors(mode):
     ms.set_context(mode=mode, jit_level="O0")
