@@ -34,8 +34,8 @@ def test_scalar_expr_builds_the_table_functions():
 def test_backends_read_their_lists_from_the_table():
     decomposed, intrinsic = SM.names("decomposed"), SM.names("intrinsic")
     assert llvm_math.NAMES == decomposed == tuple(SM.DEFINITIONS)
-    assert set(codegen._FN) == set(decomposed) | set(intrinsic)
-    assert all(codegen._FN[n] == f"v{n}" for n in decomposed)
+    assert set(codegen.FUNCTION_NAMES) == set(decomposed) | set(intrinsic)
+    assert all(codegen.FUNCTION_NAMES[n] == f"v{n}" for n in decomposed)
     assert {n: op.weight for n, op in SM.TABLE.items()} == cost._OP_WEIGHT
     assert cost.expr_ops(E.exp(E.arg(0)) * 2) == SM.TABLE["exp"].weight + SM.TABLE["mul"].weight
     for name in decomposed:                                    # each one renders for numba

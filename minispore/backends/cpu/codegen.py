@@ -25,16 +25,18 @@ def _vecmath_digest() -> str:
     from . import vecmath
     return vecmath.DIGEST
 
-_BIN = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%",
-        "pow": "**", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=",
-        "and": "and", "or": "or", "band": "&", "bor": "|", "bxor": "^", "shl": "<<",
-        "shr": ">>"}
+# scalar_expr operators and functions as numba source (render/numba_source.py renders with them)
+BINARY_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "mod": "%",
+                    "pow": "**", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==",
+                    "ne": "!=", "and": "and", "or": "or", "band": "&", "bor": "|", "bxor": "^",
+                    "shl": "<<", "shr": ">>"}
 # transcendentals come from vecmath (vectorisable float32/float64 code: the PyPI llvmlite has no
 # SVML, so np.exp & co. inside a loop are scalar libm calls); sqrt/floor/ceil/rint/abs already
 # compile to packed instructions
 _DECOMPOSED = scalar_math.names("decomposed")
-_FN = {**{n: f"v{n}" for n in _DECOMPOSED},
-       **{n: "abs" if n == "fabs" else f"np.{n}" for n in scalar_math.names("intrinsic")}}
+FUNCTION_NAMES = {**{n: f"v{n}" for n in _DECOMPOSED},
+                  **{n: "abs" if n == "fabs" else f"np.{n}"
+                     for n in scalar_math.names("intrinsic")}}
 
 
 def render(e: E.Expr, names) -> str:
@@ -48,8 +50,8 @@ def render(e: E.Expr, names) -> str:
             return repr(v)
         lit = repr(v) if not isinstance(v, float) or v == v else "np.nan"
         return f"DT({lit})"      # typed: a bare Python float would promote float32 to float64
-    if op in _BIN:
-        return f"({render(a[0], names)} {_BIN[op]} {render(a[1], names)})"
+    if op in BINARY_OPERATORS:
+        return f"({render(a[0], names)} {BINARY_OPERATORS[op]} {render(a[1], names)})"
     if op == "neg":
         return f"(-{render(a[0], names)})"
     if op == "bnot":
@@ -61,8 +63,8 @@ def render(e: E.Expr, names) -> str:
         return f"({x} != {x})"
     if op == "where":
         return f"({render(a[1], names)} if {render(a[0], names)} else {render(a[2], names)})"
-    if op in _FN:
-        return f"{_FN[op]}({', '.join(render(x, names) for x in a)})"
+    if op in FUNCTION_NAMES:
+        return f"{FUNCTION_NAMES[op]}({', '.join(render(x, names) for x in a)})"
     raise NotImplementedError(f"cpu codegen: no rendering for scalar op {op!r}")
 
 

@@ -26,7 +26,7 @@ _modules: dict = {}
 
 def expr(ex: E.Expr) -> str:
     """numba source of expression `ex`."""
-    from ..codegen import _BIN, _FN
+    from ..codegen import BINARY_OPERATORS, FUNCTION_NAMES
     op, a = ex.op, ex.args
     if op in ("var", "index"):
         return ex.name
@@ -52,10 +52,10 @@ def expr(ex: E.Expr) -> str:
         return f"(-{expr(a[0])})"
     if op == "not":
         return f"(not {expr(a[0])})"
-    if op in _BIN:
-        return f"({expr(a[0])} {_BIN[op]} {expr(a[1])})"
-    if op in _FN:
-        return f"{_FN[op]}({', '.join(expr(x) for x in a)})"
+    if op in BINARY_OPERATORS:
+        return f"({expr(a[0])} {BINARY_OPERATORS[op]} {expr(a[1])})"
+    if op in FUNCTION_NAMES:
+        return f"{FUNCTION_NAMES[op]}({', '.join(expr(x) for x in a)})"
     raise NotImplementedError(f"numba loop renderer: no rendering for {op!r}")
 
 
