@@ -40,8 +40,8 @@ class GraphBuilder:
         self._current: dict[int, ir.Value] = {}     # Parameter -> its value after assignments
         self._consts: dict = {}
         self.refs: dict[int, object] = {}           # value id -> tape identity (while on tape)
-        # output value id -> (op, attrs, input values, output values) of a taped composite with
-        # a declared bprop: replaying a branch (cf_grad) applies the composite there again
+        # output value id -> (op, attrs, input values, output values) of each composite with a
+        # declared bprop expanded here: replaying a branch (cf_grad) applies it there again
         self.composites: dict[int, tuple] = {}
 
     @property

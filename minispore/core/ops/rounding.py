@@ -10,6 +10,7 @@ import numbers
 
 import numpy as np
 
+from .. import dtype as dt
 from ..primitive import Meta, apply, defop
 from ..shape import broadcast_shapes
 from . import math as M
@@ -27,14 +28,10 @@ def _truncate_div_infer(x, y):
 
 
 def _truncate_div_ref(x, y):
-    out = _truncate_div_infer(Meta(np.shape(x), _dtype(x)), Meta(np.shape(y), _dtype(y))).dtype
+    metas = (Meta(np.shape(a), dt.to_dtype(np.asarray(a).dtype)) for a in (x, y))
+    out = _truncate_div_infer(*metas).dtype
     with np.errstate(all="ignore"):
         return np.trunc(M.DIV.ref(x, y)).astype(out.np)
-
-
-def _dtype(a):
-    from .. import dtype as dt
-    return dt.to_dtype(np.asarray(a).dtype)
 
 
 # the quotient rounded towards zero; an integer dividend keeps its dtype. Differentiated
