@@ -10,7 +10,7 @@ import pytest
 
 import minispore as ms
 from minispore import Tensor, nn
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 
 F32 = np.float32
 
@@ -19,10 +19,10 @@ F32 = np.float32
 def fresh_cache():
     """An empty compile cache, and jit_level O0 (kernel by kernel: bit-identical to PyNative);
     conftest restores the context afterwards. Autouse in every module that imports it."""
-    gc.clear_cache()
+    graph_compile.clear_cache()
     ms.set_context(jit_level="O0")
     yield
-    gc.clear_cache()
+    graph_compile.clear_cache()
 
 
 def t(a, dtype=F32):

@@ -13,7 +13,7 @@ import pytest
 
 import minispore as ms
 from minispore import Parameter, Tensor, nn, ops
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 from minispore.core.graph.passes import PIPELINE
 
 THIS_FILE = os.path.basename(__file__)
@@ -22,10 +22,10 @@ F32 = np.float32
 
 @pytest.fixture(autouse=True)
 def graph_mode():
-    gc.clear_cache()
+    graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE)
     yield
-    gc.clear_cache()
+    graph_compile.clear_cache()
 
 
 def t(a, dtype=F32):
@@ -36,15 +36,15 @@ class Counter:
     """compile.stats deltas since construction."""
 
     def __init__(self):
-        self.base = dict(gc.stats)
+        self.base = dict(graph_compile.stats)
 
     @property
     def compiles(self):
-        return gc.stats["compiles"] - self.base["compiles"]
+        return graph_compile.stats["compiles"] - self.base["compiles"]
 
     @property
     def parses(self):
-        return gc.stats["parses"] - self.base["parses"]
+        return graph_compile.stats["parses"] - self.base["parses"]
 
 
 class Net(nn.Cell):
@@ -79,11 +79,11 @@ def test_second_call_neither_parses_nor_compiles():
     c = Counter()
     out1 = net(x)
     assert (c.compiles, c.parses) == (1, 1)
-    assert len(gc.cache.entries()) == 1
-    stats = dict(gc.stats)
+    assert len(graph_compile.cache.entries()) == 1
+    stats = dict(graph_compile.stats)
     out2 = net(t([3.0, 4.0, 5.0]))              # same signature, other values
     out3 = net(x)
-    assert gc.stats == stats and len(gc.cache.entries()) == 1
+    assert graph_compile.stats == stats and len(graph_compile.cache.entries()) == 1
     same(out1, out3)
     same(out2, eager(net, t([3.0, 4.0, 5.0])))
 
@@ -106,7 +106,7 @@ def test_new_shape_or_dtype_recompiles_and_old_ones_stay_cached():
     for x in (t([5.0, 6.0]), t([1.0, 2.0, 3.0]), t([[0.0, 1.0]]), t([0.5, 1.5], np.float64)):
         same(f(x), eager(f.__wrapped_jit__, x))
     assert (c.compiles, c.parses) == (4, 4)
-    assert len(gc.cache.entries()) == 4
+    assert len(graph_compile.cache.entries()) == 4
 
 
 def test_python_scalar_arguments_are_part_of_the_key():
@@ -172,12 +172,12 @@ def test_two_instances_of_a_cell_class_compile_separately():
     x = t([1.0, 1.0, 1.0])
     c = Counter()
     out_a, out_b = a(x), b(x)
-    assert c.compiles == 2 and len(gc.cache.entries()) == 2
+    assert c.compiles == 2 and len(graph_compile.cache.entries()) == 2
     same(out_a, eager(a, x))
     same(out_b, eager(b, x))
     a(x), b(x)
     assert c.compiles == 2
-    graphs = [e.graph for e in gc.cache.entries()]
+    graphs = [e.graph for e in graph_compile.cache.entries()]
     bound = [{p for _, p in g.params} for g in graphs]
     assert {id(p) for s in bound for p in s} == {id(a.w), id(b.w)}
 
@@ -227,9 +227,9 @@ def test_pynative_calls_do_not_compile_and_clear_cache_recompiles():
     net, x = Net(), t([1.0, 2.0, 3.0])
     c = Counter()
     eager(net, x)
-    assert c.compiles == 0 and not gc.cache.entries()
+    assert c.compiles == 0 and not graph_compile.cache.entries()
     net(x)
-    gc.clear_cache()
+    graph_compile.clear_cache()
     net(x)
     assert (c.compiles, c.parses) == (2, 2)
 
@@ -311,7 +311,7 @@ def test_save_graphs_is_off_by_default_and_cached_calls_do_not_rewrite(tmp_path)
     net, x = DumpNet(), t([1.0, 2.0, 3.0])
     net(x)
     assert dump_files(tmp_path) == []
-    gc.clear_cache()
+    graph_compile.clear_cache()
     ms.set_context(save_graphs=True)
     net(x)
     files = dump_files(tmp_path)

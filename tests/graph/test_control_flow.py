@@ -12,7 +12,7 @@ import pytest
 import minispore as ms
 from minispore import Parameter, Tensor, nn, ops
 from minispore.core.errors import GraphSyntaxError
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 from frontend_helpers import (assert_same, fresh_cache,  # noqa: F401 (autouse fixture)
                               graph_vs_pynative, line_of, t)
 
@@ -23,7 +23,7 @@ THIS_FILE = os.path.basename(__file__)
 def graph_nodes(entry=None):
     """Node names of the (single) compiled graph, subgraphs included."""
     if entry is None:
-        (entry,) = gc.cache.entries()
+        (entry,) = graph_compile.cache.entries()
     return [n.name for n in entry.graph.all_nodes()]
 
 
@@ -66,9 +66,9 @@ def test_tensor_if_elif_else(x):
 def test_one_compiled_graph_takes_both_branches():
     ms.set_context(mode=ms.GRAPH_MODE)
     f = ms.jit(if_elif_else)
-    before = dict(gc.stats)
+    before = dict(graph_compile.stats)
     outs = [f(x) for x in INPUTS]
-    assert gc.stats["compiles"] == before["compiles"] + 1
+    assert graph_compile.stats["compiles"] == before["compiles"] + 1
     ms.set_context(mode=ms.PYNATIVE_MODE)
     for x, g in zip(INPUTS, outs):
         assert_same(g, if_elif_else(x))
@@ -515,15 +515,15 @@ def grads_in_both_modes(make_call, x):
     eager = make_call()(x)
     ms.set_context(mode=ms.GRAPH_MODE)
     call = make_call()
-    calls = gc.ran["calls"]
+    calls = graph_compile.ran["calls"]
     graph = call(x)
     # one graph ran (compiled now, or found in the cache: a fresh ms.grad of the same function
     # with the same inputs reuses the graph an earlier one compiled)
-    assert gc.ran["calls"] == calls + 1, "the gradient did not run as a graph"
+    assert graph_compile.ran["calls"] == calls + 1, "the gradient did not run as a graph"
     assert_same(graph, eager)
-    compiles = gc.stats["compiles"]
+    compiles = graph_compile.stats["compiles"]
     assert_same(call(x), eager)                     # cached
-    assert gc.stats["compiles"] == compiles
+    assert graph_compile.stats["compiles"] == compiles
 
 
 X2 = t([[1.0, -2.0, 0.5], [0.25, 3.0, -1.0]])

@@ -12,7 +12,7 @@ import pytest
 
 import minispore as ms
 from minispore import Tensor, ops
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 from minispore.core.graph import ir
 from minispore.core.graph.dot import to_dot
 from minispore.core.graph.passes.fuse import fuse
@@ -85,13 +85,13 @@ def _outs(r):
 
 
 def _compiled(fn, args, level):
-    gc.clear_cache()
+    graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)      # O2 must really sink these
         out = _outs(ms.jit(fn)(*args))
         again = _outs(ms.jit(fn)(*args))                    # cached program, same result
-    (entry,) = gc.cache.entries()
+    (entry,) = graph_compile.cache.entries()
     for x, y in zip(out, again):
         np.testing.assert_array_equal(x, y)
     return out, entry
@@ -234,10 +234,10 @@ def test_gradients_of_a_fused_loss_match_pynative():
     ms.set_context(mode=ms.PYNATIVE_MODE)
     eager = ms.value_and_grad(loss, None, [w])(x, y)
     for level in ("O1", "O2"):
-        gc.clear_cache()
+        graph_compile.clear_cache()
         ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
         got = ms.value_and_grad(loss, None, [w])(x, y)
-        (entry,) = gc.cache.entries()
+        (entry,) = graph_compile.cache.entries()
         assert len(_fused_reductions(entry.graph)) >= 2, entry.graph.text()
         np.testing.assert_allclose(got[0].asnumpy(), eager[0].asnumpy(), rtol=2e-5)
         np.testing.assert_allclose(got[1][0].asnumpy(), eager[1][0].asnumpy(), rtol=2e-5,
@@ -249,9 +249,9 @@ def test_mlp_training_step_fuses_its_loss_and_still_matches():
     ms.set_context(mode=ms.PYNATIVE_MODE)
     eager = _mlp_losses()
     for level in ("O1", "O2"):
-        gc.clear_cache()
+        graph_compile.clear_cache()
         ms.set_context(mode=ms.GRAPH_MODE, jit_level=level)
         got = _mlp_losses()
-        (entry,) = gc.cache.entries()
+        (entry,) = graph_compile.cache.entries()
         assert [n.attr("reduce").kind for n in _fused_reductions(entry.graph)] == ["sum"]
         np.testing.assert_allclose(got, eager, rtol=2e-5, atol=1e-6, err_msg=level)

@@ -12,7 +12,7 @@ import pytest
 import minispore as ms
 from helpers import warnings_as_errors
 from minispore import nn, ops
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 
 
 @pytest.fixture(autouse=True)
@@ -176,10 +176,10 @@ def test_the_jit_level_of_a_decorated_construct_applies_to_its_cell():
     try:
         net = ExpAtO0()
         net(X)
-        assert type(gc.last_compiled().program) is Program      # kernel by kernel, as O0
+        assert type(graph_compile.last_compiled().program) is Program      # kernel by kernel, as O0
         ms.set_context(mode=ms.PYNATIVE_MODE)
         net(X)
-        assert type(gc.last_compiled().program) is Program
+        assert type(graph_compile.last_compiled().program) is Program
     finally:
         ms.set_context(jit_level=saved)
 
@@ -227,10 +227,10 @@ def test_a_changed_float_bool_tensor_attribute_or_global_compiles_a_new_graph():
         assert val(net(X)) == [3.0, 7.0, 10.0]
     finally:
         SCALE = 2.0
-    compiles = gc.stats["compiles"]
+    compiles = graph_compile.stats["compiles"]
     net.a = 3.0                                    # values seen before find their graphs again
     assert val(net(X)) == [6.0, 13.0, 19.0]
-    assert gc.stats["compiles"] == compiles
+    assert graph_compile.stats["compiles"] == compiles
 
 
 class ByName(nn.Cell):
@@ -296,9 +296,9 @@ def test_a_changed_setting_of_a_builtin_cell_compiles_a_new_graph():
     assert set(val(net(ones))) == {0.0, 2.0}
     net.drop.p = 0.0                               # nn.Dropout's construct is not parsed
     assert val(net(ones)) == [1.0] * 64
-    compiles = gc.stats["compiles"]
+    compiles = graph_compile.stats["compiles"]
     net(ones)
-    assert gc.stats["compiles"] == compiles
+    assert graph_compile.stats["compiles"] == compiles
 
 
 class Counter(nn.Cell):
@@ -347,9 +347,9 @@ def test_a_property_making_a_new_tensor_on_each_read_compiles_once_without_warni
     net = FreshOffset()
     with warnings_as_errors():
         assert val(net(X)) == [2.0, 3.0, 4.0]
-        compiles = gc.stats["compiles"]
+        compiles = graph_compile.stats["compiles"]
         assert val(net(X)) == [2.0, 3.0, 4.0]
-    assert gc.stats["compiles"] == compiles
+    assert graph_compile.stats["compiles"] == compiles
 
 
 class ActByProperty(nn.Cell):
@@ -379,23 +379,23 @@ def test_a_graph_without_side_effects_does_not_warn():
 
 # ------------------------------------------------------------- a bounded compile cache --------
 def test_fresh_lambdas_in_a_loop_reuse_one_graph():
-    compiles = gc.stats["compiles"]
+    compiles = graph_compile.stats["compiles"]
     for _ in range(30):
         g = ms.grad(lambda v: (v * v).sum())(X)
         y = ms.jit(lambda v: v * 2)(X)
     assert val(g) == [2.0, 4.0, 6.0] and val(y) == [2.0, 4.0, 6.0]
-    assert gc.stats["compiles"] - compiles == 2
+    assert graph_compile.stats["compiles"] - compiles == 2
 
 
 def test_a_grad_operation_made_anew_each_step_reuses_one_graph():
     def loss(v):
         return (v * v * v).sum()
 
-    compiles = gc.stats["compiles"]
+    compiles = graph_compile.stats["compiles"]
     for _ in range(5):
         g = ops.GradOperation()(loss)(X)
     assert val(g) == [3.0, 12.0, 27.0]
-    assert gc.stats["compiles"] - compiles == 1
+    assert graph_compile.stats["compiles"] - compiles == 1
 
 
 def test_fresh_lambdas_capturing_different_values_get_their_own_graphs():
@@ -406,14 +406,14 @@ def test_fresh_lambdas_capturing_different_values_get_their_own_graphs():
 def test_the_compile_cache_keeps_at_most_its_size(monkeypatch):
     monkeypatch.setenv("MINISPORE_COMPILE_CACHE_SIZE", "4")
     monkeypatch.setenv("MINISPORE_RECOMPILE_LIMIT", "0")
-    gc.clear_cache()
+    graph_compile.clear_cache()
     f = ms.jit(lambda v: v + 1)
     for n in range(1, 11):
         assert val(f(ms.Tensor(np.zeros(n, np.float32)))) == [1.0] * n
-    assert len(gc.cache.entries()) == 4
-    compiles = gc.stats["compiles"]
+    assert len(graph_compile.cache.entries()) == 4
+    compiles = graph_compile.stats["compiles"]
     f(ms.Tensor(np.zeros(10, np.float32)))         # the most recent ones are kept
-    assert gc.stats["compiles"] == compiles
+    assert graph_compile.stats["compiles"] == compiles
 
 
 def test_a_function_that_keeps_recompiling_warns_once(monkeypatch):
@@ -447,6 +447,6 @@ def test_the_recompile_warning_names_the_python_value_that_keeps_changing(monkey
 def test_a_nan_python_argument_finds_its_graph_again():
     f = ms.jit(lambda x, s: x * s)
     f(X, float("nan"))
-    compiles = gc.stats["compiles"]
+    compiles = graph_compile.stats["compiles"]
     f(X, float("nan"))
-    assert gc.stats["compiles"] == compiles
+    assert graph_compile.stats["compiles"] == compiles

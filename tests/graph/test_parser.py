@@ -14,7 +14,7 @@ import pytest
 import minispore as ms
 from minispore import Parameter, Tensor, nn, ops
 from minispore.core.errors import GraphSyntaxError
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 from frontend_helpers import (F32, assert_same, fresh_cache,  # noqa: F401 (autouse fixture)
                               graph_vs_pynative, line_of, t)
 
@@ -242,7 +242,7 @@ def test_constant_if_emits_only_the_taken_branch():
     ms.set_context(mode=ms.GRAPH_MODE)
     net = ModeNet("square", 1, (3, 2))
     net(X(6))
-    (entry,) = gc.cache.entries()
+    (entry,) = graph_compile.cache.entries()
     names = [n.name for n in entry.graph.all_nodes()]
     assert "If" not in names
     assert "neg" not in names
@@ -503,13 +503,13 @@ def test_print_runs_at_every_call_including_cached_calls(capsys):
     assert eager.startswith(f"y: {y} and 3\nops.Print says Tensor(")
     assert eager.endswith("constant only\n")
     ms.set_context(mode=ms.GRAPH_MODE)
-    before = dict(gc.stats)
+    before = dict(graph_compile.stats)
     outs = []
     for _ in range(3):
         net(x)
         outs.append(capsys.readouterr().out)
-    assert gc.stats["compiles"] == before["compiles"] + 1
-    assert gc.stats["parses"] == before["parses"] + 1
+    assert graph_compile.stats["compiles"] == before["compiles"] + 1
+    assert graph_compile.stats["parses"] == before["parses"] + 1
     # each call prints once, with the runtime values (never at compile time only)
     assert outs == [_expected_print(y, eager)] * 3
 
@@ -519,10 +519,10 @@ def test_print_shows_runtime_values_of_each_call(capsys):
     ms.set_context(mode=ms.GRAPH_MODE)
     net(t([1.0, 2.0]))
     first = capsys.readouterr().out
-    before = dict(gc.stats)
+    before = dict(graph_compile.stats)
     net(t([7.0, 9.0]))               # same signature: cached, new values
     second = capsys.readouterr().out
-    assert gc.stats == before
+    assert graph_compile.stats == before
     assert first != second
     ms.set_context(mode=ms.PYNATIVE_MODE)
     y = net(t([7.0, 9.0]))
@@ -615,7 +615,7 @@ def test_builtins_on_constants_are_computed_at_compile_time():
     ms.set_context(mode=ms.GRAPH_MODE)
     net = ConfigNet()
     net(X(12))
-    (entry,) = gc.cache.entries()
+    (entry,) = graph_compile.cache.entries()
     names = {n.name for n in entry.graph.all_nodes()}
     # only tensor ops remain: the builtins and config arithmetic became constants
     assert names <= {"const", "reshape", "add", "relu", "mul"}, names
@@ -769,11 +769,11 @@ def test_parameters_are_read_at_each_call_without_recompiling():
     x = t([1.0, 1.0, 1.0])
     ms.set_context(mode=ms.GRAPH_MODE)
     np.testing.assert_array_equal(net(x).asnumpy(), [1.0, 2.0, 3.0])
-    stats = dict(gc.stats)
+    stats = dict(graph_compile.stats)
     net.w.set_data(t([10.0, 20.0, 30.0]))
     net.steps.set_data(t(5.0))
     graph = net(x).asnumpy()
-    assert gc.stats == stats, "set_data must not recompile"
+    assert graph_compile.stats == stats, "set_data must not recompile"
     ms.set_context(mode=ms.PYNATIVE_MODE)
     np.testing.assert_array_equal(graph, net(x).asnumpy())
     np.testing.assert_array_equal(graph, [15.0, 25.0, 35.0])
@@ -799,9 +799,9 @@ def test_ops_assign_lands_after_the_call():
     ms.set_context(mode=ms.PYNATIVE_MODE)
     eager = [eager_net(x) for _ in range(3)]
     ms.set_context(mode=ms.GRAPH_MODE)
-    before = dict(gc.stats)
+    before = dict(graph_compile.stats)
     graph = [graph_net(x) for _ in range(3)]
-    assert gc.stats["compiles"] == before["compiles"] + 1
+    assert graph_compile.stats["compiles"] == before["compiles"] + 1
     for g, e in zip(graph, eager):
         assert_same(g, e)
     np.testing.assert_array_equal(graph_net.w.asnumpy(), [8.0, 54.0])

@@ -10,7 +10,7 @@ import pytest
 
 import minispore as ms
 from minispore import Tensor, nn, ops
-from minispore.core.graph import compile as gc
+from minispore.core.graph import compile as graph_compile
 
 F32 = np.float32
 R = np.random.default_rng(3)
@@ -252,7 +252,7 @@ def test_set_train_switch_after_graph_call_selects_the_other_graph():
     ms.set_context(mode=ms.GRAPH_MODE)
     net = _Net()
     x = Tensor(np.array([[1.0, 2.0], [3.0, 6.0]], F32))
-    c0 = gc.stats["compiles"]
+    c0 = graph_compile.stats["compiles"]
     net.set_train(True)
     net(x)
     mm = net.bn.moving_mean.asnumpy().copy()
@@ -262,17 +262,17 @@ def test_set_train_switch_after_graph_call_selects_the_other_graph():
     np.testing.assert_array_equal(net.bn.moving_mean.asnumpy(), mm)
     ref = (x.asnumpy() - mm) / np.sqrt(net.bn.moving_variance.asnumpy() + 1e-5)
     np.testing.assert_allclose(out, ref, rtol=1e-5)
-    assert gc.stats["compiles"] == c0 + 2
+    assert graph_compile.stats["compiles"] == c0 + 2
     net.set_train(True)
     net(x)
     net.set_train(False)
     out = net(x).asnumpy()
-    assert gc.stats["compiles"] == c0 + 2                         # both phases stay cached
+    assert graph_compile.stats["compiles"] == c0 + 2                         # both phases stay cached
     net.drop.set_train(True)                                      # one sub-Cell alone
     net.bn.set_train(False)
     dropped = net(x).asnumpy()                 # moving stats, dropout on: 0 or 2x each element
     assert np.all(np.isclose(dropped, 0) | np.isclose(dropped, 2 * out, rtol=1e-5))
-    assert gc.stats["compiles"] == c0 + 3
+    assert graph_compile.stats["compiles"] == c0 + 3
 
 
 def test_set_train_switch_reaches_jit_functions_and_grads():

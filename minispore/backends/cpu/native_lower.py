@@ -17,7 +17,7 @@ from ...core import scalar_expr as E
 from ...core.graph import ir
 from ...core.shape import broadcast_strides, c_strides, size_of
 from . import native_jit
-from . import elementwise as _ew
+from . import elementwise as eager_elementwise
 from .native_emit import FLOAT, HALF, I1, I8, INTS, STORAGE, Emitter, NativeUnsupported, const, storage
 from .native_emit import compute_dtype as emit_compute
 from .native_half import bits
@@ -30,8 +30,8 @@ INTERLEAVE = 4              # vector iterations side by side in a transcendental
 # the tanh*sigmoid chain (a) at 1 Mi 1.32 -> 0.88 ms, at 256 Ki 0.39 -> 0.33 ms. (The O1 numba
 # kernels' prange thresholds, 8 Mi / 2 Mi, are higher: numba's pool costs more.)
 # MINISPORE_CPU_PARALLEL_MIN overrides both, as it does for O1.
-PARALLEL_MIN_CHEAP = int(_ew._PAR_ENV or 1 << 21)
-PARALLEL_MIN_TRANSCENDENTAL = int(_ew._PAR_ENV or 1 << 18)
+PARALLEL_MIN_CHEAP = int(eager_elementwise._PAR_ENV or 1 << 21)
+PARALLEL_MIN_TRANSCENDENTAL = int(eager_elementwise._PAR_ENV or 1 << 18)
 ALIASES = ("reshape", "stop_gradient")
 
 
@@ -64,7 +64,7 @@ def elementwise(e: Emitter, n: ir.Node, expr, casts=None):
     flat = all(v.shape in (shape, ()) for v in n.inputs)
     size = size_of(shape)
     threads = native_jit.threads()
-    heavy = expr.op != "arg" and _ew._has_transcendental(expr)
+    heavy = expr.op != "arg" and eager_elementwise._has_transcendental(expr)
     # a transcendental's loop runs INTERLEAVE vector iterations side by side (Emitter.loop):
     # 1.41 -> 1.15-1.2 ns per element for tanh(x*1.5+0.3)*sigmoid(x) - x*x/3 on one thread
     ilv = INTERLEAVE if heavy else 0
