@@ -20,7 +20,7 @@ applies that composite again there, so its bprop gives those gradients too, as i
 from __future__ import annotations
 
 from .primitive import Meta, OpDef, attrs_dict, executor
-from .pynative import TAPE, op_inputs, record, tensor_dtype, to_tensor
+from .pynative import EAGER, TAPE, op_inputs, record, tensor_dtype, to_tensor
 from .tensor import Tensor
 
 
@@ -32,39 +32,44 @@ def run(op: OpDef, inputs: tuple, attrs: tuple):
     else:
         ts = _tensors(op, inputs)
         key = (attrs,) + tuple([(t.shape, t.dtype) for t in ts])
-    kw = attrs_dict(attrs) if attrs else {}
+    kw = attrs_dict(attrs) if attrs else None
     # infer once per signature (an eager loop calls the op again and again): it raises the
     # composite's own shape/dtype errors, and the first run checks the parts against it
-    cache = op.meta_cache
-    meta = cache.get(key)
-    if meta is None:
-        meta = op.infer(*ts, **kw)
+    meta = op.meta_cache.get(key)
+    fresh = meta is None
+    if fresh:
+        meta = op.infer(*ts, **kw) if kw else op.infer(*ts)
     if op.bprop is None and op.differentiable:
-        out = op.composite(*ts, **kw)
+        out = op.composite(*ts, **kw) if kw else op.composite(*ts)
     else:
         depth, TAPE.depth = TAPE.depth, 0
         try:
-            out = op.composite(*ts, **kw)
+            out = op.composite(*ts, **kw) if kw else op.composite(*ts)
         finally:
             TAPE.depth = depth
-        if op.bprop is not None:
-            ex = executor.current
-            if depth:
-                for t in ts:
-                    if t._node is not None:
-                        # the graph builder keeps the tape identities of graph values too
-                        # (control flow on the tape reads them); eagerly the node is all
-                        getattr(ex, "tape_node", record)(op, attrs, ts, out)
-                        break
-            note = getattr(ex, "note_composite", None)     # while a graph is built
-            if note is not None:
-                note(op, attrs, ts, out)
-    if key not in cache:
+        if op.bprop is not None and (depth or executor.current is not EAGER):
+            _taped(op, attrs, ts, out, depth)
+    if fresh:
         _check(op, out, meta)
-        if len(cache) > 4096:
-            cache.clear()
-        cache[key] = meta
+        if len(op.meta_cache) > 4096:
+            op.meta_cache.clear()
+        op.meta_cache[key] = meta
     return out
+
+
+def _taped(op: OpDef, attrs: tuple, ts: tuple, out, depth: int) -> None:
+    """A composite with a declared bprop after its untaped parts ran: one tape node while a
+    gradient is taken and an input is tracked; while a graph is built, the builder also notes
+    the expansion (a loop body is traced untaped, and its gradient replays it)."""
+    ex = executor.current
+    tracked = depth and any(t._node is not None for t in ts)
+    if ex is EAGER:
+        if tracked:
+            record(op, attrs, ts, out)
+        return
+    if tracked:
+        ex.tape_node(op, attrs, ts, out)     # the tape identities of graph values too
+    ex.note_composite(op, attrs, ts, out)
 
 
 def _tensors(op: OpDef, inputs: tuple) -> tuple:
