@@ -23,7 +23,7 @@ from ..core.ops.state import Assign, Depend, Print, assign, depend, print_
 from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean, min, prod,
                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sum)
 from .functional import (argmin, div, divide, floor_div, floor_mod, gather, relu,  # noqa: F811
-                         round, softplus, sqrt, subtract)
+                         round, softplus, sqrt, subtract, truncate_div)
 from ..core.primitive import Primitive
 from .losses import (binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss,
                      nll_loss)

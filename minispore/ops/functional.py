@@ -10,6 +10,7 @@ from ..core.ops import index_ops as X
 from ..core.ops import math as M
 from ..core.ops import reduce as R
 from ..core.ops.rounding import div, round  # noqa: F401  (Tensor.div/round share them)
+from ..core.ops.rounding import truncate_div as truncate
 
 
 divide = div
@@ -50,6 +51,11 @@ def gather(input_params, input_indices, axis=0, batch_dims=0):
 def floor_div(x, y):
     """x / y rounded down (MindSpore's ops.floor_div(x, y))."""
     return M.floor_div(x, y)
+
+
+def truncate_div(x, y):
+    """x / y rounded towards zero (MindSpore's ops.truncate_div(x, y))."""
+    return truncate(x, y)
 
 
 def floor_mod(x, y):

@@ -9,6 +9,7 @@ from ..core.ops import linalg
 from ..core.ops import math as M
 from ..core.ops import nn as N
 from ..core.ops import reduce as R
+from ..core.ops import rounding
 from ..core.primitive import Primitive
 
 
@@ -31,7 +32,7 @@ _SIMPLE = {
     "Rsqrt": M.RSQRT, "Square": M.SQUARE, "Reciprocal": M.RECIPROCAL, "Sin": M.SIN, "Cos": M.COS,
     "Tanh": M.TANH, "Sigmoid": M.SIGMOID, "ReLU": M.RELU, "Erf": M.ERF, "Softplus": M.SOFTPLUS,
     "Sign": M.SIGN, "Floor": M.FLOOR, "Ceil": M.CEIL, "Round": M.ROUND, "Select": M.WHERE,
-    "StopGradient": A.STOP_GRADIENT,
+    "StopGradient": A.STOP_GRADIENT, "TruncateDiv": rounding.TRUNCATE_DIV,
 }
 globals().update({name: _simple(name, op) for name, op in _SIMPLE.items()})
 

@@ -16,22 +16,41 @@ from ..shape import broadcast_shapes
 from . import math as M
 
 
+def _quotient_dtype(x: dt.DType, y: dt.DType) -> dt.DType:
+    """MindSpore's TruncateDiv: the operands' promoted dtype (two integers give an integer, an
+    integer and a float the float, as div's)."""
+    if x.is_float or y.is_float:
+        return M.DIV.compute((x, y))[1]
+    return dt.promote(x, y)
+
+
 def _truncate_div(input, other):
-    q = M.div(input, other)
-    t = M.where(M.less(q, 0), M.ceil(q), M.floor(q))
-    return t if input.dtype.is_float else M.cast(t, input.dtype)
+    out = _quotient_dtype(input.dtype, other.dtype)
+    if out.is_float:
+        q = M.div(input, other)
+        return M.where(M.less(q, 0), M.ceil(q), M.floor(q))
+    # integers exactly (a float quotient loses digits past 2**24): the floor quotient, one up
+    # where the division is inexact and the operands' signs differ
+    x, y = M.cast(input, out), M.cast(other, out)
+    inexact = M.logical_and(M.not_equal(M.mod(x, y), 0), M.not_equal(M.less(x, 0), M.less(y, 0)))
+    return M.add(M.floor_div(x, y), M.cast(inexact, out))
 
 
 def _truncate_div_infer(x, y):
     shape = broadcast_shapes("truncate_div", x.shape, y.shape)
-    return Meta(shape, M.DIV.compute((x.dtype, y.dtype))[1] if x.dtype.is_float else x.dtype)
+    return Meta(shape, _quotient_dtype(x.dtype, y.dtype))
 
 
 def _truncate_div_ref(x, y):
     metas = (Meta(np.shape(a), dt.to_dtype(np.asarray(a).dtype)) for a in (x, y))
     out = _truncate_div_infer(*metas).dtype
     with np.errstate(all="ignore"):
-        return np.trunc(M.DIV.ref(x, y)).astype(out.np)
+        if out.is_float:
+            return np.trunc(M.DIV.ref(x, y)).astype(out.np)
+        x, y = np.asarray(x).astype(out.np), np.asarray(y).astype(out.np)
+        q = M.FLOOR_DIV.ref(x, y)
+        inexact = (M.MOD.ref(x, y) != 0) & ((x < 0) != (y < 0))
+        return (q + inexact).astype(out.np)
 
 
 # the quotient rounded towards zero; an integer dividend keeps its dtype. Differentiated
