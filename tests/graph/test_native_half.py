@@ -227,17 +227,15 @@ def test_half_graphs_are_native_with_pynatives_bits(graph, half):
         assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g)), f"output {k}"
 
 
-_DECLINED = {   # op -> (args, attrs): their eager half kernels are the numpy references
+_DECLINED = {   # op -> (args, attrs): its eager half kernel rounds every partial product
     "prod": ((np.linspace(0.5, 1.5, 12).astype(np.float16).reshape(3, 4),), {"axis": 1}),
-    "layer_norm": ((np.linspace(-3, 3, 12).astype(np.float16).reshape(3, 4),
-                    np.ones(4, np.float16), np.zeros(4, np.float16)), {}),
 }
 
 
 @pytest.mark.parametrize("name", list(_DECLINED))
 def test_half_ops_with_other_eager_arithmetic_are_declined_naming_the_node(name):
     """prod's eager kernel rounds every partial product to the half dtype (numpy's float16
-    multiply); layer_norm's eager half kernel is its numpy reference. The
+    multiply). The
     native sink declines them on half tensors: the graph runs kernel by kernel, the warning
     names the node and the dtype, and the numbers are PyNative's."""
     args, attrs = _DECLINED[name]
@@ -250,6 +248,31 @@ def test_half_ops_with_other_eager_arithmetic_are_declined_naming_the_node(name)
                                         for m in messages), messages
     for e, g in zip(eager, sunk):
         assert np.array_equal(_bits(e), _bits(g))
+
+
+_NORMS = {
+    "layer_norm": lambda x, h: ((x, np.ones(6, h), np.zeros(6, h)),
+                                {"begin_norm_axis": -1, "begin_params_axis": -1}),
+    "batch_norm": lambda x, h: ((x.reshape(2, 3, 2, 2), np.ones(3, h), np.zeros(3, h),
+                                 np.zeros(3, h), np.ones(3, h)), {"training": True}),
+}
+
+
+@pytest.mark.parametrize("name", list(_NORMS))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_norms_are_native_with_pynatives_bits(name, dtype):
+    """The norms' eager kernel is their native program (native_kernels.py): on half inputs both
+    modes run the float32 twin of the lowering and round each output once."""
+    h = BF16 if dtype == "bfloat16" else np.dtype(dtype)
+    args, attrs = _NORMS[name](np.linspace(-3, 5, 24).reshape(4, 6).astype(h), h)
+
+    def op(*ts):
+        return run_op(name, ts, attrs)
+    eager = _pynative(op, *args)
+    sunk, program, messages = _o2(op, *args)
+    assert program == "NativeProgram" and not messages, messages
+    for e, g in zip(eager, sunk):
+        assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

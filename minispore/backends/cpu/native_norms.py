@@ -99,5 +99,5 @@ def _layer_norm(e: Emitter, n, a: dict):
             e.store(e.convert(y, dt.float64, out.dtype), out, at)
 
 
-register("batch_norm", _batch_norm)
-register("layer_norm", _layer_norm)
+register("batch_norm", _batch_norm, half_as_float32=True)
+register("layer_norm", _layer_norm, half_as_float32=True)
