@@ -18,6 +18,13 @@ from helpers import as_tuple, run_op
 from opdb import CASES, rng_for
 
 
+# (op, dtype) whose O2 graph the native sink declines (it runs kernel by kernel, as O1, with a
+# RuntimeWarning): integer reductions, argmax/argmin, matmul and pow have no integer lowering.
+# Every other cell must run as one NativeProgram; a cell that starts to must leave this list.
+DECLINED = {(name, "Int32") for name in ("sum", "mean", "prod", "max", "min", "logsumexp",
+                                         "argmax", "argmin", "matmul", "pow")}
+
+
 def _params():
     return [pytest.param(case, dtype, id=f"{case.name}-{dtype}")
             for case in CASES for dtype in case.dtypes]
@@ -47,7 +54,7 @@ def _run(case, s, mode, level):
 
 @pytest.mark.parametrize("case,dtype", _params())
 def test_o2_gives_pynatives_bits(case, dtype):
-    failures = []
+    failures, declines = [], 0
     for s in case.samples(rng_for("forward", case.name, dtype), dtype):
         eager, _ = _run(case, s, ms.PYNATIVE_MODE, "O0")
         sunk, messages = _run(case, s, ms.GRAPH_MODE, "O2")
@@ -57,10 +64,11 @@ def test_o2_gives_pynatives_bits(case, dtype):
                 failures.append(f"{label}: PyNative gave {eager!r:.200}, O2 {sunk!r:.200}")
             continue
         program = type(graph_compile.last_compiled().program).__name__
-        if program != "NativeProgram":
-            # a graph the native sink declines runs kernel by kernel, and says so
-            if not any("cannot lower" in m or "could not lower" in m for m in messages):
-                failures.append(f"{label}: {program} ran without a warning: {messages}")
+        native = program == "NativeProgram" and not messages
+        said = program == "Program" and any("cannot lower" in m for m in messages)
+        declines += said
+        if not (native or (said and (case.name, str(dtype)) in DECLINED)):
+            failures.append(f"{label}: {program} ran, not one NativeProgram: {messages}")
         for k, (e, g) in enumerate(zip(eager, sunk)):
             if not _same_bits(e, g):
                 with np.errstate(invalid="ignore"):
@@ -70,4 +78,6 @@ def test_o2_gives_pynatives_bits(case, dtype):
                                 + (f", by up to {np.nanmax(diff):.3g}" if diff is not None
                                    and diff.size else f": {e.dtype}{e.shape} vs "
                                                       f"{g.dtype}{g.shape}"))
+    if (case.name, str(dtype)) in DECLINED and not declines:
+        failures.append(f"{case.name} {dtype}: every sample ran natively; remove it from DECLINED")
     assert not failures, "\n".join(failures)

@@ -438,6 +438,10 @@ class Emitter:
             return b.select(c, x, y)
         if op == "isnan" and not fl:            # an integer is never NaN (minimum/maximum's
             return const(0, I1)                 # NaN rule on integer tensors)
+        if op == "fabs" and not fl:     # numba's abs of an integer: -x below 0 (MIN stays MIN)
+            x = self.as_num(self.scalar(a[0], xs, T, signed), T)
+            return b.select(b.icmp_signed("<", x, L.Constant(x.type, 0)), b.neg(x), x) \
+                if signed else x
         if not fl:
             raise NativeUnsupported(f"integer scalar op '{op}'")
         if op == "isnan":
