@@ -1,7 +1,7 @@
 """Reductions in the native sink: sum/mean/prod/max/min nodes (float64 accumulators in memory
 order, as the eager kernels' np.add.reduce(dtype=float64) sums and np.maximum.reduce picks) and
-the fused reductions of FUSED nodes (fused_reduce.loop_lines in IR: LANES register chains over
-an innermost reduced axis, else float64 accumulators in memory order).
+the fused reductions of FUSED nodes (loops/fused_reduce.py's definition rendered by
+render/llvm.py: the definition the O1 kernel, fused_reduce.py, is the numba rendering of).
 """
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from ...core import scalar_expr as E
 from ...core.graph import ir
 from ...core.primitive import attrs_dict
 from ...core.shape import broadcast_strides, c_strides, normalize_axes, size_of
-from .native_emit import F64, FLOAT, HALF, I1, I8, I64, Emitter, NativeUnsupported, const
+from .native_emit import F64, FLOAT, HALF, Emitter, NativeUnsupported
 from .native_lower import compute_dtype, elementwise
+from . import fused_reduce as o1_fused_reduce
+from .loops import fused_reduce as loops_fused_reduce
 from .native_registry import register
-
-LANES = 4                   # independent accumulators, as fused_reduce.LANES
+from .render.llvm import emit, scratch_bytes
 
 
 def _acc_init(kind: str, ty):
@@ -73,95 +74,35 @@ def _reduction(kind):
     return lower
 
 
-def fused_reduce(e: Emitter, n: ir.Node, red: ir.Reduction):
-    """fused_reduce.loop_lines in IR: each value rounded to the output dtype, accumulated in
-    float64 (sum/mean) or the value dtype (max/min); reduced axes innermost -> LANES register
-    chains over the last axis, else float64 accumulators in memory order (arena scratch)."""
-    out, b = n.outputs[0], e.b
-    kind = red.kind
-    if kind not in ("sum", "mean", "max", "min") or out.dtype not in FLOAT:
-        raise NativeUnsupported(f"fused {kind} into {out.dtype}")
-    T = FLOAT[out.dtype]
+def _fused_buffers(n: ir.Node, red: ir.Reduction):
+    """(definition parameters, {buffer name: (value, the shape the definition sees)}) of a
+    fused reduction node, as o1_fused_reduce.fused_reduce_kernel binds them at O1."""
+    out = n.outputs[0]
+    if red.kind not in ("sum", "mean", "max", "min") or out.dtype not in FLOAT:
+        raise NativeUnsupported(f"fused {red.kind} into {out.dtype}")
     cdt = compute_dtype(n)
     if cdt not in FLOAT:
-        raise NativeUnsupported(f"fused {kind} computing in {cdt}")
-    CT = FLOAT[cdt]
-    shape = tuple(red.shape) or (1,)
-    r = len(shape)
-    axes = tuple(red.axes)
-    kept = [k for k in range(r) if k not in axes]
-    count = size_of([shape[k] for k in axes])
-    acc_ty, acc_dt = (T, out.dtype) if kind in ("max", "min") else (F64, dt.float64)
-    expr = n.attr("expr")
-    in_shapes = [(1,) * (r - len(v.shape)) + tuple(v.shape) for v in n.inputs]
-    sts = [broadcast_strides(s, shape) for s in in_shapes]
+        raise NativeUnsupported(f"fused {red.kind} computing in {cdt}")
+    in_shapes = o1_fused_reduce.loop_shapes([v.shape for v in n.inputs], red)
+    params = o1_fused_reduce.definition_params(n.attr("expr"), in_shapes, red,
+                                               out.dtype.np, cdt.np)
+    buffers = {f"a{i}": (v, s) for i, (v, s) in enumerate(zip(n.inputs, in_shapes))}
+    buffers["out"] = (out, (size_of(out.shape),))
+    return params, buffers
 
-    def value(idx):
-        xs = []
-        for v, st in zip(n.inputs, sts):
-            x = e.load(v, e.flat_index(idx, st))
-            xs.append(e.b.icmp_unsigned("!=", x, const(0, I8)) if v.dtype is dt.bool_ else
-                      e.convert(x, v.dtype, cdt))
-        y = e.scalar(expr, xs, CT)
-        y = e.convert(y, cdt if y.type != I1 else dt.bool_, out.dtype)   # rounded, as stored
-        return e.convert(y, out.dtype, acc_dt)
 
-    def result(acc):
-        if kind == "mean":
-            acc = b.fdiv(acc, L.Constant(acc_ty, float(count)))
-        return e.convert(acc, acc_dt, out.dtype)
-    if all(k < ax for k in kept for ax in axes):          # reduced axes innermost: registers
-        q = e.alloca(I64)
-        b.store(const(0), q)
-        with e.nest([shape[k] for k in kept]) as kidx:
-            idx = [None] * r
-            for k, i in zip(kept, kidx):
-                idx[k] = i
-            lanes = [e.alloca(acc_ty) for _ in range(LANES if axes else 1)]
-            for p in lanes:
-                b.store(_acc_init(kind, acc_ty), p)
-            if not axes:
-                b.store(_combine(e, kind, b.load(lanes[0]), value(idx)), lanes[0])
-            else:
-                with e.nest([shape[k] for k in axes[:-1]]) as ridx:
-                    for k, i in zip(axes[:-1], ridx):
-                        idx[k] = i
-                    last, dlast = axes[-1], shape[axes[-1]]
-                    with e.loop(dlast - dlast % LANES, step=LANES) as j:
-                        for u, p in enumerate(lanes):
-                            idx[last] = b.add(j, const(u))
-                            b.store(_combine(e, kind, b.load(p), value(idx)), p)
-                    with e.loop(dlast, start=dlast - dlast % LANES) as j:
-                        idx[last] = j
-                        b.store(_combine(e, kind, b.load(lanes[0]), value(idx)), lanes[0])
-                for p in lanes[1:]:
-                    b.store(_combine(e, kind, b.load(lanes[0]), b.load(p)), lanes[0])
-            qi = b.load(q)
-            e.store(result(b.load(lanes[0])), out, qi)
-            b.store(b.add(qi, const(1)), q)
-        return
-    n_out = size_of([shape[k] for k in kept])
-    accp = e.scratch(n, acc_ty)
-    with e.loop(n_out) as q:
-        b.store(_acc_init(kind, acc_ty), b.gep(accp, [q]))
-    kst = [0] * r
-    acc = 1
-    for k in reversed(kept):
-        kst[k] = acc
-        acc *= shape[k]
-    with e.nest(shape) as idx:
-        slot = b.gep(accp, [e.flat_index(idx, kst)])
-        b.store(_combine(e, kind, b.load(slot), value(idx)), slot)
-    with e.loop(n_out) as q:
-        e.store(result(b.load(b.gep(accp, [q]))), out, q)
+def fused_reduce(e: Emitter, n: ir.Node, red: ir.Reduction):
+    """loops/fused_reduce.py's definition rendered into the native program (the definition
+    o1_fused_reduce.fused_reduce_kernel renders as the O1 kernel)."""
+    params, buffers = _fused_buffers(n, red)
+    emit(e, loops_fused_reduce.fused_reduce, params, buffers, n)
 
 
 def fused_scratch(n: ir.Node) -> int:
-    """A fused reduction's float64 accumulators (one per kept element)."""
-    red = n.attr("reduce")
-    shape = tuple(red.shape) or (1,)
-    kept = [d for k, d in enumerate(shape) if k not in red.axes]
-    return size_of(kept) * 8
+    """A fused reduction's arena: the definition's float64 accumulators (memory order), if any."""
+    params, buffers = _fused_buffers(n, n.attr("reduce"))
+    return scratch_bytes(loops_fused_reduce.fused_reduce, params,
+                         {k: s for k, (_, s) in buffers.items() if k != "out"})
 
 
 def _reduction_scratch(n: ir.Node) -> int | None:

@@ -14,7 +14,12 @@ float64), `f64`/`i64` convert as Emitter.convert (numpy's rules), an assignment 
 variable's dtype and a store to its buffer's (float64 -> float32 rounds to nearest);
 comparisons are ordered but `!=` (true for a NaN), `maximum(a, b)` selects b where b > a, the
 transcendentals are core/scalar_math's as llvm_math renders them (the IR vecmath's numba kernels
-run too).
+run too). A scalar argument is bound by `scalars` (name -> number) and is a constant of its
+declared dtype (an int64 one may size an output); `libm(name, x)` calls llvm.<name> (the C
+library's function, which numba's math.<name> calls too); a uint64 value is an i64 (add and mul
+wrap, `>>` is lshr, `%` urem, f64 uitofp); an output of a declared dtype stores converted to
+the bound value's dtype. A `fail_if` is Emitter.fail_index: the program returns the error code
+of the IndexCheck bound to its site by `sites`.
 """
 from __future__ import annotations
 
@@ -24,13 +29,16 @@ from ....core import dtype as dt
 from ....core import scalar_expr as E
 from ....core import scalar_math
 from ....core.shape import size_of
-from ..loops.builder import Assign, Definition, Loop, Program, Store
+from ..loops.builder import Assign, Definition, Fail, Loop, Program, Store
+from ..loops.builder import When
 from ..native_emit import F64, FLOAT, STORAGE, Emitter, NativeUnsupported, const, storage
 
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _ARITH = {"add": ("fadd", "add"), "sub": ("fsub", "sub"), "mul": ("fmul", "mul"),
           "div": ("fdiv", None)}
 _MATH = scalar_math.names("decomposed")
+U64 = dt.DType("UInt64", "uint64", "u", 0)       # the protocol's unsigned 64-bit words
+_CASTS = {"float64": dt.float64, "float32": dt.float32, "int64": dt.int64, "uint64": U64}
 
 
 def _static(ex: E.Expr, shapes: dict):
@@ -40,15 +48,21 @@ def _static(ex: E.Expr, shapes: dict):
         return shapes[a[0].name][a[1]]
     if op == "const" and isinstance(a[0], int) and not isinstance(a[0], bool):
         return a[0]
+    if op == "scalar" and a[1] == "int64":
+        return shapes.get(a[0])
     if op in ("add", "mul"):
         x, y = _static(a[0], shapes), _static(a[1], shapes)
         if x is not None and y is not None:
             return x + y if op == "add" else x * y
+    if op in ("sub", "mod"):
+        x, y = _static(a[0], shapes), _static(a[1], shapes)
+        if x is not None and y is not None and (op == "sub" or y > 0):
+            return x - y if op == "sub" else x % y
     return None
 
 
-def _shapes(prog: Program, buffers: dict) -> dict:
-    shapes = {}
+def _shapes(prog: Program, buffers: dict, scalars=None) -> dict:
+    shapes = {v.name: int((scalars or {})[v.name]) for v in prog.scalars if v.dtype == "int64"}
     for b in prog.inputs:
         shape = tuple(buffers[b.name][1])
         if len(shape) != b.rank:
@@ -62,23 +76,25 @@ def _shapes(prog: Program, buffers: dict) -> dict:
     return shapes
 
 
-def scratch_bytes(definition: Definition, params: dict, shapes: dict) -> int:
-    """Arena bytes of the definition's scratch buffers with inputs of `shapes` (name -> shape)."""
+def scratch_bytes(definition: Definition, params: dict, shapes: dict, scalars=None) -> int:
+    """Arena bytes of the definition's scratch buffers with inputs of `shapes` (name -> shape)
+    and int64 scalars `scalars`."""
     prog = definition.trace(**params)
-    sizes = _shapes(prog, {k: (None, v) for k, v in shapes.items()})
+    sizes = _shapes(prog, {k: (None, v) for k, v in shapes.items()}, scalars)
     return sum(8 * size_of(sizes[s.name]) for s in prog.scratch)
 
 
 class _Render:
-    def __init__(self, e: Emitter, prog: Program, buffers: dict, scratch_key):
+    def __init__(self, e: Emitter, prog: Program, buffers: dict, scratch_key, scalars=None):
         self.e, self.b = e, e.b
-        self.shapes = _shapes(prog, buffers)
+        self.shapes = _shapes(prog, buffers, scalars)
+        self.scalars = {v.name: (scalars or {})[v.name] for v in prog.scalars}
         self.values = {name: v for name, (v, _) in buffers.items()}
         for o in prog.outputs:           # indexed as declared: a view of the bound value
             v, shape = buffers[o.name]
             if size_of(shape) != size_of(self.shapes[o.name]):
                 raise ValueError(f"{prog.definition.name}: output {o.name} bound to {v}")
-            if v.dtype is not self.values[o.like.name].dtype:
+            if o.like is not None and v.dtype is not self.values[o.like.name].dtype:
                 raise NativeUnsupported(f"{prog.definition.name}: {o.name} of {v.dtype}")
         self.scratch = {}
         if sum(size_of(self.shapes[s.name]) for s in prog.scratch):
@@ -96,7 +112,8 @@ class _Render:
         for st in body:
             if isinstance(st, Loop):
                 n = self._to(*self.value(st.extent), dt.int64)
-                with self.e.loop(n) as i:
+                start = 0 if st.start is None else self._to(*self.value(st.start), dt.int64)
+                with self.e.loop(n, start=start, step=st.step) as i:
                     self.index[st.index.name] = i
                     self.block(st.body)
                     del self.index[st.index.name]
@@ -108,9 +125,18 @@ class _Render:
                 if unify(held[1], d) is not held[1]:
                     raise NativeUnsupported(f"variable {st.var.name}: {held[1]} and {d}")
                 self.b.store(self._to(v, d, held[1]), held[0])
+            elif isinstance(st, When):
+                with self.b.if_then(self.e.truth(self.value(st.cond)[0])):
+                    self.block(st.body)
             elif isinstance(st, Store):
                 v, vd = self.value(st.value)
                 self._store(self.e.convert(v, vd, self._dtype(st.buf)), st.buf, st.index)
+            elif isinstance(st, Fail):
+                bad = self.e.truth(self.value(st.cond)[0])
+                site = self.sites.get(st.site)
+                if site is None:
+                    raise ValueError(f"LLVM loop renderer: check site {st.site!r} is not bound")
+                self.e.fail_index(bad, site, self._to(*self.value(st.value), dt.int64))
             else:
                 raise TypeError(f"LLVM loop renderer: unknown statement {st!r}")
 
@@ -151,7 +177,7 @@ class _Render:
             if d is dt.bool_:
                 return const(int(bool(v)), L.IntType(1)), d
             return L.Constant(storage(d), float(v) if d.is_float else int(v)), d
-        n = _static(ex, self.shapes) if op in ("dim", "add", "mul") else None
+        n = _static(ex, self.shapes) if op in ("dim", "add", "mul", "sub", "mod") else None
         if n is not None:
             return const(n), dt.int64
         if op == "index":
@@ -161,10 +187,25 @@ class _Render:
             return b.load(slot), d
         if op == "load":
             return self._load(a[0], a[1]), self._dtype(a[0])
+        if op == "scalar":
+            d = _CASTS[a[1]]
+            v = self.scalars[a[0]]
+            return L.Constant(storage(d) if d is not U64 else STORAGE[dt.int64],
+                              float(v) if d.is_float else int(v) & 0xFFFFFFFFFFFFFFFF), d
+        if op == "libm":
+            x, d = self.value(a[1])
+            if d not in FLOAT:
+                raise NativeUnsupported(f"libm {a[0]} of {d}")
+            fn = self.e.m.declare_intrinsic(f"llvm.{a[0]}", [FLOAT[d]])
+            return b.call(fn, [x]), d
+        if op == "like":
+            x, d = self.value(a[0])
+            to = self._dtype(a[1])
+            return self._to(x, d, to), to
         if op == "cast":
             x, d = self.value(a[0])
-            to = dt.float64 if a[1] == "float64" else dt.int64
-            return self.e.convert(x, d, to), to
+            to = _CASTS[a[1]]
+            return self._to(x, d, to), to
         if op in ("not", "isnan", "neg") or op in _MATH:
             x, d = self.value(a[0])
             if op == "not":
@@ -177,6 +218,8 @@ class _Render:
                 return b.fcmp_unordered("uno", x, x), dt.bool_
             from ..llvm_math import math_fn
             return b.call(math_fn(self.e.m, op, FLOAT[d]), [x]), d
+        if op == "template":
+            return self._template(*a)
         if op == "where":
             c = self.e.truth(self.value(a[0])[0])
             (x, d), (y, _) = self.pair(a[1], a[2])
@@ -194,12 +237,28 @@ class _Render:
         if op == "max":
             gt = b.fcmp_ordered(">", y, x) if fl else b.icmp_signed(">", y, x)
             return b.select(gt, y, x), d
+        if d is U64 and op in ("bxor", "shr", "mod"):
+            return (b.xor(x, y) if op == "bxor" else b.lshr(x, y) if op == "shr" else
+                    b.urem(x, y)), d
         if op in _ARITH:
             name = _ARITH[op][0 if fl else 1]
             if name is None:
                 raise NativeUnsupported(f"integer '{op}'")
             return getattr(b, name)(x, y), d
         raise NativeUnsupported(f"LLVM loop renderer: no rendering for {op!r}")
+
+    def _template(self, tmpl: E.Expr, args: tuple, compute: str, dtype: str):
+        """A scalar_expr template over builder values as the native elementwise lowering
+        computes it (Emitter.scalar in the compute dtype, bools as i1), rounded to `dtype`."""
+        cdt, to = dt.to_dtype(compute), dt.to_dtype(dtype)
+        if cdt not in FLOAT or to not in FLOAT:
+            raise NativeUnsupported(f"template computing in {cdt} into {to}")
+        xs = []
+        for x in args:
+            v, d = self.value(x)
+            xs.append(self.e.truth(v) if d is dt.bool_ else self.e.convert(v, d, cdt))
+        y = self.e.scalar(tmpl, xs, FLOAT[cdt])
+        return self.e.convert(y, cdt if y.type != L.IntType(1) else dt.bool_, to), to
 
     def pair(self, p: E.Expr, q: E.Expr):
         """Two operands converted to their unified dtype (see unify)."""
@@ -208,7 +267,16 @@ class _Render:
         return (self._to(x, dx, d), d), (self._to(y, dy, d), d)
 
     def _to(self, x, src: dt.DType, dst: dt.DType):
-        """A computed value of dtype src as dtype dst (a bool stays an i1)."""
+        """A computed value of dtype src as dtype dst (a bool stays an i1; a uint64 is an i64:
+        to and from int64 it keeps its bits, to a float it converts unsigned)."""
+        if U64 in (src, dst) and src is not dst:
+            if dst is U64 and src in (dt.int64, dt.int32):
+                return self.e.convert(x, src, dt.int64)
+            if src is U64 and dst is dt.int64:
+                return x
+            if src is U64 and dst.is_float:
+                return self._to(self.b.uitofp(x, F64), dt.float64, dst)
+            raise NativeUnsupported(f"LLVM loop renderer: {src} as {dst}")
         return x if src is dst else self.e.convert(x, src, dst)
 
 
@@ -218,6 +286,9 @@ def unify(a: dt.DType, b: dt.DType) -> dt.DType:
     (numba computes integers narrower than intp in intp), an integer and a float float64."""
     if a is b:
         return a
+    if U64 in (a, b):
+        raise TypeError(f"loop definition: a uint64 with {b if a is U64 else a} (numba computes "
+                        "it in float64): convert the other operand with u64()")
     if a is dt.bool_ or b is dt.bool_:
         return b if a is dt.bool_ else a
     if a.is_float and b.is_float:
@@ -225,12 +296,16 @@ def unify(a: dt.DType, b: dt.DType) -> dt.DType:
     return dt.int64 if not (a.is_float or b.is_float) else dt.float64
 
 
-def emit(e: Emitter, definition: Definition, params: dict, buffers: dict, scratch_key) -> None:
-    """Emit `definition` traced with `params` (see the module docstring); counted in
-    definition.renders['llvm']."""
+def emit(e: Emitter, definition: Definition, params: dict, buffers: dict, scratch_key,
+         scalars=None, sites=None) -> None:
+    """Emit `definition` traced with `params` (see the module docstring), its scalar arguments
+    bound by `scalars` (name -> number) and its check sites by `sites` (name -> IndexCheck: a
+    Fail is Emitter.fail_index); counted in definition.renders['llvm']."""
     prog = definition.trace(**params)
     for name, (v, _) in buffers.items():
         if v.dtype not in STORAGE:
             raise NativeUnsupported(f"{definition.name}: {name} of {v.dtype}")
-    _Render(e, prog, buffers, scratch_key).block(prog.body)
+    render = _Render(e, prog, buffers, scratch_key, scalars)
+    render.sites = dict(sites or {})
+    render.block(prog.body)
     definition.renders["llvm"] += 1
