@@ -5,8 +5,10 @@ functions as the O2 sink: windows.py's kernels (im2col + BLAS for the convolutio
 per dtype; window loops for the pools, compiled per window geometry), so eager, O0 and O2 run one
 implementation, cached on disk. A conv with small GEMMs runs them on the calling thread
 (blas_threads.py).
-The rest (batch_norm, layer_norm, random ops) run their numpy reference, which is vectorised
-over the tensor. `register(backend, ref_kernel)` is called by kernels.register_all.
+The random ops are kernels_random.py's (loops/random.py's definitions rendered as numba kernels,
+the ones the O2 sink renders in LLVM). The rest (batch_norm, layer_norm) run their numpy
+reference, which is vectorised over the tensor. `register(backend, ref_kernel)` is called by
+kernels.register_all.
 """
 from __future__ import annotations
 
@@ -14,10 +16,10 @@ import numpy as np
 
 from ...core.primitive import REGISTRY
 from . import blas_threads
+from . import kernels_random
 from . import windows
 
-REF_OPS = ("batch_norm", "layer_norm", "random_uniform", "random_normal", "random_randint",
-           "dropout")
+REF_OPS = ("batch_norm", "layer_norm")
 
 
 def compute_dtype(out_meta):
@@ -58,3 +60,4 @@ def register(backend, ref_kernel) -> None:
         backend.register(name)(ref_kernel(REGISTRY[name]))
     for name in WINDOW_OPS:
         backend.register(name)(window_factory(name))
+    kernels_random.register(backend)
