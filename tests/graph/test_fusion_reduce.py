@@ -1,8 +1,9 @@
 """Fusion of a trailing reduction (passes/fuse.py, ir.Reduction): a sum/mean/max/min whose input
 is a fused elementwise group read only by it becomes part of that FUSED node, and every consumer
-of FUSED nodes handles it: the O1 kernel (backends/cpu/fused_reduce.py), the O2 sink, the O0
-Program's fallback for backends without fused reductions, the text printer, DOT and verify().
-Results are compared with PyNative (O0 bit for bit, O1/O2 to float tolerance)."""
+of FUSED nodes handles it: the O1 kernel and the O2 sink (both renderings of
+backends/cpu/loops/fused_reduce.py; tests/unit/test_loops_fused_reduce.py checks they agree bit
+for bit), the O0 Program's fallback for backends without fused reductions, the text printer, DOT
+and verify(). Results are compared with PyNative (O0 bit for bit, O1/O2 to float tolerance)."""
 from __future__ import annotations
 
 import warnings
@@ -12,6 +13,7 @@ import pytest
 
 import minispore as ms
 from minispore import Tensor, ops
+from minispore.backends.cpu.native_sink import NativeProgram
 from minispore.core.graph import compile as graph_compile
 from minispore.core.graph import ir
 from minispore.core.graph.dot import to_dot
@@ -120,6 +122,7 @@ def test_fused_reduction_matches_pynative_at_every_level(fn, make):
         assert not [n for n in entry.graph.all_nodes() if n.name in ir.REDUCTION_KINDS]
         for n in fused:
             assert n.attr("members")[-1] == n.attr("reduce").kind
+        assert isinstance(entry.program, NativeProgram) == (level == "O2"), level
         for x, y in zip(got, eager):
             assert x.dtype == y.dtype and x.shape == y.shape, level
             np.testing.assert_allclose(x, y, rtol=RTOL[y.dtype.type], atol=1e-6, err_msg=level)
@@ -128,7 +131,6 @@ def test_fused_reduction_matches_pynative_at_every_level(fn, make):
 def test_o2_sink_accumulates_without_materialising_the_group():
     """The native program folds the fused group into its sum as it computes it: its arena
     (every intermediate) is far smaller than the (64, 50) group would be."""
-    from minispore.backends.cpu.native_sink import NativeProgram
     x = a(64, 50)
     ms.set_context(mode=ms.PYNATIVE_MODE)
     eager = _outs(sum_axis1(x))
