@@ -1,6 +1,7 @@
 """Non-elementwise CPU kernels: matmul through BLAS (np.matmul: numpy's OpenBLAS, the "numpy"
 library of blas.py), reductions through numpy's SIMD loops, and data movement/indexing ops through their numpy
-reference (they move memory; a generated loop would not beat numpy's memcpy-based kernels).
+reference (they move memory; a generated loop would not beat numpy's memcpy-based kernels), but
+for gather, scatter_add and scatter_update: kernels_index.py's renderings of loops/index.py.
 Every output is a fresh or immutable C-contiguous array of exactly the declared dtype."""
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .kernel_abi import cpu_np
 # ops whose CPU kernel is their numpy reference (see the module docstring)
 REF_KERNEL_OPS = (
     "cast", "reshape", "transpose", "concat", "split", "strided_slice", "strided_slice_grad",
-    "gather", "scatter_add", "scatter_update", "slice_update", "broadcast_to", "tile",
+    "slice_update", "broadcast_to", "tile",
     "arange", "stop_gradient", "argmax", "argmin", "prod", "check_class_labels",
 )
 
@@ -44,6 +45,8 @@ def register_all(backend) -> None:
     kernels_nn.register(backend, ref_kernel)
     from . import kernels_row                # softmax, log_softmax, cross-entropy, one_hot
     kernels_row.register(backend)
+    from . import kernels_index              # gather, scatter_add, scatter_update
+    kernels_index.register(backend, ref_kernel)
 
     @backend.register("matmul")
     def matmul(in_metas, attrs, out_meta):

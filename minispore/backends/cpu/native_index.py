@@ -1,14 +1,16 @@
 """Data movement and indexing in the native sink: the numpy references' semantics (the eager
 kernels of these ops) as loops in LLVM IR.
 
+gather, scatter_add and scatter_update are loops/index.py's definitions rendered by
+render/llvm.py (kernels_index.py renders the same definitions as their eager numba kernels);
 concat (each part converted to the promoted dtype, as its astype), split, strided_slice (+ its
-gradient), slice_update, gather, scatter_add/update, one_hot, argmax/argmin, arange and tile,
-as loops over static shapes. Index values read at run time are wrapped (negative counts from the end) and checked: an out-of-range index makes the
-program store it and return an error code (Emitter.fail_index), and NativeProgram raises the
-eager kernels' IndexError (core/index_check.py: op, axis, index, valid range) with the node's
-source line; nothing is assigned then. Values move as their bits (half dtypes too); scatter_add
-on a half tensor adds in float32 and rounds each sum, as np.add.at's half loop does. Registered
-in native_registry.py.
+gradient), slice_update, one_hot, argmax/argmin, arange and tile are written here as loops over
+static shapes. Index values read at run time are wrapped (negative counts from the end) and
+checked before anything is assigned: an out-of-range index makes the program store it and
+return an error code (Emitter.fail_index), and NativeProgram raises the eager kernels' IndexError
+(core/index_check.py: op, axis, index, valid range) with the node's source line. Values move as
+their bits (half dtypes too); scatter_add on a half tensor adds in float32 and rounds each sum,
+as np.add.at's half loop does. Registered in native_registry.py.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from ...core.shape import broadcast_strides, c_strides, normalize_axis, size_of
 from .native_emit import F64, HALF, I64, Emitter, NativeUnsupported, const, storage
 from .native_half import bits
 from .native_registry import register
+from .loops import index
+from .render.llvm import emit
 
 
 def _at(e: Emitter, idx, shape, offsets=None):
@@ -115,43 +119,59 @@ def _checked(e: Emitter, ind, at, site: IndexCheck):
 
 
 def _gather(e: Emitter, n, a):
+    """loops/index.py's gather over the (outer, size, inner) view of x."""
     x, ind = n.inputs
     out = n.outputs[0]
     axis = normalize_axis("gather", a["axis"], len(x.shape))
-    k = len(ind.shape)
-    with e.nest(out.shape) as idx:
-        j = _checked(e, ind, _at(e, idx[axis:axis + k], ind.shape),
-                     IndexCheck("gather", x.shape[axis], axis, loc=n.loc))
-        src = _at(e, idx[:axis] + [j] + idx[axis + k:], x.shape)
-        e.store(e.load(x, src), out, _at(e, idx, out.shape))
+    x_view, ind_view, out_view = index.gather_view(x.shape, axis, ind.shape)
+    emit(e, index.gather, {}, {"x": (x, x_view), "ind": (ind, ind_view), "out": (out, out_view)},
+         n, sites={"index": IndexCheck("gather", x.shape[axis], axis, loc=n.loc)})
 
 
 def _scatter(accumulate: bool):
+    """loops/index.py's scatter (its add for scatter_add) over the collapsed views of
+    index.scatter_view; a half scatter_add is _scatter_add_half."""
     op = "scatter_add" if accumulate else "scatter_update"
 
     def lower(e: Emitter, n, a):
         x, ind, u = n.inputs
         out = n.outputs[0]
-        b = e.b
-        axis = normalize_axis("scatter", a["axis"], len(x.shape))
-        e.copy(x, out)
-        region = x.shape[:axis] + ind.shape + x.shape[axis + 1:]
-        k = len(ind.shape)
-        with e.nest(region) as idx:
-            j = _checked(e, ind, _at(e, idx[axis:axis + k], ind.shape),
-                         IndexCheck(op, x.shape[axis], axis, loc=n.loc))
-            dst = _at(e, idx[:axis] + [j] + idx[axis + k:], out.shape)
-            v = e.load(u, e.flat_index(idx, broadcast_strides(u.shape, region)))
-            v = e.convert(v, u.dtype, out.dtype)          # the reference's astype(x.dtype)
-            if accumulate and out.dtype in HALF:    # np.add.at's half add: float32, rounded
-                old = e.convert(e.load(out, dst), out.dtype, dt.float32)
-                v = e.convert(b.fadd(old, e.convert(v, out.dtype, dt.float32)), dt.float32,
-                              out.dtype)
-            elif accumulate:
-                old = e.load(out, dst)
-                v = b.fadd(old, v) if out.dtype.is_float else b.add(old, v)
-            e.store(v, out, dst)
+        axis = normalize_axis(op, a["axis"], len(x.shape))
+        if accumulate and x.dtype in HALF:
+            return _scatter_add_half(e, n, axis)
+        if accumulate and x.dtype is dt.bool_:
+            raise NativeUnsupported("scatter_add of bool")     # np.add.at's logical or
+        if len(u.shape) > len(x.shape) - 1 + len(ind.shape):
+            raise NativeUnsupported(f"{op}: updates {u.shape} of a higher rank than the region")
+        groups, x_view, ind_view, u_view = index.scatter_view(x.shape, axis, ind.shape, u.shape)
+        emit(e, index.scatter, {"accumulate": accumulate, "groups": groups},
+             {"x": (x, x_view), "ind": (ind, ind_view), "upd": (u, u_view),
+              "out": (out, x_view)},
+             n, sites={"index": IndexCheck(op, x.shape[axis], axis, loc=n.loc)})
     return lower
+
+
+def _scatter_add_half(e: Emitter, n, axis: int):
+    """scatter_add of a half tensor as np.add.at's half loop: each sum in float32, rounded
+    (the eager kernel is np.add.at itself: numba has no float16 arithmetic to render
+    loops/index.py's scatter with)."""
+    x, ind, u = n.inputs
+    out = n.outputs[0]
+    b = e.b
+    e.copy(x, out)
+    region = x.shape[:axis] + ind.shape + x.shape[axis + 1:]
+    k = len(ind.shape)
+    site = IndexCheck("scatter_add", x.shape[axis], axis, loc=n.loc)
+    with e.loop(size_of(ind.shape)) as q:              # every index checked first
+        _checked(e, ind, q, site)
+    with e.nest(region) as idx:
+        j = _checked(e, ind, _at(e, idx[axis:axis + k], ind.shape), site)
+        dst = _at(e, idx[:axis] + [j] + idx[axis + k:], out.shape)
+        v = e.load(u, e.flat_index(idx, broadcast_strides(u.shape, region)))
+        v = e.convert(v, u.dtype, out.dtype)              # the reference's astype(x.dtype)
+        old = e.convert(e.load(out, dst), out.dtype, dt.float32)
+        v = e.convert(b.fadd(old, e.convert(v, out.dtype, dt.float32)), dt.float32, out.dtype)
+        e.store(v, out, dst)
 
 
 def _one_hot(e: Emitter, n, a):

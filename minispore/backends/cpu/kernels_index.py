@@ -1,0 +1,74 @@
+"""Eager CPU kernels of gather, scatter_add and scatter_update: the numba renderings of
+loops/index.py's definitions (native_index.py renders the same definitions into the O2 sink's
+LLVM IR, so PyNative, O0/O1 and O2 run one algorithm and report one IndexError).
+
+Each kernel sees its tensors through the definition's collapsed views (index.gather_view,
+index.scatter_view); numba specialises it per dtype. A half tensor moves as its 16-bit words;
+scatter_add of a half tensor stays np.add.at (its float32 add, rounded after each update: numba
+has no float16 arithmetic), and so do updates of a higher rank than the indexed region (the
+reference's broadcast refuses them). An out-of-range index raises core/index_check's IndexError
+(numba_source.checked). `register(backend)` is called by kernels.register_all after it registers
+the reference kernels, so these replace them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core import dtype as dt
+from ...core.index_check import IndexCheck
+from ...core.primitive import REGISTRY
+from ...core.shape import normalize_axis
+from .loops import index
+from .render import numba_source
+
+_GATHER = numba_source.module(index.gather)
+HALF = (dt.float16, dt.bfloat16)
+
+
+def _words(a: np.ndarray, half: bool) -> np.ndarray:
+    return a.view(np.uint16) if half else a
+
+
+def _gather(in_metas, attrs, out_meta):
+    x_shape, ind_shape = tuple(in_metas[0].shape), tuple(in_metas[1].shape)
+    axis = normalize_axis("gather", attrs["axis"], len(x_shape))
+    x_view, ind_view, _ = index.gather_view(x_shape, axis, ind_shape)
+    kernel = numba_source.checked(_GATHER.kernel,
+                                  {"index": IndexCheck("gather", x_shape[axis], axis)})
+    half, odt, shape = in_metas[0].dtype in HALF, out_meta.dtype.np, tuple(out_meta.shape)
+
+    def run(x, ind):
+        out = kernel(_words(np.ascontiguousarray(x).reshape(x_view), half),
+                     np.ascontiguousarray(ind).reshape(ind_view))
+        return out.view(odt).reshape(shape) if half else out.reshape(shape)
+    return run
+
+
+def _scatter_factory(op: str, accumulate: bool, ref_kernel):
+    def factory(in_metas, attrs, out_meta):
+        x_meta, ind_meta, upd_meta = in_metas
+        x_shape = tuple(x_meta.shape)
+        axis = normalize_axis(op, attrs["axis"], len(x_shape))
+        half = x_meta.dtype in HALF
+        region_rank = len(x_shape) - 1 + len(ind_meta.shape)
+        if (accumulate and half) or len(upd_meta.shape) > region_rank:
+            return ref_kernel(REGISTRY[op])(in_metas, attrs, out_meta)
+        groups, x_view, ind_view, upd_view = index.scatter_view(
+            x_shape, axis, tuple(ind_meta.shape), tuple(upd_meta.shape))
+        mod = numba_source.module(index.scatter, accumulate=accumulate, groups=groups)
+        kernel = numba_source.checked(mod.kernel, {"index": IndexCheck(op, x_shape[axis], axis)})
+        xdt, convert = x_meta.dtype.np, upd_meta.dtype != x_meta.dtype
+
+        def run(x, ind, upd):
+            upd = np.ascontiguousarray(upd.astype(xdt) if convert else upd).reshape(upd_view)
+            out = kernel(_words(np.ascontiguousarray(x).reshape(x_view), half),
+                         np.ascontiguousarray(ind).reshape(ind_view), _words(upd, half))
+            return out.view(xdt).reshape(x_shape) if half else out.reshape(x_shape)
+        return run
+    return factory
+
+
+def register(backend, ref_kernel) -> None:
+    backend.register("gather")(_gather)
+    backend.register("scatter_add")(_scatter_factory("scatter_add", True, ref_kernel))
+    backend.register("scatter_update")(_scatter_factory("scatter_update", False, ref_kernel))
