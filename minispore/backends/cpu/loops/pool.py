@@ -1,0 +1,201 @@
+"""The pooling family, written once: max_pool2d, its gradient max_pool2d_grad (dy routed to each
+window's first maximum), max_pool2d_gather (g read at those maxima), avg_pool2d and its
+gradient avg_pool2d_grad, over NCHW tensors. windows.pool_kernel renders them as the eager numba
+kernels, native_pool.py as the native sink's LLVM lowerings.
+
+The window geometry is a definition parameter, so both renderings see the window loops with
+constant trip counts and bounds (LLVM unrolls them): kernel size kh x kw, stride sh/sw, top/left
+padding pt/pl, and `guard_y`/`guard_x`, whether a tap may fall in the padding along that axis
+(some padding on it); an axis without padding reads every tap unguarded. With the geometry as
+run-time arguments instead, the digits CNN's pools ran 2-4x slower (batch 32, 2x2 stride 2:
+max_pool2d_grad 190-340 us -> 80-150 us, max_pool2d 55-68 -> 29-43 us). Shapes and dtypes stay
+run-time values; the output's extents the inputs do not give (ho, wo; avg_pool2d_grad's H, W)
+are int64 scalar arguments.
+
+The rules, in the input's own dtype (a float64 running maximum was 3-4x slower):
+- max_pool2d: numba's max(best, v) over the window from -inf, NaN if any tap is NaN (a window
+  of -inf gives -inf);
+- the first maximum (max_pool2d_grad, max_pool2d_gather): the first tap v with v > best, or v
+  NaN while best is not (so the first NaN wins); none where every tap is -inf (dy is dropped,
+  the gathered value is 0);
+- avg_pool2d: a float64 sum divided by the int64 count (kh*kw with count_include_pad, else the
+  taps inside the image); avg_pool2d_grad: q = dy / count in float64 (numba: float32 / int64 ->
+  float64) added to dx in float64 and rounded on store. Gradients add in window order.
+"""
+from __future__ import annotations
+
+from contextlib import nullcontext
+
+from ....core import scalar_expr as E
+from ....core.ops import conv as C
+from .builder import definition, like, maximum
+
+
+def _inside(v, size):
+    return E.logical_and(v >= 0, v < size)
+
+
+def _taps(b, geo: dict, H, W, oy, ox, tap, row_test: bool = True):
+    """The window of output (oy, ox) in order (row i, then column j): tap(y, xx) for each tap
+    inside the image. row_test=True (the max pools): the row is tested before its column loop,
+    and only an axis with padding is tested. row_test=False (the average pools): row and column
+    tested together inside the column loop, always: the structure of their numba kernels, whose
+    float64 sums LLVM then compiles the same way, down to the sign of a NaN from inf - inf."""
+    with b.loop(geo["kh"], "i") as i:
+        y = b.var("y", oy * geo["sh"] + i - geo["pt"])
+        with b.when(_inside(y, H)) if geo["guard_y"] and row_test else nullcontext():
+            with b.loop(geo["kw"], "j") as j:
+                xx = b.var("xx", ox * geo["sw"] + j - geo["pl"])
+                if row_test:
+                    cond = _inside(xx, W) if geo["guard_x"] else None
+                else:
+                    cond = E.logical_and(_inside(y, H), _inside(xx, W))
+                with b.when(cond) if cond is not None else nullcontext():
+                    tap(y, xx)
+
+
+def _nest(b, dims):
+    """Nested loops over `dims` (extents), named n, c, oy, ox; returns the context and names."""
+    names = ("n", "c", "oy", "ox")
+
+    class Nest:
+        def __enter__(self):
+            self.ctx = [b.loop(d, name) for d, name in zip(dims, names)]
+            return tuple(ctx.__enter__() for ctx in self.ctx)
+
+        def __exit__(self, *exc):
+            for ctx in reversed(self.ctx):
+                ctx.__exit__(*exc)
+    return Nest()
+
+
+def _zero(b, buf):
+    with _nest(b, buf.shape) as idx:
+        b.store(buf, idx, 0.0)
+
+
+def _first_max(b, x, geo, n, c, oy, ox):
+    """(y, x) of the window's first maximum (NaN counts as the maximum), (-1, -1) if none."""
+    _, _, H, W = x.dims
+    best = b.var("best", like(x, float("-inf")))
+    ay, ax = b.var("ay", -1), b.var("ax", -1)
+
+    def tap(y, xx):
+        v = b.var("v", x[n, c, y, xx])
+        with b.when(E.logical_or(v > best, E.logical_and(E.isnan(v), best.eq(best)))):
+            b.set(best, v)
+            b.set(ay, y)
+            b.set(ax, xx)
+    _taps(b, geo, H, W, oy, ox, tap)
+    return ay, ax
+
+
+@definition
+def max_pool(b, **geo):
+    """x: (N, C, H, W) -> (N, C, ho, wo): each window's maximum, NaN if it holds a NaN."""
+    x = b.input("x", 4)
+    ho, wo = b.scalar("ho", "int64"), b.scalar("wo", "int64")
+    N, Cc, H, W = x.dims
+    out = b.output("out", (N, Cc, ho, wo), like=x)
+    with _nest(b, out.shape) as (n, c, oy, ox):
+        best = b.var("best", like(x, float("-inf")))
+        isnan = b.var("isnan", False)
+
+        def tap(y, xx):
+            v = b.var("v", x[n, c, y, xx])
+            b.set(isnan, E.logical_or(isnan, E.isnan(v)))
+            b.set(best, maximum(best, v))
+        _taps(b, geo, H, W, oy, ox, tap)
+        b.store(out, (n, c, oy, ox), E.where(isnan, like(x, float("nan")), best))
+
+
+@definition
+def max_pool_grad(b, **geo):
+    """x: (N, C, H, W), dy: (N, C, ho, wo) -> dx of x's shape: each dy added at its window's
+    first maximum."""
+    x, dy = b.input("x", 4), b.input("dy", 4)
+    out = b.output("dx", x.dims, like=dy)
+    _zero(b, out)
+    with _nest(b, dy.dims) as (n, c, oy, ox):
+        ay, ax = _first_max(b, x, geo, n, c, oy, ox)
+        with b.when(ay >= 0):
+            b.store(out, (n, c, ay, ax), out[n, c, ay, ax] + dy[n, c, oy, ox])
+
+
+@definition
+def max_pool_gather(b, **geo):
+    """x, g: (N, C, H, W) -> (N, C, ho, wo): g at each window's first maximum (0 if none)."""
+    x, g = b.input("x", 4), b.input("g", 4)
+    ho, wo = b.scalar("ho", "int64"), b.scalar("wo", "int64")
+    N, Cc, _, _ = x.dims
+    out = b.output("out", (N, Cc, ho, wo), like=g)
+    with _nest(b, out.shape) as (n, c, oy, ox):
+        ay, ax = _first_max(b, x, geo, n, c, oy, ox)
+        b.store(out, (n, c, oy, ox), 0.0)
+        with b.when(ay >= 0):
+            b.store(out, (n, c, oy, ox), g[n, c, ay, ax])
+
+
+def _count(b, geo: dict, H, W, oy, ox):
+    """The window's divisor: kh*kw (count_include_pad), else its taps inside (counted in
+    numba's window_count loop even without padding, which keeps the sum's machine code)."""
+    if geo["include_pad"]:
+        return E.lift(geo["kh"] * geo["kw"])
+    k = b.var("k", 0)
+    with b.loop(geo["kh"], "ci") as i:
+        y = b.var("cy", oy * geo["sh"] + i - geo["pt"])
+        with b.loop(geo["kw"], "cj") as j:
+            xx = b.var("cx", ox * geo["sw"] + j - geo["pl"])
+            with b.when(E.logical_and(_inside(y, H), _inside(xx, W))):
+                b.set(k, k + 1)
+    return k
+
+
+@definition
+def avg_pool(b, include_pad: bool, **geo):
+    """x: (N, C, H, W) -> (N, C, ho, wo): each window's float64 sum / its count."""
+    geo["include_pad"] = include_pad
+    x = b.input("x", 4)
+    ho, wo = b.scalar("ho", "int64"), b.scalar("wo", "int64")
+    N, Cc, H, W = x.dims
+    out = b.output("out", (N, Cc, ho, wo), like=x)
+    with _nest(b, out.shape) as (n, c, oy, ox):
+        s = b.var("s", 0.0)
+        _taps(b, geo, H, W, oy, ox, lambda y, xx: b.set(s, s + x[n, c, y, xx]), False)
+        b.store(out, (n, c, oy, ox), s / _count(b, geo, H, W, oy, ox))
+
+
+@definition
+def avg_pool_grad(b, include_pad: bool, **geo):
+    """dy: (N, C, ho, wo) -> dx: (N, C, H, W): dy / count added to each tap of its window."""
+    geo["include_pad"] = include_pad
+    dy = b.input("dy", 4)
+    H, W = b.scalar("H", "int64"), b.scalar("W", "int64")
+    N, Cc, _, _ = dy.dims
+    out = b.output("dx", (N, Cc, H, W), like=dy)
+    _zero(b, out)
+    with _nest(b, dy.dims) as (n, c, oy, ox):
+        q = b.var("q", dy[n, c, oy, ox] / _count(b, geo, H, W, oy, ox))
+        _taps(b, geo, H, W, oy, ox,
+              lambda y, xx: b.store(out, (n, c, y, xx), out[n, c, y, xx] + q), False)
+
+
+DEFINITIONS = {"max_pool2d": max_pool, "max_pool2d_grad": max_pool_grad,
+               "max_pool2d_gather": max_pool_gather, "avg_pool2d": avg_pool,
+               "avg_pool2d_grad": avg_pool_grad}
+
+
+def plan(name: str, x_shape: tuple, attrs: dict):
+    """(definition, its parameters, the scalar arguments by name) of a pooling node whose first
+    input has shape `x_shape` (avg_pool2d_grad: the input_shape attribute is used)."""
+    k, s = attrs["kernel_size"], attrs["stride"]
+    if name == "avg_pool2d_grad":
+        x_shape = tuple(attrs["input_shape"])
+    pads, (ho, wo) = C.pool_geometry(name, x_shape, k, s, attrs["pad_mode"], attrs["pad"])
+    params = dict(kh=k[0], kw=k[1], sh=s[0], sw=s[1], pt=pads[0], pl=pads[2],
+                  guard_y=bool(pads[0] or pads[1]), guard_x=bool(pads[2] or pads[3]))
+    if name.startswith("avg"):
+        params["include_pad"] = bool(attrs["count_include_pad"])
+    scalars = {"max_pool2d_grad": {}, "avg_pool2d_grad": {"H": x_shape[2], "W": x_shape[3]}
+               }.get(name, {"ho": ho, "wo": wo})
+    return DEFINITIONS[name], params, scalars
