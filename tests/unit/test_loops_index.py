@@ -18,6 +18,7 @@ from minispore.backends.cpu.native_emit import I8, I32, Emitter
 from minispore.backends.cpu.native_sink import NativeProgram
 from minispore.backends.cpu.render import llvm as render_llvm
 from minispore.backends.cpu.render import numba_source
+from minispore.core import device
 from minispore.core import dtype as dt
 from minispore.core import scalar_expr as E
 from minispore.core.graph import compile as graph_compile
@@ -27,7 +28,7 @@ from minispore.core.primitive import REGISTRY, apply
 from helpers import as_tuple, run_op
 from opdb import CASES, rng_for
 
-INDEX_OPS = ("gather", "scatter_add", "scatter_update")
+INDEX_OPS = ("gather", "scatter_add", "scatter_update", "one_hot")
 # every sample is a new graph of run_op's one-node function: its recompile warning says nothing here
 pytestmark = pytest.mark.filterwarnings("ignore:graph '_op_graph' has been compiled")
 
@@ -231,6 +232,9 @@ def test_eager_index_kernels_and_native_lowerings_render_the_same_definitions():
     graph holding gather, scatter_add and scatter_update (and their gradients) renders
     index.gather and index.scatter in LLVM; the gradients agree bit for bit."""
     assert kernels_index._GATHER.DEFINITION == index.gather.name
+    cpu = device.get_backend("CPU")
+    for name in INDEX_OPS:                         # the backend runs kernels_index's kernels
+        assert cpu._kernels[name].__module__ == kernels_index.__name__, name
     before = {d.name: dict(d.renders) for d in (index.gather, index.scatter)}
     x = ms.Tensor(np.linspace(-2, 2, 24).reshape(6, 4).astype(np.float32))
     ind = ms.Tensor(np.array([5, -1, 0, 2], np.int64))
@@ -245,3 +249,17 @@ def test_eager_index_kernels_and_native_lowerings_render_the_same_definitions():
         assert d.renders["llvm"] > before[d.name].get("llvm", 0), d.name
     for a, b in zip(eager, native):
         assert np.isfinite(a).all() and _same_bits(a, b)
+
+
+@pytest.mark.parametrize("on,off", [(1.0, 0.0), (5, -1), (0.3, -2.5)])
+def test_one_hot_eager_and_o2_render_the_same_definition(on, off):
+    """one_hot's eager kernel and its native lowering are renderings of index.one_hot (depth, on
+    and off its scalar arguments), with the reference's bits for labels inside and outside
+    [0, depth)."""
+    labels = np.array([[0, 3, -1], [2, 7, 1]], np.int32)
+    attrs = {"depth": 4, "on_value": on, "off_value": off, "axis": 1}
+    before = dict(index.one_hot.renders)
+    _agree("one_hot", (labels,), attrs)
+    assert index.one_hot.renders["llvm"] > before.get("llvm", 0)
+    name = "float32" if isinstance(on, float) else "int64"
+    assert numba_source.module(index.one_hot, dtype=name).DEFINITION == index.one_hot.name

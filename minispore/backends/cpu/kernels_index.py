@@ -1,4 +1,4 @@
-"""Eager CPU kernels of gather, scatter_add and scatter_update: the numba renderings of
+"""Eager CPU kernels of gather, scatter_add, scatter_update and one_hot: the numba renderings of
 loops/index.py's definitions (native_index.py renders the same definitions into the O2 sink's
 LLVM IR, so PyNative, O0/O1 and O2 run one algorithm and report one IndexError).
 
@@ -68,7 +68,23 @@ def _scatter_factory(op: str, accumulate: bool, ref_kernel):
     return factory
 
 
+def _one_hot(in_metas, attrs, out_meta):
+    shape = tuple(out_meta.shape)
+    axis = normalize_axis("one_hot", attrs["axis"], len(shape))
+    outer, depth, inner = index.one_hot_view(shape, axis)
+    name = np.dtype(out_meta.dtype.np).name
+    kernel = numba_source.module(index.one_hot, dtype=name).kernel
+    scalar = np.float64 if name == "float32" else np.int64
+    on, off = scalar(attrs["on_value"]), scalar(attrs["off_value"])
+
+    def run(ind):
+        out = kernel(np.ascontiguousarray(ind).reshape(outer, inner), depth, on, off)
+        return out.reshape(shape)
+    return run
+
+
 def register(backend, ref_kernel) -> None:
     backend.register("gather")(_gather)
     backend.register("scatter_add")(_scatter_factory("scatter_add", True, ref_kernel))
     backend.register("scatter_update")(_scatter_factory("scatter_update", False, ref_kernel))
+    backend.register("one_hot")(_one_hot)

@@ -1,10 +1,10 @@
 """Data movement and indexing in the native sink: the numpy references' semantics (the eager
 kernels of these ops) as loops in LLVM IR.
 
-gather, scatter_add and scatter_update are loops/index.py's definitions rendered by
+gather, scatter_add, scatter_update and one_hot are loops/index.py's definitions rendered by
 render/llvm.py (kernels_index.py renders the same definitions as their eager numba kernels);
 concat (each part converted to the promoted dtype, as its astype), split, strided_slice (+ its
-gradient), slice_update, one_hot, argmax/argmin, arange and tile are written here as loops over
+gradient), slice_update, argmax/argmin, arange and tile are written here as loops over
 static shapes. Index values read at run time are wrapped (negative counts from the end) and
 checked before anything is assigned: an out-of-range index makes the program store it and
 return an error code (Emitter.fail_index), and NativeProgram raises the eager kernels' IndexError
@@ -14,6 +14,7 @@ as np.add.at's half loop does. Registered in native_registry.py.
 """
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir as L
 
 from ...core import dtype as dt
@@ -175,15 +176,13 @@ def _scatter_add_half(e: Emitter, n, axis: int):
 
 
 def _one_hot(e: Emitter, n, a):
+    """loops/index.py's one_hot over the (outer, depth, inner) view of the output."""
     ind, out = n.inputs[0], n.outputs[0]
-    b = e.b
     axis = normalize_axis("one_hot", a["axis"], len(out.shape))
-    on, off = (_constant(out.dtype, a[k]) for k in ("on_value", "off_value"))
-    with e.nest(out.shape) as idx:
-        j = e.convert(e.load(ind, _at(e, idx[:axis] + idx[axis + 1:], ind.shape)), ind.dtype,
-                      dt.int64)
-        e.store(b.select(b.icmp_signed("==", j, idx[axis]), on, off), out,
-                _at(e, idx, out.shape))
+    outer, depth, inner = index.one_hot_view(out.shape, axis)
+    emit(e, index.one_hot, {"dtype": np.dtype(out.dtype.np).name},
+         {"ind": (ind, (outer, inner)), "out": (out, (outer, depth, inner))}, n,
+         scalars={"depth": depth, "on": a["on_value"], "off": a["off_value"]})
 
 
 def _arg(kind: str):

@@ -1,4 +1,5 @@
-"""The indexing family, written once: gather, scatter_add and scatter_update along an axis.
+"""The indexing family, written once: gather, scatter_add and scatter_update along an axis, and
+one_hot.
 kernels_index.py renders them as the eager numba kernels, native_index.py as the native sink's
 LLVM lowerings.
 
@@ -100,6 +101,27 @@ def scatter(b, accumulate: bool, groups: tuple):
             _nest(b, trail, "t", write)
         _nest(b, ind.dims, "q", at_index)
     _nest(b, lead, "r", region)
+
+
+@definition
+def one_hot(b, dtype: str):
+    """ind: (outer, inner) integers -> out (outer, depth, inner) of `dtype` (float32 or
+    int64): on where ind[r, c] == k, else off (an index outside [0, depth) gives off values).
+    on and off are float64 scalars for a float32 output (rounded once by the store, as the
+    reference's astype), int64 ones otherwise."""
+    ind = b.input("ind", 2)
+    depth = b.scalar("depth", "int64")
+    kind = "float64" if dtype == "float32" else "int64"
+    on, off = b.scalar("on", kind), b.scalar("off", kind)
+    outer, inner = ind.dims
+    out = b.output("out", (outer, depth, inner), dtype=dtype)
+    with b.loop(outer, "r") as r, b.loop(depth, "k") as k, b.loop(inner, "c") as c:
+        b.store(out, (r, k, c), E.where(i64(ind[r, c]).eq(k), on, off))
+
+
+def one_hot_view(out_shape, axis: int):
+    """(outer, depth, inner) of one_hot's output around `axis`."""
+    return size_of(out_shape[:axis]), out_shape[axis], size_of(out_shape[axis + 1:])
 
 
 def gather_view(x_shape, axis: int, ind_shape):
