@@ -28,7 +28,7 @@ from minispore.core.primitive import REGISTRY, apply
 from helpers import as_tuple, run_op
 from opdb import CASES, rng_for
 
-INDEX_OPS = ("gather", "scatter_add", "scatter_update", "one_hot")
+INDEX_OPS = ("gather", "scatter_add", "scatter_update", "one_hot", "check_class_labels")
 # every sample is a new graph of run_op's one-node function: its recompile warning says nothing here
 pytestmark = pytest.mark.filterwarnings("ignore:graph '_op_graph' has been compiled")
 
@@ -263,3 +263,18 @@ def test_one_hot_eager_and_o2_render_the_same_definition(on, off):
     assert index.one_hot.renders["llvm"] > before.get("llvm", 0)
     name = "float32" if isinstance(on, float) else "int64"
     assert numba_source.module(index.one_hot, dtype=name).DEFINITION == index.one_hot.name
+
+
+@pytest.mark.parametrize("labels,ignore", [([[0, 3], [2, 1]], None), ([0, -100, 3], -100),
+                                           ([[1, 4, 0], [0, -1, 2]], None), ([2, -100, -1, 5], -100),
+                                           ([1, 7], 7), ([], None)])
+def test_class_labels_are_checked_by_one_definition_in_every_mode(labels, ignore):
+    """check_class_labels' eager kernel and native lowering are renderings of
+    index.check_labels: the labels back, or the reference's IndexError for the first label
+    outside [0, classes) that is not ignore_index."""
+    attrs = {"classes": 4, "ignore_index": ignore, "caller": "cross_entropy"}
+    before = dict(index.check_labels.renders)
+    _agree("check_class_labels", (np.array(labels, np.int32),), attrs)
+    assert index.check_labels.renders["llvm"] > before.get("llvm", 0)
+    assert numba_source.module(index.check_labels, ignore=ignore is not None).DEFINITION == \
+        index.check_labels.name

@@ -1,8 +1,8 @@
 """Non-elementwise CPU kernels: matmul through BLAS (np.matmul: numpy's OpenBLAS, the "numpy"
 library of blas.py), reductions through numpy's SIMD loops, and data movement/indexing ops through their numpy
 reference (they move memory; a generated loop would not beat numpy's memcpy-based kernels), but
-for gather, scatter_add, scatter_update and one_hot: kernels_index.py's renderings of
-loops/index.py.
+for gather, scatter_add, scatter_update, one_hot and check_class_labels: kernels_index.py's
+renderings of loops/index.py.
 Every output is a fresh or immutable C-contiguous array of exactly the declared dtype."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from .kernel_abi import cpu_np
 REF_KERNEL_OPS = (
     "cast", "reshape", "transpose", "concat", "split", "strided_slice", "strided_slice_grad",
     "slice_update", "broadcast_to", "tile",
-    "arange", "stop_gradient", "argmax", "argmin", "prod", "check_class_labels",
+    "arange", "stop_gradient", "argmax", "argmin", "prod",
 )
 
 
@@ -46,7 +46,7 @@ def register_all(backend) -> None:
     kernels_nn.register(backend, ref_kernel)
     from . import kernels_row                # softmax, log_softmax, cross-entropy, one_hot
     kernels_row.register(backend)
-    from . import kernels_index              # gather, scatter_add/update, one_hot
+    from . import kernels_index              # gather, scatter, one_hot, label checks
     kernels_index.register(backend, ref_kernel)
 
     @backend.register("matmul")

@@ -1,4 +1,5 @@
-"""Eager CPU kernels of gather, scatter_add, scatter_update and one_hot: the numba renderings of
+"""Eager CPU kernels of gather, scatter_add, scatter_update, one_hot and check_class_labels: the
+numba renderings of
 loops/index.py's definitions (native_index.py renders the same definitions into the O2 sink's
 LLVM IR, so PyNative, O0/O1 and O2 run one algorithm and report one IndexError).
 
@@ -83,8 +84,24 @@ def _one_hot(in_metas, attrs, out_meta):
     return run
 
 
+def _check_labels(in_metas, attrs, out_meta):
+    from ...core.ops.nn import label_check
+    ignore = attrs["ignore_index"]
+    site = label_check(attrs["classes"], ignore, attrs["caller"])
+    kernel = numba_source.checked(
+        numba_source.module(index.check_labels, ignore=ignore is not None).kernel,
+        {"label": site})
+    extra = () if ignore is None else (ignore,)
+    classes, shape = attrs["classes"], tuple(out_meta.shape)
+
+    def run(labels):
+        return kernel(np.ascontiguousarray(labels).reshape(-1), classes, *extra).reshape(shape)
+    return run
+
+
 def register(backend, ref_kernel) -> None:
     backend.register("gather")(_gather)
     backend.register("scatter_add")(_scatter_factory("scatter_add", True, ref_kernel))
     backend.register("scatter_update")(_scatter_factory("scatter_update", False, ref_kernel))
     backend.register("one_hot")(_one_hot)
+    backend.register("check_class_labels")(_check_labels)

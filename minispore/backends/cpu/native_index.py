@@ -1,11 +1,11 @@
 """Data movement and indexing in the native sink: the numpy references' semantics (the eager
 kernels of these ops) as loops in LLVM IR.
 
-gather, scatter_add, scatter_update and one_hot are loops/index.py's definitions rendered by
-render/llvm.py (kernels_index.py renders the same definitions as their eager numba kernels);
-concat (each part converted to the promoted dtype, as its astype), split, strided_slice (+ its
-gradient), slice_update, argmax/argmin, arange and tile are written here as loops over
-static shapes. Index values read at run time are wrapped (negative counts from the end) and
+gather, scatter_add, scatter_update, one_hot and check_class_labels are loops/index.py's
+definitions rendered by render/llvm.py (kernels_index.py renders the same definitions as their
+eager numba kernels); concat (each part converted to the promoted dtype, as its astype), split,
+strided_slice (+ its gradient), slice_update, argmax/argmin, arange and tile are written here as
+loops over static shapes. Index values read at run time are wrapped (negative counts from the end) and
 checked before anything is assigned: an out-of-range index makes the program store it and
 return an error code (Emitter.fail_index), and NativeProgram raises the eager kernels' IndexError
 (core/index_check.py: op, axis, index, valid range) with the node's source line. Values move as
@@ -241,21 +241,19 @@ def _tile(e: Emitter, n, a):
 
 
 def _check_class_labels(e: Emitter, n, a):
-    """The labels' range check (core/ops/nn.py check_class_labels), then a copy of them."""
+    """loops/index.py's check_labels: the labels' range check (core/ops/nn.py
+    check_class_labels), then a copy of them."""
     from dataclasses import replace
 
     from ...core.ops.nn import label_check
     lab, out = n.inputs[0], n.outputs[0]
     site = replace(label_check(a["classes"], a["ignore_index"], a["caller"]), loc=n.loc)
-    b = e.b
-    with e.loop(size_of(lab.shape)) as i:
-        x = e.load(lab, i)
-        v = e.convert(x, lab.dtype, dt.int64)
-        bad = b.or_(b.icmp_signed("<", v, const(0)), b.icmp_signed(">=", v, const(site.size)))
-        if site.ignore is not None:
-            bad = b.and_(bad, b.icmp_signed("!=", v, const(site.ignore)))
-        e.fail_index(bad, site, v)
-        e.store(x, out, i)
+    size = (size_of(lab.shape),)
+    scalars = {"classes": a["classes"]}
+    if a["ignore_index"] is not None:
+        scalars["ignore"] = a["ignore_index"]
+    emit(e, index.check_labels, {"ignore": a["ignore_index"] is not None},
+         {"labels": (lab, size), "out": (out, size)}, n, scalars=scalars, sites={"label": site})
 
 
 register("check_class_labels", _check_class_labels)

@@ -1,5 +1,5 @@
-"""The indexing family, written once: gather, scatter_add and scatter_update along an axis, and
-one_hot.
+"""The indexing family, written once: gather, scatter_add and scatter_update along an axis,
+one_hot, and the losses' class-label check.
 kernels_index.py renders them as the eager numba kernels, native_index.py as the native sink's
 LLVM lowerings.
 
@@ -117,6 +117,22 @@ def one_hot(b, dtype: str):
     out = b.output("out", (outer, depth, inner), dtype=dtype)
     with b.loop(outer, "r") as r, b.loop(depth, "k") as k, b.loop(inner, "c") as c:
         b.store(out, (r, k, c), E.where(i64(ind[r, c]).eq(k), on, off))
+
+
+@definition
+def check_labels(b, ignore: bool):
+    """labels: (n,) -> a copy of them, after check site "label" with the first label outside
+    [0, classes) (that is not the `ignore` scalar's value, where ignore=True): the class-label
+    check of the losses (core/ops/nn.py check_class_labels)."""
+    labels = b.input("labels", 1)
+    classes = b.scalar("classes", "int64")
+    skip = b.scalar("ignore", "int64") if ignore else None
+    out = b.output("out", labels.dims, like=labels)
+    with b.loop(labels.dims[0], "q") as q:
+        v = b.var("v", i64(labels[q]))
+        bad = E.logical_or(v < 0, v >= classes)
+        b.fail_if(E.logical_and(bad, v.ne(skip)) if ignore else bad, "label", v)
+        b.store(out, q, labels[q])
 
 
 def one_hot_view(out_shape, axis: int):
