@@ -13,7 +13,8 @@ exact to well within that, so fused and unfused agree to float32 tolerance (not 
 which never fuses, stays bit-identical to PyNative). max and min compare in the value dtype and
 propagate NaN as numpy does. The loops run serially (see elementwise.py on prange at these
 sizes); LANES register chains over an innermost reduced axis, else float64 accumulators in memory
-order.
+order. Groups compute in float32 or float64 (passes/fuse.py leaves half precision unfused), and
+the native lowering refuses any other output dtype.
 """
 from __future__ import annotations
 
