@@ -3,8 +3,8 @@
 conv2d and its two adjoints call windows.py's im2col + BLAS kernels (compiled once per dtype);
 the pooling ops (and their gradients) call the numba renderings of loops/pool.py's definitions
 (compiled per window geometry), whose LLVM renderings are the O2 sink's lowerings
-(native_pool.py), so eager, O0 and O2 run one algorithm, cached on disk. A conv with small GEMMs runs them on the calling thread
-(blas_threads.py).
+(native_pool.py), so eager, O0 and O2 run one algorithm, cached on disk. A conv with small
+GEMMs runs them on the calling thread (blas_threads.py).
 The random ops are kernels_random.py's (loops/random.py's definitions rendered as numba kernels,
 the ones the O2 sink renders in LLVM). The rest (batch_norm, layer_norm) run their numpy
 reference, which is vectorised over the tensor. `register(backend, ref_kernel)` is called by

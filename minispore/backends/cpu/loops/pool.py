@@ -75,8 +75,12 @@ def _zero(b, buf):
 
 
 def _first_max(b, x, geo, n, c, oy, ox):
-    """(y, x) of the window's first maximum (NaN counts as the maximum), (-1, -1) if none."""
+    """(y, x) of the window's first maximum (NaN counts as the maximum), (-1, -1) if none: the
+    running `v > best or (v is NaN and best is not)` of a window with padding, or for a window
+    without padding branch-free (_first_max_unguarded)."""
     _, _, H, W = x.dims
+    if not (geo["guard_y"] or geo["guard_x"]):
+        return _first_max_unguarded(b, x, geo, n, c, oy, ox)
     best = b.var("best", like(x, float("-inf")))
     ay, ax = b.var("ay", -1), b.var("ax", -1)
 
@@ -87,6 +91,41 @@ def _first_max(b, x, geo, n, c, oy, ox):
             b.set(ay, y)
             b.set(ax, xx)
     _taps(b, geo, H, W, oy, ox, tap)
+    return ay, ax
+
+
+def _first_max_unguarded(b, x, geo, n, c, oy, ox):
+    """The same answer for a window without padding, as max_pool computes its maximum (numba's
+    max chain and a NaN flag) and then the first tap equal to it, scanning the taps backwards
+    with selects (the first NaN if any; none if the maximum is -inf, which `v > best` never
+    takes). The running test branched on each tap, mispredicted on random data: the digits
+    CNN's first max_pool2d_grad took ~32 cycles a window at O2, ~13 branch-free."""
+    best = b.var("best", like(x, float("-inf")))
+    isnan = b.var("isnan", False)
+
+    def scan(tap, backwards=False):
+        with b.loop(geo["kh"], "i") as i:
+            row = geo["kh"] - 1 - i if backwards else i
+            y = b.var("y", oy * geo["sh"] + row - geo["pt"])
+            with b.loop(geo["kw"], "j") as j:
+                col = geo["kw"] - 1 - j if backwards else j
+                tap(y, b.var("xx", ox * geo["sw"] + col - geo["pl"]))
+
+    def take_max(y, xx):
+        v = b.var("v", x[n, c, y, xx])
+        b.set(isnan, E.logical_or(isnan, E.isnan(v)))
+        b.set(best, maximum(best, v))
+    scan(take_max)
+    ay, ax = b.var("ay", -1), b.var("ax", -1)
+
+    def match(y, xx):
+        v = b.var("v", x[n, c, y, xx])
+        hit = b.var("hit", E.where(isnan, E.isnan(v), v.eq(best)))
+        b.set(ay, E.where(hit, y, ay))
+        b.set(ax, E.where(hit, xx, ax))
+    scan(match, backwards=True)
+    none = E.logical_and(E.logical_not(isnan), best.eq(float("-inf")))
+    b.set(ay, E.where(none, -1, ay))
     return ay, ax
 
 
