@@ -1,5 +1,5 @@
 """The fused reductions written once (backends/cpu/loops/fused_reduce.py): the loop-builder nodes
-they add (a loop with a start and a step, the `template` value) give the same bits rendered by
+they add (a loop with a start and a step, the `template` value, a float32 scratch row) give the same bits rendered by
 numba and by LLVM, the O1 kernel and the O2 native lowering are renderings of the one
 definition, and over a set of fused reductions (dtypes, axes, keep_dims, broadcast inputs, NaN,
 sizes around the LANES unroll) O1 and O2 agree bit for bit."""
@@ -12,6 +12,7 @@ from minispore.backends.cpu import fused_reduce
 from minispore.backends.cpu.loops import fused_reduce as loops_fused_reduce
 from minispore.backends.cpu.loops.builder import definition, template
 from minispore.backends.cpu.native_sink import NativeProgram
+from minispore.backends.cpu.render import llvm as render_llvm
 from minispore.backends.cpu.render import numba_source
 from minispore.core import scalar_expr as E
 from minispore.core.graph import compile as graph_compile
@@ -61,6 +62,35 @@ def test_strided_loops_and_templates_rendered_by_numba_and_by_llvm_give_the_same
         seen.append(eager.reshape(-1))
     seen = np.concatenate(seen)
     assert np.isfinite(seen).any() and np.isnan(seen).any()
+
+
+@definition
+def column_min(b):
+    """out[c] = 1.5 * min over rows of x[:, c] (NaN wins), the running minimum in a float32
+    scratch row."""
+    x = b.input("x", 2)
+    R, C = x.dims
+    out = b.output("out", (C,), like=x)
+    low = b.scratch("low", C, dtype="float32")
+    with b.loop(C, "c") as c:
+        b.store(low, c, float("inf"))
+    with b.loop(R, "r") as r, b.loop(C, "c") as c:
+        v = x[r, c]
+        b.store(low, c, E.where(E.logical_or(v < low[c], E.isnan(v)), v, low[c]))
+    with b.loop(C, "c") as c:
+        b.store(out, c, low[c] * 1.5)
+
+
+def test_a_float32_scratch_row_rendered_by_numba_and_by_llvm_gives_the_same_bits():
+    x = np.random.default_rng(2).standard_normal((6, 5)).astype(np.float32)
+    x[3, 1] = np.nan
+    mod = numba_source.module(column_min)
+    assert "np.empty((x.shape[1], ), np.float32)" in mod.SOURCE
+    eager = mod.kernel(x)
+    (native,) = _llvm_run(column_min, {}, {"x": x}, {"out": ((5,), np.float32)})
+    assert np.isnan(eager[1]) and _same_bits(eager, native)
+    np.testing.assert_array_equal(np.delete(eager, 1), np.delete(x.min(0) * 1.5, 1))
+    assert render_llvm.scratch_bytes(column_min, {}, {"x": (6, 5)}) == 24   # 20, 8-aligned
 
 
 R = np.random.default_rng(5)

@@ -5,7 +5,8 @@ the op computes with it:
 - `b.input(name, rank)`: an input buffer; `buf.dims[k]` is its extent along axis k (a `dim`
   expression: a number the renderer knows statically, or reads from the array at run time);
 - `b.output(name, shape, like)`: an output buffer of `shape` (expressions of dims) and the dtype
-  of buffer `like`; `b.scratch(name, n)`: a float64 work buffer of n elements;
+  of buffer `like`; `b.scratch(name, n)`: a float64 work buffer of n elements (`dtype=
+  'float32'`: float32);
 - `with b.loop(extent, name) as i:` a counted loop over [0, extent), `i` its index (int64);
 - `buf[i, j]` loads an element, `b.store(buf, (i, j), value)` stores one (converted to the
   buffer's dtype as numba's array store converts: float64 -> float32 rounds to nearest);
@@ -52,7 +53,7 @@ from ....core import scalar_expr as E
 
 
 class Buffer:
-    """A buffer of a definition: role 'input', 'output' or 'scratch' (float64, rank 1); an
+    """A buffer of a definition: role 'input', 'output' or 'scratch' (rank 1, float64 or float32); an
     output has the dtype of buffer `like`, or `dtype` (a numpy dtype name)."""
 
     def __init__(self, name: str, rank: int, role: str, shape=None, like=None, dtype=None):
@@ -153,7 +154,7 @@ def template(expr: E.Expr, args, compute: str, dtype: str) -> E.Expr:
 
 
 def like(buf: "Buffer", x) -> E.Expr:
-    """x converted to buffer buf's dtype (a scratch buffer's: float64)."""
+    """x converted to buffer buf's dtype (a scratch buffer's declared one)."""
     return E.Expr("like", E.lift(x), buf)
 
 
@@ -174,6 +175,7 @@ def libm(name: str, x) -> E.Expr:
     return E.Expr("libm", name, E.lift(x))
 
 
+SCRATCH_DTYPES = ("float64", "float32")
 SCALAR_DTYPES = ("int64", "uint64", "float32", "float64")
 
 
@@ -226,9 +228,14 @@ class Builder:
         self.scalars.append(v)
         return v
 
-    def scratch(self, name: str, n) -> Buffer:
+    def scratch(self, name: str, n, dtype: str = "float64") -> Buffer:
+        """A work buffer of n elements of `dtype` ('float64', or 'float32': a running max/min
+        kept in a float32 value's own dtype)."""
         self._name_free(name)
-        buf = Buffer(name, 1, "scratch", (n,))
+        if dtype not in SCRATCH_DTYPES:
+            raise ValueError(f"loop definition: scratch {name} of {dtype!r}, not one of "
+                             f"{SCRATCH_DTYPES}")
+        buf = Buffer(name, 1, "scratch", (n,), dtype=dtype)
         self.scratch_bufs.append(buf)
         return buf
 

@@ -17,9 +17,9 @@ Loop order: when the reduced axes are the innermost ones (axis=-1, all axes, the
 each output element is accumulated in variables over the innermost axis, unrolled into LANES
 independent accumulators (one chain of dependent adds is latency-bound, ~1 element per ns; four
 are not) over its first n - n % LANES elements, the remainder into the first one, combined in
-lane order at the end; otherwise the loops follow memory order and accumulate into a float64
-scratch row of one slot per output element (consecutive elements are independent), rounded to
-the output at the end.
+lane order at the end; otherwise the loops follow memory order and accumulate into a scratch
+row of one slot per output element (consecutive elements are independent; float64 for sum and
+mean, the value dtype for max and min), rounded to the output at the end.
 """
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def fused_reduce(b, expr, kind: str, axes: tuple, pattern: tuple, compute: str, 
         nest(kept, at, per_output)
         return
     n_out = _product(bounds[k] for k in kept)           # accumulators in memory order
-    acc = b.scratch("acc", n_out)
+    acc = b.scratch("acc", n_out, dtype="float64" if kind in ("sum", "mean") else dtype)
     with b.loop(n_out, "q") as q:
         b.store(acc, q, _INIT[kind])
 

@@ -5,7 +5,8 @@ statements with native_emit.Emitter `e`: `buffers` binds each input and output n
 (ir.Value of the graph, the static shape the definition sees it as: a row-major view of the
 value); every extent is then a number, a load or store indexes the value's flat storage, scalar
 variables are stack slots (promoted to registers by LLVM), and the scratch buffers lie one after
-the other in the arena region of `scratch_key` (`scratch_bytes` says its size).
+the other in the arena region of `scratch_key`, each 8-byte aligned (`scratch_bytes` says its
+size).
 
 Values are typed as numba types the numba rendering: a load has its buffer's dtype, a constant
 is an int64 or float64 literal, the operands of a binary operation are converted to their
@@ -81,7 +82,16 @@ def scratch_bytes(definition: Definition, params: dict, shapes: dict, scalars=No
     and int64 scalars `scalars`."""
     prog = definition.trace(**params)
     sizes = _shapes(prog, {k: (None, v) for k, v in shapes.items()}, scalars)
-    return sum(8 * size_of(sizes[s.name]) for s in prog.scratch)
+    return sum(_scratch_words(s, sizes[s.name]) * 8 for s in prog.scratch)
+
+
+def _scratch_dtype(buf) -> dt.DType:
+    return dt.to_dtype(buf.dtype or "float64")
+
+
+def _scratch_words(buf, shape) -> int:
+    """8-byte words of scratch buffer buf of `shape` (each buffer starts 8-byte aligned)."""
+    return -(-size_of(shape) * _scratch_dtype(buf).itemsize // 8)
 
 
 class _Render:
@@ -100,10 +110,13 @@ class _Render:
         if sum(size_of(self.shapes[s.name]) for s in prog.scratch):
             base, at = e.scratch(scratch_key, F64), 0
             for s in prog.scratch:
-                self.scratch[s.name] = self.b.gep(base, [const(at)]) if at else base
-                at += size_of(self.shapes[s.name])
+                p = self.b.gep(base, [const(at)]) if at else base
+                ty = FLOAT[_scratch_dtype(s)].as_pointer()
+                self.scratch[s.name] = p if ty == F64.as_pointer() else self.b.bitcast(p, ty)
+                at += _scratch_words(s, self.shapes[s.name])
         else:                           # empty scratch buffers: their loops never run
-            self.scratch = {s.name: L.Constant(F64.as_pointer(), None) for s in prog.scratch}
+            self.scratch = {s.name: L.Constant(FLOAT[_scratch_dtype(s)].as_pointer(), None)
+                            for s in prog.scratch}
         self.slots: dict = {}           # variable name -> (stack slot, dtype)
         self.index: dict = {}           # loop index name -> i64 value
 
@@ -141,7 +154,7 @@ class _Render:
                 raise TypeError(f"LLVM loop renderer: unknown statement {st!r}")
 
     def _dtype(self, buf):
-        return dt.float64 if buf.role == "scratch" else self.values[buf.name].dtype
+        return _scratch_dtype(buf) if buf.role == "scratch" else self.values[buf.name].dtype
 
     def _flat(self, buf, index):
         """The row-major flat i64 index of `index` in buf's (static) shape."""

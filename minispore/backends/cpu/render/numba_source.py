@@ -52,7 +52,7 @@ def expr(ex: E.Expr) -> str:
         return f"max({expr(a[0])}, {expr(a[1])})"
     if op == "like":
         return f"{a[1].name}.dtype.type({expr(a[0])})" if a[1].role != "scratch" else \
-            f"np.float64({expr(a[0])})"
+            f"np.{a[1].dtype or 'float64'}({expr(a[0])})"
     if op == "template":
         return _template(*a)
     if op == "scalar":
@@ -137,7 +137,7 @@ def source(prog: Program) -> str:
         kind = f"np.{o.dtype}" if o.dtype is not None else f"{o.like.name}.dtype"
         lines.append(f"    {o.name} = np.empty({_shape(o.shape)}, {kind})")
     for s in prog.scratch:
-        lines.append(f"    {s.name} = np.empty({_shape(s.shape)}, np.float64)")
+        lines.append(f"    {s.name} = np.empty({_shape(s.shape)}, np.{s.dtype or 'float64'})")
     _statements(prog.body, 1, lines)
     outs = ", ".join(o.name for o in prog.outputs)
     lines.append(f"    return {outs}")
