@@ -3,13 +3,12 @@ window's first maximum), max_pool2d_gather (g read at those maxima), avg_pool2d 
 gradient avg_pool2d_grad, over NCHW tensors. windows.pool_kernel renders them as the eager numba
 kernels, native_pool.py as the native sink's LLVM lowerings.
 
-The window geometry is a definition parameter, so both renderings see the window loops with
-constant trip counts and bounds (LLVM unrolls them; the max pools' windows of up to UNROLL_TAPS
-taps are unrolled at trace time, each tap tested only where it may fall in the padding): kernel
-size kh x kw, stride sh/sw, padding pt/pb/pl/pr, and `guard_y`/`guard_x`, whether a tap may
-fall in the padding along that axis (some padding on it); an axis without padding reads every
-tap unguarded. With the geometry as
-run-time arguments instead, the digits CNN's pools ran 2-4x slower (batch 32, 2x2 stride 2:
+The window geometry is a definition parameter, so both renderings see the window with constant
+trip counts and bounds: kernel size kh x kw, stride sh/sw, padding pt/pb/pl/pr (and guard_y /
+guard_x: some padding along that axis). A max pool window of up to UNROLL_TAPS taps is unrolled
+at trace time, each tap tested only on the sides where it may fall in the padding; a larger one
+and the average pools' windows are constant-count loops (LLVM unrolls them). With the geometry
+as run-time arguments instead, the digits CNN's pools ran 2-4x slower (batch 32, 2x2 stride 2:
 max_pool2d_grad 190-340 us -> 80-150 us, max_pool2d 55-68 -> 29-43 us). Shapes and dtypes stay
 run-time values; the output's extents the inputs do not give (ho, wo; avg_pool2d_grad's H, W)
 are int64 scalar arguments.
@@ -37,23 +36,17 @@ def _inside(v, size):
     return E.logical_and(v >= 0, v < size)
 
 
-def _taps(b, geo: dict, H, W, oy, ox, tap, row_test: bool = True):
-    """The window of output (oy, ox) in order (row i, then column j): tap(y, xx) for each tap
-    inside the image. row_test=True (the max pools): the row is tested before its column loop,
-    and only an axis with padding is tested. row_test=False (the average pools): row and column
-    tested together inside the column loop, always: the structure of their numba kernels, whose
-    float64 sums LLVM then compiles the same way, down to the sign of a NaN from inf - inf."""
+def _avg_taps(b, geo: dict, H, W, oy, ox, tap):
+    """The average pools' window in order (row i, then column j): tap(y, xx) for each tap
+    inside the image, row and column tested together inside the column loop, always: the
+    structure whose float64 sums numba compiles with their operand order, which decides the
+    sign of a NaN from inf - inf (LLVM leaves it unspecified)."""
     with b.loop(geo["kh"], "i") as i:
         y = b.var("y", oy * geo["sh"] + i - geo["pt"])
-        with b.when(_inside(y, H)) if geo["guard_y"] and row_test else nullcontext():
-            with b.loop(geo["kw"], "j") as j:
-                xx = b.var("xx", ox * geo["sw"] + j - geo["pl"])
-                if row_test:
-                    cond = _inside(xx, W) if geo["guard_x"] else None
-                else:
-                    cond = E.logical_and(_inside(y, H), _inside(xx, W))
-                with b.when(cond) if cond is not None else nullcontext():
-                    tap(y, xx)
+        with b.loop(geo["kw"], "j") as j:
+            xx = b.var("xx", ox * geo["sw"] + j - geo["pl"])
+            with b.when(E.logical_and(_inside(y, H), _inside(xx, W))):
+                tap(y, xx)
 
 
 UNROLL_TAPS = 64            # max pool windows up to this many taps are unrolled at trace time
@@ -70,21 +63,32 @@ def _edge_test(v, size, k: int, lo_pad: int, hi_pad: int, t: int):
     return v >= 0 if low else v < size if high else None
 
 
-def _max_taps(b, geo: dict, H, W, oy, ox, tap):
-    """The max pools' window, as _taps walks it; a window of at most UNROLL_TAPS taps is
-    unrolled here, each tap tested only on the sides where it may fall in the padding (an
-    inner tap not at all): no test is left in a window away from the image's edges."""
+def _max_taps(b, geo: dict, H, W, oy, ox, tap, backwards: bool = False):
+    """The max pools' window, tap(y, xx) for each tap inside the image, in order (row i, then
+    column j) or backwards. A window of at most UNROLL_TAPS taps is unrolled here, each tap
+    tested only on the sides where it may fall in the padding (an inner tap not at all): no
+    test is left in a window away from the image's edges. A larger one is two loops, a row
+    tested before its column loop, along an axis with padding only."""
     kh, kw = geo["kh"], geo["kw"]
-    if kh * kw > UNROLL_TAPS:
-        return _taps(b, geo, H, W, oy, ox, tap)
-    for i in range(kh):
-        y = b.var("y", oy * geo["sh"] + (i - geo["pt"]))
-        test = _edge_test(y, H, kh, geo["pt"], geo["pb"], i)
-        with b.when(test) if test is not None else nullcontext():
-            for j in range(kw):
-                xx = b.var("xx", ox * geo["sw"] + (j - geo["pl"]))
-                test = _edge_test(xx, W, kw, geo["pl"], geo["pr"], j)
-                with b.when(test) if test is not None else nullcontext():
+    if kh * kw <= UNROLL_TAPS:
+        for i in reversed(range(kh)) if backwards else range(kh):
+            y = b.var("y", oy * geo["sh"] + (i - geo["pt"]))
+            test = _edge_test(y, H, kh, geo["pt"], geo["pb"], i)
+            with b.when(test) if test is not None else nullcontext():
+                for j in reversed(range(kw)) if backwards else range(kw):
+                    xx = b.var("xx", ox * geo["sw"] + (j - geo["pl"]))
+                    test = _edge_test(xx, W, kw, geo["pl"], geo["pr"], j)
+                    with b.when(test) if test is not None else nullcontext():
+                        tap(y, xx)
+        return
+    with b.loop(kh, "i") as i:
+        row = kh - 1 - i if backwards else i
+        y = b.var("y", oy * geo["sh"] + row - geo["pt"])
+        with b.when(_inside(y, H)) if geo["guard_y"] else nullcontext():
+            with b.loop(kw, "j") as j:
+                col = kw - 1 - j if backwards else j
+                xx = b.var("xx", ox * geo["sw"] + col - geo["pl"])
+                with b.when(_inside(xx, W)) if geo["guard_x"] else nullcontext():
                     tap(y, xx)
 
 
@@ -110,46 +114,21 @@ def _zero(b, buf):
 
 def _first_max(b, x, geo, n, c, oy, ox):
     """(y, x) of the window's first maximum (NaN counts as the maximum), (-1, -1) if none: the
-    running `v > best or (v is NaN and best is not)` of a window with padding, or for a window
-    without padding branch-free (_first_max_unguarded)."""
+    first tap v with v > best or (v NaN and best not), computed branch-free as max_pool
+    computes its maximum (numba's max chain and a NaN flag), then the first tap equal to it,
+    scanning the taps backwards with selects (the first NaN if any; none if the maximum is
+    -inf, which `v > best` never takes). The running test branched on each tap, mispredicted
+    on random data: the digits CNN's first max_pool2d_grad took ~32 cycles a window at O2,
+    ~13 branch-free."""
     _, _, H, W = x.dims
-    if not (geo["guard_y"] or geo["guard_x"]):
-        return _first_max_unguarded(b, x, geo, n, c, oy, ox)
-    best = b.var("best", like(x, float("-inf")))
-    ay, ax = b.var("ay", -1), b.var("ax", -1)
-
-    def tap(y, xx):
-        v = b.var("v", x[n, c, y, xx])
-        with b.when(E.logical_or(v > best, E.logical_and(E.isnan(v), best.eq(best)))):
-            b.set(best, v)
-            b.set(ay, y)
-            b.set(ax, xx)
-    _max_taps(b, geo, H, W, oy, ox, tap)
-    return ay, ax
-
-
-def _first_max_unguarded(b, x, geo, n, c, oy, ox):
-    """The same answer for a window without padding, as max_pool computes its maximum (numba's
-    max chain and a NaN flag) and then the first tap equal to it, scanning the taps backwards
-    with selects (the first NaN if any; none if the maximum is -inf, which `v > best` never
-    takes). The running test branched on each tap, mispredicted on random data: the digits
-    CNN's first max_pool2d_grad took ~32 cycles a window at O2, ~13 branch-free."""
     best = b.var("best", like(x, float("-inf")))
     isnan = b.var("isnan", False)
-
-    def scan(tap, backwards=False):
-        with b.loop(geo["kh"], "i") as i:
-            row = geo["kh"] - 1 - i if backwards else i
-            y = b.var("y", oy * geo["sh"] + row - geo["pt"])
-            with b.loop(geo["kw"], "j") as j:
-                col = geo["kw"] - 1 - j if backwards else j
-                tap(y, b.var("xx", ox * geo["sw"] + col - geo["pl"]))
 
     def take_max(y, xx):
         v = b.var("v", x[n, c, y, xx])
         b.set(isnan, E.logical_or(isnan, E.isnan(v)))
         b.set(best, maximum(best, v))
-    scan(take_max)
+    _max_taps(b, geo, H, W, oy, ox, take_max)
     ay, ax = b.var("ay", -1), b.var("ax", -1)
 
     def match(y, xx):
@@ -157,7 +136,7 @@ def _first_max_unguarded(b, x, geo, n, c, oy, ox):
         hit = b.var("hit", E.where(isnan, E.isnan(v), v.eq(best)))
         b.set(ay, E.where(hit, y, ay))
         b.set(ax, E.where(hit, xx, ax))
-    scan(match, backwards=True)
+    _max_taps(b, geo, H, W, oy, ox, match, backwards=True)
     none = E.logical_and(E.logical_not(isnan), best.eq(float("-inf")))
     b.set(ay, E.where(none, -1, ay))
     return ay, ax
@@ -234,7 +213,7 @@ def avg_pool(b, include_pad: bool, **geo):
     out = b.output("out", (N, Cc, ho, wo), like=x)
     with _nest(b, out.shape) as (n, c, oy, ox):
         s = b.var("s", 0.0)
-        _taps(b, geo, H, W, oy, ox, lambda y, xx: b.set(s, s + x[n, c, y, xx]), False)
+        _avg_taps(b, geo, H, W, oy, ox, lambda y, xx: b.set(s, s + x[n, c, y, xx]))
         b.store(out, (n, c, oy, ox), s / _count(b, geo, H, W, oy, ox))
 
 
@@ -249,8 +228,8 @@ def avg_pool_grad(b, include_pad: bool, **geo):
     _zero(b, out)
     with _nest(b, dy.dims) as (n, c, oy, ox):
         q = b.var("q", dy[n, c, oy, ox] / _count(b, geo, H, W, oy, ox))
-        _taps(b, geo, H, W, oy, ox,
-              lambda y, xx: b.store(out, (n, c, y, xx), out[n, c, y, xx] + q), False)
+        _avg_taps(b, geo, H, W, oy, ox,
+                  lambda y, xx: b.store(out, (n, c, y, xx), out[n, c, y, xx] + q))
 
 
 DEFINITIONS = {"max_pool2d": max_pool, "max_pool2d_grad": max_pool_grad,
