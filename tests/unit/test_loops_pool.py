@@ -231,7 +231,8 @@ def test_max_pools_route_to_the_first_maximum_with_nan_inf_and_ties(np_dtype):
         x = _nonfinite(shape, np_dtype, seed)
         ys = _out_shape(x, attrs)
         rng = np.random.default_rng(seed + 10)
-        dy, g = rng.standard_normal(ys).astype(np_dtype), rng.standard_normal(shape).astype(np_dtype)
+        dy = rng.standard_normal(ys).astype(np_dtype)
+        g = rng.standard_normal(shape).astype(np_dtype)
         for name, args in (("max_pool2d", (x,)), ("max_pool2d_grad", (x, dy)),
                            ("max_pool2d_gather", (x, g)), ("avg_pool2d", (x,))):
             a = dict(attrs, count_include_pad=False) if name == "avg_pool2d" else attrs
