@@ -170,6 +170,7 @@ def test_a_window_geometry_is_compiled_in_and_shapes_are_run_time_values():
     body = m4.SOURCE.split("def kernel")[1]
     assert body.count("if (y >= 0):") == 1 and "< x.shape" not in body and "xx >= 0" not in body
     big = dict(kernel_size=(9, 8), stride=(1, 1), pad_mode="same", pad=(0, 0, 0, 0))
+    assert 9 * 8 > pool.UNROLL_TAPS
     m5, _, _ = windows.pool_kernel("max_pool2d", (1, 1, 12, 12), big)
     assert "for i in range(9):" in m5.SOURCE and "(y < x.shape[2])" in m5.SOURCE
     x = np.random.default_rng(5).standard_normal((1, 2, 12, 12)).astype(np.float32)
