@@ -1,8 +1,9 @@
 """The pooling family of backends/cpu/loops/pool.py and the protocol nodes it adds (a guarded
-block `b.when`, a value in a buffer's dtype `like`): a guarded nest rendered by numba and by
-LLVM gives the same bits, the eager pool kernels and the native lowerings are rendered from the
-same definitions, and over the op database's samples of the pools, and over NaN, inf and ties,
-PyNative and jit_level O2 (the native program) agree bit for bit."""
+block `b.when`, a value in a buffer's dtype `like`, the range test `within`): a guarded nest
+rendered by numba and by LLVM gives the same bits, the eager pool kernels and the native
+lowerings are rendered from the same definitions, and over the op database's samples of the
+pools, and over NaN, inf and ties, PyNative and jit_level O2 (the native program) agree bit for
+bit."""
 import ctypes
 
 import numpy as np
@@ -12,7 +13,7 @@ from llvmlite import ir as L
 import minispore as ms
 from minispore.backends.cpu import native_jit, windows
 from minispore.backends.cpu.loops import pool
-from minispore.backends.cpu.loops.builder import definition, like, maximum
+from minispore.backends.cpu.loops.builder import definition, like, maximum, within
 from minispore.backends.cpu.native_emit import I8, I32, Emitter
 from minispore.backends.cpu.native_sink import NativeProgram
 from minispore.backends.cpu.render import llvm as render_llvm
@@ -43,7 +44,7 @@ def padded_row_max(b, k: int, pad: int):
         at = b.var("at", -1)
         with b.loop(k, "j") as j:
             t = b.var("t", o + j - pad)
-            with b.when(E.logical_and(t >= 0, t < W)):
+            with b.when(within(t, W)):
                 v = b.var("v", x[r, t])
                 with b.when(v > best):
                     b.set(at, t)
@@ -96,7 +97,7 @@ def test_a_guarded_nest_rendered_by_numba_and_by_llvm_gives_the_same_bits(np_dty
     k, pad = 3, 2
     wo = x.shape[1] + pad - k + 1
     mod = numba_source.module(padded_row_max, k=k, pad=pad)
-    assert "if " in mod.SOURCE and "x.dtype.type(" in mod.SOURCE
+    assert "if (0 <= t < x.shape[1]):" in mod.SOURCE and "x.dtype.type(" in mod.SOURCE
     eager = mod.kernel(x, wo)
     native = _llvm_run(padded_row_max, {"k": k, "pad": pad}, {"x": x},
                        {"out": ((3, wo), np_dtype), "arg": ((3, wo), np.int64)}, {"wo": wo})
@@ -172,7 +173,7 @@ def test_a_window_geometry_is_compiled_in_and_shapes_are_run_time_values():
     big = dict(kernel_size=(9, 8), stride=(1, 1), pad_mode="same", pad=(0, 0, 0, 0))
     assert 9 * 8 > pool.UNROLL_TAPS
     m5, _, _ = windows.pool_kernel("max_pool2d", (1, 1, 12, 12), big)
-    assert "for i in range(9):" in m5.SOURCE and "(y < x.shape[2])" in m5.SOURCE
+    assert "for i in range(9):" in m5.SOURCE and "(0 <= y < x.shape[2])" in m5.SOURCE
     x = np.random.default_rng(5).standard_normal((1, 2, 12, 12)).astype(np.float32)
     ms.set_context(mode=ms.PYNATIVE_MODE)
     eager = run_op("max_pool2d", (x,), big).asnumpy()

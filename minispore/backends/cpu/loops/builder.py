@@ -25,6 +25,7 @@ the op computes with it:
   where the result must be libm's bits rather than vecmath's;
 - `with b.when(cond):` the statements inside run only where cond holds (a guarded load: a
   pool window's tap that may lie in the padding);
+- `within(v, size)`: 0 <= v < size for integers (numba's chained comparison);
 - `like(buf, x)`: x converted to buffer buf's dtype (a running maximum kept in the input's own
   dtype, as numba's `x.dtype.type(-np.inf)`);
 - `b.loop(extent, name, start=s, step=k)` runs over range(s, extent, k) (an unrolled loop and
@@ -151,6 +152,11 @@ def template(expr: E.Expr, args, compute: str, dtype: str) -> E.Expr:
     the others converted to `compute`) and rounded to the float dtype `dtype`, as the unfused
     kernel would store it (op 'template': expr, args, compute, dtype)."""
     return E.Expr("template", expr, tuple(E.lift(x) for x in args), compute, dtype)
+
+
+def within(v, size) -> E.Expr:
+    """0 <= v < size, of integers (a window's tap inside the image)."""
+    return E.Expr("within", E.lift(v), E.lift(size))
 
 
 def like(buf: "Buffer", x) -> E.Expr:

@@ -29,11 +29,7 @@ from contextlib import nullcontext
 
 from ....core import scalar_expr as E
 from ....core.ops import conv as C
-from .builder import definition, like, maximum
-
-
-def _inside(v, size):
-    return E.logical_and(v >= 0, v < size)
+from .builder import definition, like, maximum, within
 
 
 def _avg_taps(b, geo: dict, H, W, oy, ox, tap):
@@ -45,7 +41,7 @@ def _avg_taps(b, geo: dict, H, W, oy, ox, tap):
         y = b.var("y", oy * geo["sh"] + i - geo["pt"])
         with b.loop(geo["kw"], "j") as j:
             xx = b.var("xx", ox * geo["sw"] + j - geo["pl"])
-            with b.when(E.logical_and(_inside(y, H), _inside(xx, W))):
+            with b.when(E.logical_and(within(y, H), within(xx, W))):
                 tap(y, xx)
 
 
@@ -59,7 +55,7 @@ def _edge_test(v, size, k: int, lo_pad: int, hi_pad: int, t: int):
     v <= size + hi_pad - k + t)."""
     low, high = t < lo_pad, t >= k - hi_pad
     if low and high:
-        return _inside(v, size)
+        return within(v, size)
     return v >= 0 if low else v < size if high else None
 
 
@@ -84,11 +80,11 @@ def _max_taps(b, geo: dict, H, W, oy, ox, tap, backwards: bool = False):
     with b.loop(kh, "i") as i:
         row = kh - 1 - i if backwards else i
         y = b.var("y", oy * geo["sh"] + row - geo["pt"])
-        with b.when(_inside(y, H)) if geo["guard_y"] else nullcontext():
+        with b.when(within(y, H)) if geo["guard_y"] else nullcontext():
             with b.loop(kw, "j") as j:
                 col = kw - 1 - j if backwards else j
                 xx = b.var("xx", ox * geo["sw"] + col - geo["pl"])
-                with b.when(_inside(xx, W)) if geo["guard_x"] else nullcontext():
+                with b.when(within(xx, W)) if geo["guard_x"] else nullcontext():
                     tap(y, xx)
 
 
@@ -198,7 +194,7 @@ def _count(b, geo: dict, H, W, oy, ox):
         y = b.var("cy", oy * geo["sh"] + i - geo["pt"])
         with b.loop(geo["kw"], "cj") as j:
             xx = b.var("cx", ox * geo["sw"] + j - geo["pl"])
-            with b.when(E.logical_and(_inside(y, H), _inside(xx, W))):
+            with b.when(E.logical_and(within(y, H), within(xx, W))):
                 b.set(k, k + 1)
     return k
 

@@ -211,6 +211,12 @@ class _Render:
                 raise NativeUnsupported(f"libm {a[0]} of {d}")
             fn = self.e.m.declare_intrinsic(f"llvm.{a[0]}", [FLOAT[d]])
             return b.call(fn, [x]), d
+        if op == "within":
+            (x, d), (n, _) = self.pair(a[0], a[1])
+            if d.is_float or d is dt.bool_:
+                raise NativeUnsupported(f"within of {d}")
+            zero = L.Constant(x.type, 0)
+            return b.and_(b.icmp_signed(">=", x, zero), b.icmp_signed("<", x, n)), dt.bool_
         if op == "like":
             x, d = self.value(a[0])
             to = self._dtype(a[1])

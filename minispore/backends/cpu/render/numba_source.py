@@ -50,6 +50,8 @@ def expr(ex: E.Expr) -> str:
         return f"np.{a[1]}({expr(a[0])})"
     if op == "max":
         return f"max({expr(a[0])}, {expr(a[1])})"
+    if op == "within":
+        return f"(0 <= {expr(a[0])} < {expr(a[1])})"
     if op == "like":
         return f"{a[1].name}.dtype.type({expr(a[0])})" if a[1].role != "scratch" else \
             f"np.{a[1].dtype or 'float64'}({expr(a[0])})"
