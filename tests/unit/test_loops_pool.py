@@ -219,7 +219,8 @@ def _nonfinite(shape, dtype, seed):
 def test_max_pools_route_to_the_first_maximum_with_nan_inf_and_ties(np_dtype):
     """max_pool2d (NaN if a tap is NaN, -inf for a window of -inf) against its numpy
     reference; max_pool2d_grad and max_pool2d_gather route to the first maximum (a NaN counting
-    as the maximum) and to nothing in a window of -inf; PyNative and O2 bit for bit. avg_pool2d
+    as the maximum; a window of -inf to its first tap, as MindSpore's MaxPoolGrad and the
+    reference do); PyNative and O2 bit for bit. avg_pool2d
     gives the same values both ways (inf - inf is a NaN whose sign bit LLVM leaves
     unspecified)."""
     for seed, (shape, attrs) in enumerate([
@@ -245,13 +246,10 @@ def test_max_pools_route_to_the_first_maximum_with_nan_inf_and_ties(np_dtype):
                     ref = REGISTRY[name].ref(*args, **{**REGISTRY[name].attrs, **a})
                 np.testing.assert_allclose(eager, ref, rtol=1e-3 if np_dtype == np.float16
                                            else 1e-6)
-            else:                              # the plane of -inf: dy dropped, 0 gathered
-                assert not eager[0, 0].any() and eager.any(), name
-                finite_max = (np.where(x == -np.inf, np_dtype(7), x),) + args[1:]
-                got = run_op(name, finite_max, a).asnumpy()
-                ref = REGISTRY[name].ref(*finite_max, **{**REGISTRY[name].attrs, **a})
+            else:                    # the plane of -inf routes to each window's first tap
+                ref = REGISTRY[name].ref(*args, **{**REGISTRY[name].attrs, **a})
                 tol = 1e-2 if np_dtype == np.float16 else 1e-5   # dy summed in another order
-                np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+                np.testing.assert_allclose(eager, ref, rtol=tol, atol=tol)
             graph_compile.clear_cache()
             ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
             native = run_op(name, args, a).asnumpy()
@@ -260,3 +258,23 @@ def test_max_pools_route_to_the_first_maximum_with_nan_inf_and_ties(np_dtype):
                 assert _same_bits(eager, native), (name, shape)
             else:
                 assert np.array_equal(eager, native, equal_nan=True), (name, shape)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_a_window_of_minus_inf_sends_its_gradient_to_its_first_tap_as_mindspore(mode):
+    """MindSpore 2.10's MaxPoolGrad (run on MindSpore) starts a window's argmax at its first tap
+    and moves it only to a larger value: a window of -inf routes dy there, or nowhere when that
+    first tap is padding ('same')."""
+    from minispore import nn
+    x = np.full((1, 1, 5, 5), -np.inf, np.float32)
+    x[0, 0, 3:, 3:] = [[1, 2], [3, 4]]
+    want = {"same": np.zeros((5, 5), np.float32), "valid": np.zeros((5, 5), np.float32)}
+    want["same"][3:, 3:] = 1
+    want["valid"][0, 0] = want["valid"][0, 2] = want["valid"][2, 0] = want["valid"][4, 4] = 1
+    ms.set_context(mode=mode)
+    for pad_mode, expected in want.items():
+        pool = nn.MaxPool2d(kernel_size=3, stride=2, pad_mode=pad_mode)
+
+        def loss(t):
+            return pool(t).sum()
+        np.testing.assert_array_equal(ms.grad(loss)(ms.Tensor(x)).asnumpy()[0, 0], expected)

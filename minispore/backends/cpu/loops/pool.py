@@ -102,11 +102,11 @@ def _zero(b, buf):
 
 
 def _first_max(b, x, geo, n, c, oy, ox):
-    """(y, x) of the window's first maximum (NaN counts as the maximum), (-1, -1) if none: the
-    first tap v with v > best or (v NaN and best not), computed branch-free as max_pool
-    computes its maximum (numba's max chain and a NaN flag), then the first tap equal to it,
-    scanning the taps backwards with selects (the first NaN if any; none if the maximum is
-    -inf, which `v > best` never takes). The running test branches on each tap, mispredicted
+    """(y, x) of the window's first maximum (NaN counts as the maximum), (-1, -1) for a window
+    with no tap inside the input: computed branch-free as max_pool computes its maximum
+    (numba's max chain and a NaN flag), then the first tap equal to it, scanning the taps
+    backwards with selects (the first NaN if any). A window of -inf routes to its first tap
+    (none if that tap is padding), as MindSpore's MaxPoolGrad and the numpy reference do. The running test branches on each tap, mispredicted
     on random data: branch-free, the eager 2x2 max_pool2d_grad of a (32, 16, 28, 28) float32
     input takes 0.52 ms instead of 1.1 ms."""
     _, _, H, W = x.dims
@@ -126,8 +126,14 @@ def _first_max(b, x, geo, n, c, oy, ox):
         b.set(ay, E.where(hit, y, ay))
         b.set(ax, E.where(hit, xx, ax))
     _max_taps(b, geo, H, W, oy, ox, match, backwards=True)
+    # a window of -inf (no tap above it, no NaN) routes to its first tap, dropped when that tap
+    # is padding: MindSpore's MaxPoolGrad starts its argmax there and never moves it
+    y0 = b.var("y0", oy * geo["sh"] - geo["pt"])
+    x0 = b.var("x0", ox * geo["sw"] - geo["pl"])
     none = E.logical_and(E.logical_not(isnan), best.eq(float("-inf")))
-    b.set(ay, E.where(none, -1, ay))
+    first = E.logical_and(within(y0, H), within(x0, W))
+    b.set(ay, E.where(none, E.where(first, y0, -1), ay))
+    b.set(ax, E.where(none, x0, ax))
     return ay, ax
 
 
