@@ -44,7 +44,7 @@ def register_all(backend) -> None:
         backend.register(name)(ref_kernel(REGISTRY[name]))
     from . import kernels_nn                 # conv, pooling, normalisation, random ops
     kernels_nn.register(backend, ref_kernel)
-    from . import kernels_row                # softmax, log_softmax, cross-entropy, one_hot
+    from . import kernels_row                # softmax, log_softmax, logsumexp, cross-entropy
     kernels_row.register(backend)
     from . import kernels_index              # gather, scatter, one_hot, label checks
     kernels_index.register(backend, ref_kernel)

@@ -1,6 +1,5 @@
 """Eager CPU kernels of the small ops on a classifier's loss path: softmax and log_softmax over one
-axis, logsumexp over axes, the sparse softmax cross-entropy and its gradient, and one_hot (sum
-and mean, float64 accumulation, are kernels.py's `accumulation`).
+axis, logsumexp over axes, and the sparse softmax cross-entropy and its gradient.
 
 Their numpy references cost 20-70 us on a (32, 10) batch of logits (eight numpy calls, moveaxis,
 dtype round trips), more than the matmuls of a small MLP step; these kernels cost a few us
@@ -11,40 +10,26 @@ render/numba_source.py as shape-generic numba kernels (disk-cached like the gene
 kernels); native_rows.py renders the same definitions into the O2 sink's LLVM IR, so PyNative, O0
 and O2 agree bit for bit.
 softmax runs over an (outer, d, inner) view of its input; the cross-entropy pair over (rows,
-classes). one_hot is one loop writing on/off values (an index outside [0, depth) gives a row of
-off values, as the reference does). Half-precision tensors compute in float32 (cpu_np) and round
-once.
+classes). Half-precision tensors compute in float32 (cpu_np) and round once.
 `register(backend)` is called by kernels.register_all after it registers the reference
 kernels, so the logsumexp kernel registered here is the one the backend runs.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...core.ops.reduce import reduction_axes
-from ...core.shape import normalize_axis, size_of
+from ...core.shape import size_of
 from .kernel_abi import cpu_np
 from .loops import rows
 from .render import numba_source
 
-_J = dict(cache=True, nogil=True, error_model="numpy")
 _SOFTMAX = {log: numba_source.module(rows.softmax, log=log) for log in (False, True)}
 _SCE = numba_source.module(rows.sparse_softmax_cross_entropy)
 _SCE_GRAD = numba_source.module(rows.sparse_softmax_cross_entropy_grad)
 # sce_rows(x (R, C), labels (R,) int64) -> (R,) losses; sce_grad_rows(x, labels, dout (R,))
 # -> (R, C)
 sce_rows, sce_grad_rows = _SCE.kernel, _SCE_GRAD.kernel
-
-
-@njit(**_J)
-def one_hot_rows(idx, out, on, off):
-    """idx: (outer, inner) integers; out: (outer, depth, inner)."""
-    outer, depth, inner = out.shape
-    for r in range(outer):
-        for k in range(depth):
-            for c in range(inner):
-                out[r, k, c] = on if idx[r, c] == k else off
 
 
 def _rounded(out, odt, shape):
@@ -103,24 +88,9 @@ def _logsumexp(in_metas, attrs, out_meta):
     return run
 
 
-def _one_hot(in_metas, attrs, out_meta):
-    shape = tuple(out_meta.shape)
-    axis = normalize_axis("one_hot", attrs["axis"], len(shape))
-    view = (size_of(shape[:axis]), shape[axis], size_of(shape[axis + 1:]))
-    odt = out_meta.dtype.np
-    on, off = odt.type(attrs["on_value"]), odt.type(attrs["off_value"])
-
-    def run(idx):
-        out = np.empty(view, odt)
-        one_hot_rows(np.ascontiguousarray(idx, np.int64).reshape(view[0], view[2]), out, on, off)
-        return out.reshape(shape)
-    return run
-
-
 def register(backend) -> None:
     backend.register("logsumexp")(_logsumexp)
     backend.register("softmax")(_softmax_factory(False))
     backend.register("log_softmax")(_softmax_factory(True))
-    backend.register("one_hot")(_one_hot)
     backend.register("sparse_softmax_cross_entropy")(_sce_factory(sce_rows))
     backend.register("sparse_softmax_cross_entropy_grad")(_sce_factory(sce_grad_rows))

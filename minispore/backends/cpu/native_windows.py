@@ -17,7 +17,7 @@ gives PyNative's numbers bit for bit:
   made a conv node's IR ~25x larger and its compile ~5x slower for no speed. Small output
   planes (UNROLL_PLANE) are the exception: there the copies of one (channel, image) are
   straight-line code that skips padding at compile time, because the loops ran only a few
-  elements per row (digits CNN backward, with the pools' branch-free argmax of native_pool.py:
+  elements per row (digits CNN backward, with the pools' branch-free argmax of loops/pool.py:
   0.79-0.82x the time, and its cold compile 2.2-2.4 -> 0.8 s). Up to 256 copies: with 1024
   (the 8x8 first conv too) the LeNet graph step's cold compile grew from ~3.7 to ~6.4 s for
   ~8 us of run time.

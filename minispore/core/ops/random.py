@@ -3,9 +3,10 @@
 Every random primitive is a pure function of a `key` input, an int64 tensor (global_seed,
 counter), and an integer attribute `seed` (the op seed): element i of a call is drawn from a
 counter-based generator, splitmix64 over (global seed, op seed, counter, i). Purity is what
-lets one declaration serve the numpy reference, the CPU kernel, the CPU's O2 sink (the same
-loops in LLVM IR, backends/cpu/native_random.py, bit-identical to the CPU kernel) and the
-simulated Ascend.
+lets one declaration serve the numpy reference, the CPU (backends/cpu/loops/random.py written
+once, rendered as the eager kernels of kernels_random.py and the O2 lowerings of
+native_random.py: bit-identical by construction; normal's log and cos are the C library's, which
+can differ from numpy's float64 ones by an ulp) and the simulated Ascend.
 
 The state that makes successive calls differ is one int64 Parameter, RNG_STATE = (seed, counter):
 each functional call reads it as its key and advances the counter with ops.assign, so the same
