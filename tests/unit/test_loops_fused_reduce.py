@@ -17,7 +17,7 @@ from minispore.backends.cpu.render import numba_source
 from minispore.core import scalar_expr as E
 from minispore.core.graph import compile as graph_compile
 from minispore.core.graph import ir
-from test_loops_rows import _llvm_run, _same_bits
+from loops_harness import llvm_run, same_bits
 
 
 @definition
@@ -42,7 +42,7 @@ _EXPR = E.where(E.arg(1), E.exp(E.arg(0)) * 0.5, E.arg(0) / 3.0 + 1)
 @pytest.mark.parametrize("np_dtype,compute,dtype", [
     (np.float32, "float32", "float32"), (np.float64, "float64", "float64"),
     (np.float64, "float64", "float32")])
-def test_strided_loops_and_templates_rendered_by_numba_and_by_llvm_give_the_same_bits(
+def test_strided_loops_and_templates_rendered_by_numba_and_by_llvm_give_thesame_bits(
         np_dtype, compute, dtype):
     rng = np.random.default_rng(11)
     seen = []
@@ -55,10 +55,10 @@ def test_strided_loops_and_templates_rendered_by_numba_and_by_llvm_give_the_same
         mod = numba_source.module(strided_template, **params)
         assert "range(0, (x.shape[1] - (x.shape[1] % 3)), 3)" in mod.SOURCE
         eager = mod.kernel(x, m)
-        (native,) = _llvm_run(strided_template, params, {"x": x, "m": m},
+        (native,) = llvm_run(strided_template, params, {"x": x, "m": m},
                               {"out": (shape, np.dtype(dtype))})
         assert eager.dtype == np.dtype(dtype)
-        assert _same_bits(eager, native), shape
+        assert same_bits(eager, native), shape
         seen.append(eager.reshape(-1))
     seen = np.concatenate(seen)
     assert np.isfinite(seen).any() and np.isnan(seen).any()
@@ -81,14 +81,14 @@ def column_min(b):
         b.store(out, c, low[c] * 1.5)
 
 
-def test_a_float32_scratch_row_rendered_by_numba_and_by_llvm_gives_the_same_bits():
+def test_a_float32_scratch_row_rendered_by_numba_and_by_llvm_gives_thesame_bits():
     x = np.random.default_rng(2).standard_normal((6, 5)).astype(np.float32)
     x[3, 1] = np.nan
     mod = numba_source.module(column_min)
     assert "np.empty((x.shape[1], ), np.float32)" in mod.SOURCE
     eager = mod.kernel(x)
-    (native,) = _llvm_run(column_min, {}, {"x": x}, {"out": ((5,), np.float32)})
-    assert np.isnan(eager[1]) and _same_bits(eager, native)
+    (native,) = llvm_run(column_min, {}, {"x": x}, {"out": ((5,), np.float32)})
+    assert np.isnan(eager[1]) and same_bits(eager, native)
     np.testing.assert_array_equal(np.delete(eager, 1), np.delete(x.min(0) * 1.5, 1))
     assert render_llvm.scratch_bytes(column_min, {}, {"x": (6, 5)}) == 24   # 20, 8-aligned
 
@@ -149,12 +149,12 @@ def _run(fn, args, level):
 
 
 @pytest.mark.parametrize("name,fn,make", CASES, ids=[c[0] for c in CASES])
-def test_fused_reductions_at_o1_and_o2_give_the_same_bits(name, fn, make):
+def test_fused_reductions_at_o1_and_o2_give_thesame_bits(name, fn, make):
     args = make()
     o1, program1 = _run(fn, args, "O1")
     o2, program2 = _run(fn, args, "O2")
     assert not isinstance(program1, NativeProgram) and isinstance(program2, NativeProgram)
-    assert _same_bits(o1, o2), name
+    assert same_bits(o1, o2), name
     ms.set_context(mode=ms.PYNATIVE_MODE)
     eager = fn(*args).asnumpy()
     tol = 1e-12 if eager.dtype == np.float64 else 2e-5
@@ -180,7 +180,7 @@ def test_the_o1_kernel_and_the_o2_lowering_render_the_same_definition():
     mod = fused_reduce.kernel_module(fused_reduce.definition_params(
         expr, [(4, 6)], red, np.float32, np.float32))
     assert mod.DEFINITION == defn.name
-    assert _same_bits(o1, o2)
+    assert same_bits(o1, o2)
 
 
 def test_inputs_that_do_not_broadcast_to_the_loop_shape_are_rejected():

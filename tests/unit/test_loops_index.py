@@ -4,27 +4,22 @@ through core/index_check's IndexError; the eager gather/scatter kernels and thei
 lowerings are rendered from the same definitions; over the op database's samples of the family,
 and on the edge cases (negative and repeated indices, empty tensors, broadcast updates, every
 dtype), PyNative, O0 and O2 give the numpy reference's bits and its IndexError."""
-import ctypes
 
 import numpy as np
 import pytest
-from llvmlite import ir as L
 
 import minispore as ms
-from minispore.backends.cpu import kernels_index, native_jit
+from minispore.backends.cpu import kernels_index
 from minispore.backends.cpu.loops import index
 from minispore.backends.cpu.loops.builder import definition, i64
-from minispore.backends.cpu.native_emit import I8, I32, Emitter
 from minispore.backends.cpu.native_sink import NativeProgram
-from minispore.backends.cpu.render import llvm as render_llvm
 from minispore.backends.cpu.render import numba_source
 from minispore.core import device
-from minispore.core import dtype as dt
 from minispore.core import scalar_expr as E
 from minispore.core.graph import compile as graph_compile
-from minispore.core.graph import ir
 from minispore.core.index_check import IndexCheck
 from minispore.core.primitive import REGISTRY, apply
+from loops_harness import llvm_call, same_bits
 from helpers import as_tuple, run_op
 from opdb import CASES, rng_for
 
@@ -48,48 +43,16 @@ def take_wrapped(b):
         b.store(out, q, x[E.where(raw < 0, raw + n, raw)] * 2)
 
 
-def _llvm_run(defn, params: dict, inputs: dict, outputs: dict, sites: dict):
-    """Emit `defn` alone into `i32 f(i8** bufs)` (inputs, outputs, then the arena holding the
-    error word), run it on numpy arrays: (return code, the error word, the outputs)."""
-    module = L.Module(name="loops_index_test")
-    module.triple = native_jit.triple()
-    fn = L.Function(module, L.FunctionType(I32, [I8.as_pointer().as_pointer()]), "f")
-    arrays = {**inputs, **{k: np.zeros(shape, d) for k, (shape, d) in outputs.items()}}
-    values = {k: ir.Value(a.shape, dt.to_dtype(a.dtype)) for k, a in arrays.items()}
-    slots = {v.id: k for k, v in enumerate(values.values())}
-    slots["arena"] = len(values)
-
-    class _NoConstants:
-        def all_nodes(self):
-            return []
-    e = Emitter(_NoConstants(), module, fn, slots, {}, {})
-    e.error_offset = 0
-    render_llvm.emit(e, defn, params, {k: (values[k], arrays[k].shape) for k in arrays},
-                     "scratch", sites=sites)
-    e.finish()
-    lib = native_jit.NativeLibrary(str(module))
-    arena = np.zeros(8, np.int64)
-    ptrs = (ctypes.c_void_p * (len(arrays) + 1))(*[a.ctypes.data for a in arrays.values()],
-                                                  arena.ctypes.data)
-    call = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))(lib.address("f"))
-    rc = call(ptrs)
-    return rc, int(arena[0]), e.errors, [arrays[k] for k in outputs]
-
-
-def _same_bits(a, b) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-
-
 @pytest.mark.parametrize("np_dtype", [np.float32, np.int32])
-def test_a_wrapped_index_rendered_by_numba_and_by_llvm_gives_the_same_bits(np_dtype):
+def test_a_wrapped_index_rendered_by_numba_and_by_llvm_gives_thesame_bits(np_dtype):
     x = np.arange(-3, 4).astype(np_dtype)
     ind = np.array([0, -1, 6, -7, 3, 3], np.int64)
     site = IndexCheck("take", 7, 0)
     eager = numba_source.checked(numba_source.module(take_wrapped).kernel, {"index": site})
-    rc, _, _, (native,) = _llvm_run(take_wrapped, {}, {"x": x, "ind": ind},
-                                    {"out": ((6,), np_dtype)}, {"index": site})
+    rc, _, _, (native,) = llvm_call(take_wrapped, {}, {"x": x, "ind": ind},
+                                    {"out": ((6,), np_dtype)}, sites={"index": site})
     assert rc == 0
-    assert _same_bits(eager(x, ind), native)
+    assert same_bits(eager(x, ind), native)
     assert native.tolist() == [-6, 6, 6, -6, 0, 0]
 
 
@@ -101,8 +64,9 @@ def test_a_failed_check_rendered_both_ways_reports_the_first_bad_index(bad):
     eager = numba_source.checked(numba_source.module(take_wrapped).kernel, {"index": site})
     with pytest.raises(IndexError) as raised:
         eager(x, ind)
-    rc, word, errors, (out,) = _llvm_run(take_wrapped, {}, {"x": x, "ind": ind},
-                                         {"out": ((len(bad),), np.float64)}, {"index": site})
+    rc, word, errors, (out,) = llvm_call(take_wrapped, {}, {"x": x, "ind": ind},
+                                         {"out": ((len(bad),), np.float64)},
+                                         sites={"index": site})
     first = next(v for v in bad if not -7 <= v < 7)
     assert rc == 1 and errors == [site] and word == first
     assert str(raised.value) == str(site.error(word)) == \
@@ -113,7 +77,8 @@ def test_a_failed_check_rendered_both_ways_reports_the_first_bad_index(bad):
 def test_an_unbound_check_site_is_refused_by_the_llvm_renderer():
     x, ind = np.zeros(3), np.zeros(2, np.int64)
     with pytest.raises(ValueError, match="check site 'index' is not bound"):
-        _llvm_run(take_wrapped, {}, {"x": x, "ind": ind}, {"out": ((2,), np.float64)}, {})
+        llvm_call(take_wrapped, {}, {"x": x, "ind": ind}, {"out": ((2,), np.float64)},
+                  sites={})
 
 
 def test_scatter_view_merges_the_axes_the_updates_fill_or_broadcast_alike():
@@ -147,7 +112,7 @@ def _agree(name, args, attrs, native=True):
             assert got == want, (name, level)
             continue
         assert not isinstance(got, str), (name, level, got)
-        assert _same_bits(got[0], want[0]), (name, mode, level)
+        assert same_bits(got[0], want[0]), (name, mode, level)
         if level == "O2" and native:
             assert isinstance(graph_compile.last_compiled().program, NativeProgram)
 
@@ -210,14 +175,14 @@ def _index_cases():
 
 
 @pytest.mark.parametrize("case", _index_cases(), ids=[c.name for c in _index_cases()])
-def test_index_family_pynative_and_o2_give_the_same_bits(case):
+def test_index_family_pynative_and_o2_give_thesame_bits(case):
     for dtype in case.dtypes:
         for s in case.samples(rng_for("forward", case.name, dtype), dtype):
             eager = _run(case.name, s.args, s.attrs, ms.PYNATIVE_MODE, "O0")
             native = _run(case.name, s.args, s.attrs, ms.GRAPH_MODE, "O2")
             assert isinstance(graph_compile.last_compiled().program, NativeProgram)
             for k, (a, b) in enumerate(zip(eager, native)):
-                assert _same_bits(a, b), f"{case.name} {dtype} {s.desc} out {k}"
+                assert same_bits(a, b), f"{case.name} {dtype} {s.desc} out {k}"
 
 
 def _index_loss(x, ind, upd):
@@ -248,7 +213,7 @@ def test_eager_index_kernels_and_native_lowerings_render_the_same_definitions():
     for d in (index.gather, index.scatter):
         assert d.renders["llvm"] > before[d.name].get("llvm", 0), d.name
     for a, b in zip(eager, native):
-        assert np.isfinite(a).all() and _same_bits(a, b)
+        assert np.isfinite(a).all() and same_bits(a, b)
 
 
 @pytest.mark.parametrize("on,off", [(1.0, 0.0), (5, -1), (0.3, -2.5)])

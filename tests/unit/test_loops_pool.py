@@ -4,25 +4,20 @@ rendered by numba and by LLVM gives the same bits, the eager pool kernels and th
 lowerings are rendered from the same definitions, and over the op database's samples of the
 pools, and over NaN, inf and ties, PyNative and jit_level O2 (the native program) agree bit for
 bit."""
-import ctypes
 
 import numpy as np
 import pytest
-from llvmlite import ir as L
 
 import minispore as ms
-from minispore.backends.cpu import native_jit, windows
+from minispore.backends.cpu import windows
 from minispore.backends.cpu.loops import pool
 from minispore.backends.cpu.loops.builder import definition, like, maximum, within
-from minispore.backends.cpu.native_emit import I8, I32, Emitter
 from minispore.backends.cpu.native_sink import NativeProgram
-from minispore.backends.cpu.render import llvm as render_llvm
 from minispore.backends.cpu.render import numba_source
 from minispore.core import dtype as dt
-from minispore.core import scalar_expr as E
 from minispore.core.graph import compile as graph_compile
-from minispore.core.graph import ir
 from minispore.core.primitive import REGISTRY, Meta
+from loops_harness import llvm_run, same_bits
 from helpers import as_tuple, run_op
 from opdb import CASES, rng_for
 
@@ -53,59 +48,26 @@ def padded_row_max(b, k: int, pad: int):
         b.store(arg, (r, o), at)
 
 
-def _llvm_run(defn, params: dict, inputs: dict, outputs: dict, scalars: dict):
-    """Emit `defn` alone into a function `i32 f(i8** bufs)` (inputs, outputs, then the arena),
-    its scalar arguments bound to `scalars`, compile it with the native sink's JIT and run it
-    on numpy arrays; returns the outputs."""
-    module = L.Module(name="loops_pool_test")
-    module.triple = native_jit.triple()
-    fn = L.Function(module, L.FunctionType(I32, [I8.as_pointer().as_pointer()]), "f")
-    arrays = {**inputs, **{k: np.empty(shape, d) for k, (shape, d) in outputs.items()}}
-    values = {k: ir.Value(a.shape, dt.to_dtype(a.dtype)) for k, a in arrays.items()}
-    slots = {v.id: k for k, v in enumerate(values.values())}
-    slots["arena"] = len(values)
-
-    class _NoConstants:
-        def all_nodes(self):
-            return []
-    e = Emitter(_NoConstants(), module, fn, slots, {"scratch": 0}, {})
-    render_llvm.emit(e, defn, params, {k: (values[k], arrays[k].shape) for k in arrays},
-                     "scratch", scalars)
-    e.finish()
-    lib = native_jit.NativeLibrary(str(module))
-    arena = np.zeros(8, np.uint8)
-    ptrs = (ctypes.c_void_p * (len(arrays) + 1))(*[a.ctypes.data for a in arrays.values()],
-                                                  arena.ctypes.data)
-    call = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))(lib.address("f"))
-    assert call(ptrs) == 0
-    return [arrays[k] for k in outputs]
-
-
 def _out_shape(x, attrs) -> tuple:
     op = REGISTRY["max_pool2d"]
     return op.infer(Meta(x.shape, dt.to_dtype(x.dtype)), **{**op.attrs, **attrs}).shape
 
 
-def _same_bits(a, b) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape and \
-        np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
-
-
 @pytest.mark.parametrize("np_dtype", [np.float32, np.float64])
-def test_a_guarded_nest_rendered_by_numba_and_by_llvm_gives_the_same_bits(np_dtype):
+def test_a_guarded_nest_rendered_by_numba_and_by_llvm_gives_thesame_bits(np_dtype):
     x = np.array([[3, 1, 3, -2, np.nan, 0, 5], [-np.inf] * 7, [2, 2, 2, 1, 1, 1, 0]], np_dtype)
     k, pad = 3, 2
     wo = x.shape[1] + pad - k + 1
     mod = numba_source.module(padded_row_max, k=k, pad=pad)
     assert "if (0 <= t < x.shape[1]):" in mod.SOURCE and "x.dtype.type(" in mod.SOURCE
     eager = mod.kernel(x, wo)
-    native = _llvm_run(padded_row_max, {"k": k, "pad": pad}, {"x": x},
+    native = llvm_run(padded_row_max, {"k": k, "pad": pad}, {"x": x},
                        {"out": ((3, wo), np_dtype), "arg": ((3, wo), np.int64)}, {"wo": wo})
     assert eager[0].dtype == np_dtype and eager[1].dtype == np.int64
     assert eager[1][0].tolist() == [0, 0, 0, 2, 2, 5, 6] and (eager[1][1] == -1).all()
     assert (eager[0][1] == -np.inf).all()             # a window of -inf only: -inf, no index
     for a, b in zip(eager, native):
-        assert _same_bits(a, b)
+        assert same_bits(a, b)
 
 
 def test_a_guarded_block_skips_its_statements_both_ways():
@@ -120,8 +82,8 @@ def test_a_guarded_block_skips_its_statements_both_ways():
         b.store(out, 0, s)
     x = np.array([1.5, -2.0, np.nan, 0.25, -0.0], np.float32)
     eager = numba_source.module(count_positive).kernel(x)
-    (native,) = _llvm_run(count_positive, {}, {"x": x}, {"out": ((1,), np.float32)}, {})
-    assert eager[0] == 1.75 and _same_bits(eager, native)
+    (native,) = llvm_run(count_positive, {}, {"x": x}, {"out": ((1,), np.float32)}, {})
+    assert eager[0] == 1.75 and same_bits(eager, native)
 
 
 _ATTRS = dict(kernel_size=(3, 2), stride=(2, 1), pad_mode="pad", pad=(1, 1, 0, 1))
@@ -153,7 +115,7 @@ def test_eager_pool_kernels_and_native_lowerings_render_the_same_definitions():
         native = run_op(name, args[name], attrs).asnumpy()
         assert isinstance(graph_compile.last_compiled().program, NativeProgram), name
         assert defn.renders["llvm"] == before + 1, name
-        assert _same_bits(eager, native), name
+        assert same_bits(eager, native), name
 
 
 def test_a_window_geometry_is_compiled_in_and_shapes_are_run_time_values():
@@ -180,7 +142,7 @@ def test_a_window_geometry_is_compiled_in_and_shapes_are_run_time_values():
     np.testing.assert_array_equal(eager, REGISTRY["max_pool2d"].ref(x, **big))
     graph_compile.clear_cache()
     ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
-    assert _same_bits(eager, run_op("max_pool2d", (x,), big).asnumpy())
+    assert same_bits(eager, run_op("max_pool2d", (x,), big).asnumpy())
     assert isinstance(graph_compile.last_compiled().program, NativeProgram)
 
 
@@ -189,7 +151,7 @@ def _pool_cases():
 
 
 @pytest.mark.parametrize("case", _pool_cases(), ids=[c.name for c in _pool_cases()])
-def test_pool_family_pynative_and_o2_give_the_same_bits(case):
+def test_pool_family_pynative_and_o2_give_thesame_bits(case):
     for dtype in case.dtypes:
         for s in case.samples(rng_for("forward", case.name, dtype), dtype):
             ms.set_context(mode=ms.PYNATIVE_MODE, jit_level="O0")
@@ -200,7 +162,7 @@ def test_pool_family_pynative_and_o2_give_the_same_bits(case):
             assert isinstance(graph_compile.last_compiled().program, NativeProgram), \
                 (case.name, dtype, s.desc)
             for k, (a, b) in enumerate(zip(eager, native)):
-                assert _same_bits(a, b), f"{case.name} {dtype} {s.desc} out {k}"
+                assert same_bits(a, b), f"{case.name} {dtype} {s.desc} out {k}"
 
 
 def _nonfinite(shape, dtype, seed):
@@ -255,7 +217,7 @@ def test_max_pools_route_to_the_first_maximum_with_nan_inf_and_ties(np_dtype):
             native = run_op(name, args, a).asnumpy()
             assert isinstance(graph_compile.last_compiled().program, NativeProgram), name
             if name.startswith("max"):
-                assert _same_bits(eager, native), (name, shape)
+                assert same_bits(eager, native), (name, shape)
             else:
                 assert np.array_equal(eager, native, equal_nan=True), (name, shape)
 

@@ -4,26 +4,22 @@ arguments, outputs of a declared dtype and libm calls give the same bits rendere
 by LLVM; the eager random kernels and the native lowerings are rendered from the same
 definitions; over the op database's samples (and more seeds, shapes and dtypes) PyNative, O2
 and the numpy reference agree bit for bit (normal: with the C library's log and cos)."""
-import ctypes
 import math
 
 import numpy as np
 import pytest
-from llvmlite import ir as L
 
 import minispore as ms
-from minispore.backends.cpu import kernels_random, native_jit
+from minispore.backends.cpu import kernels_random
 from minispore.backends.cpu.loops import random as family
 from minispore.backends.cpu.loops.builder import definition, f64, i64, libm, u64
-from minispore.backends.cpu.native_emit import I8, I32, Emitter
 from minispore.backends.cpu.native_sink import NativeProgram
-from minispore.backends.cpu.render import llvm as render_llvm
 from minispore.backends.cpu.render import numba_source
 from minispore.core import dtype as dt
 from minispore.core.graph import compile as graph_compile
-from minispore.core.graph import ir
 from minispore.core.ops import random as ref
 from minispore.core.primitive import REGISTRY
+from loops_harness import llvm_run, same_bits
 from helpers import as_tuple, run_op
 from opdb import CASES, rng_for
 
@@ -63,41 +59,8 @@ def _words_reference(x, mul, span, low, half):
     return words, ints
 
 
-def _llvm_run(defn, params: dict, inputs: dict, scalars: dict, outputs: dict):
-    """Emit `defn` alone into `i32 f(i8** bufs)` (inputs, outputs, then the arena), its scalars
-    bound to `scalars`, compile it with the native sink's JIT and run it on numpy arrays."""
-    module = L.Module(name="loops_random_test")
-    module.triple = native_jit.triple()
-    fn = L.Function(module, L.FunctionType(I32, [I8.as_pointer().as_pointer()]), "f")
-    arrays = {**inputs, **{k: np.empty(shape, d) for k, (shape, d) in outputs.items()}}
-    values = {k: ir.Value(a.shape, dt.to_dtype(a.dtype)) for k, a in arrays.items()}
-    slots = {v.id: k for k, v in enumerate(values.values())}
-    slots["arena"] = len(values)
-
-    class _NoConstants:
-        def all_nodes(self):
-            return []
-    e = Emitter(_NoConstants(), module, fn, slots, {"scratch": 0}, {})
-    render_llvm.emit(e, defn, params, {k: (values[k], arrays[k].shape) for k in arrays},
-                     "scratch", scalars)
-    e.finish()
-    lib = native_jit.NativeLibrary(str(module))
-    arena = np.zeros(8, np.uint8)
-    ptrs = (ctypes.c_void_p * (len(arrays) + 1))(*[a.ctypes.data for a in arrays.values()],
-                                                  arena.ctypes.data)
-    call = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))(lib.address("f"))
-    assert call(ptrs) == 0
-    return [arrays[k] for k in outputs]
-
-
-def _same_bits(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype and a.shape == b.shape and \
-        np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
-
-
 @pytest.mark.parametrize("np_dtype", [np.float32, np.float64])
-def test_uint64_words_scalars_and_libm_rendered_by_numba_and_by_llvm_give_the_same_bits(
+def test_uint64_words_scalars_and_libm_rendered_by_numba_and_by_llvm_give_thesame_bits(
         np_dtype):
     rng = np.random.default_rng(3)
     x = rng.integers(-2 ** 63, 2 ** 63 - 1, 257, dtype=np.int64)
@@ -108,16 +71,16 @@ def test_uint64_words_scalars_and_libm_rendered_by_numba_and_by_llvm_give_the_sa
     with np.errstate(invalid="ignore"):
         eager = kernel(x, f, np.uint64(mul), np.uint64(span), np.int64(low), np.int64(x.size),
                        half, np_dtype(gain))
-    native = _llvm_run(word_ops, {"dtype": name}, {"x": x, "f": f},
-                       {"mul": mul, "span": span, "low": low, "n": x.size, "half": half,
-                        "gain": gain},
-                       {"words": ((x.size,), np.float64), "ints": ((x.size,), np.int32),
-                        "maths": ((x.size,), np_dtype)})
+    native = llvm_run(word_ops, {"dtype": name}, {"x": x, "f": f},
+                      {"words": ((x.size,), np.float64), "ints": ((x.size,), np.int32),
+                       "maths": ((x.size,), np_dtype)},
+                      {"mul": mul, "span": span, "low": low, "n": x.size, "half": half,
+                       "gain": gain})
     words, ints = _words_reference(x, mul, span, low, half)
-    assert _same_bits(eager[0], words) and _same_bits(eager[1], ints)
+    assert same_bits(eager[0], words) and same_bits(eager[1], ints)
     assert eager[2].dtype == np_dtype and np.isfinite(eager[2]).sum() > 200
     for a, b in zip(eager, native):
-        assert _same_bits(a, b)
+        assert same_bits(a, b)
 
 
 def test_a_uint64_meeting_another_dtype_is_refused():
@@ -130,7 +93,7 @@ def test_a_uint64_meeting_another_dtype_is_refused():
             b.store(out, i, f64(u64(x[i]) + 1))
     x = np.arange(3, dtype=np.int64)
     with pytest.raises(TypeError, match="convert the other operand with u64"):
-        _llvm_run(mixed, {}, {"x": x}, {}, {"out": ((3,), np.float64)})
+        llvm_run(mixed, {}, {"x": x}, {"out": ((3,), np.float64)}, {})
 
 
 def test_eager_random_kernels_and_native_lowerings_render_the_same_definitions():
@@ -151,7 +114,7 @@ def test_eager_random_kernels_and_native_lowerings_render_the_same_definitions()
         assert isinstance(graph_compile.last_compiled().program, NativeProgram), name
         assert d.renders["llvm"] > before[d.name][0], name
         for a, b in zip(eager, native):
-            assert _same_bits(a, b), name
+            assert same_bits(a, b), name
     # the eager kernels are the numba renderings of the same definitions (built once per
     # process, on first use; the LLVM renderer builds none)
     built = {key[0] for key in numba_source._modules}
@@ -203,7 +166,7 @@ def _db_samples(name):
 
 
 @pytest.mark.parametrize("name", RANDOM_OPS)
-def test_random_family_pynative_o2_and_the_reference_give_the_same_bits(name):
+def test_random_family_pynative_o2_and_the_reference_give_thesame_bits(name):
     samples = _db_samples(name) + _extra_samples(name)
     assert len(samples) >= 16
     for args, attrs in samples:
@@ -216,4 +179,4 @@ def test_random_family_pynative_o2_and_the_reference_give_the_same_bits(name):
         label = f"{name} {attrs} {np.shape(args[0])}"
         assert len(eager) == len(native) == len(expect), label
         for a, b, c in zip(eager, native, expect):
-            assert _same_bits(a, b) and _same_bits(a, np.asarray(c)), label
+            assert same_bits(a, b) and same_bits(a, np.asarray(c)), label

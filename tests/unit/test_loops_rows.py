@@ -2,25 +2,20 @@
 render/llvm.py): a loop nest rendered both ways gives the same bits, the row family's eager
 kernels and native lowerings are rendered from the same definitions, and over the op database's
 samples of the row family PyNative and jit_level O2 (the native program) agree bit for bit."""
-import ctypes
 
 import numpy as np
 import pytest
-from llvmlite import ir as L
 
 import minispore as ms
-from minispore.backends.cpu import kernels_row, native_jit
+from minispore.backends.cpu import kernels_row
 from minispore.backends.cpu.loops import rows
 from minispore.backends.cpu.loops.builder import definition, f64, i64, maximum
-from minispore.backends.cpu.native_emit import I8, I32, Emitter
 from minispore.backends.cpu.native_sink import NativeProgram
-from minispore.backends.cpu.render import llvm as render_llvm
 from minispore.backends.cpu.render import numba_source
-from minispore.core import dtype as dt
 from minispore.core import scalar_expr as E
 from minispore.core.graph import compile as graph_compile
-from minispore.core.graph import ir
 from minispore.core.primitive import REGISTRY, apply
+from loops_harness import llvm_run, same_bits
 from helpers import as_tuple, run_op
 from opdb import CASES, rng_for
 
@@ -53,52 +48,19 @@ def scaled_row_stats(b, scale: float):
             b.store(aux, (r, c), x[r, c] * x[r, c] + 0.1)
 
 
-def _llvm_run(defn, params: dict, inputs: dict, outputs: dict):
-    """Emit `defn` alone into a function `i32 f(i8** bufs)` (inputs, outputs, then the arena),
-    compile it with the native sink's JIT and run it on numpy arrays; returns the outputs."""
-    module = L.Module(name="loops_test")
-    module.triple = native_jit.triple()
-    fn = L.Function(module, L.FunctionType(I32, [I8.as_pointer().as_pointer()]), "f")
-    arrays = {**inputs, **{k: np.empty(shape, d) for k, (shape, d) in outputs.items()}}
-    values = {k: ir.Value(a.shape, dt.to_dtype(a.dtype)) for k, a in arrays.items()}
-    slots = {v.id: k for k, v in enumerate(values.values())}
-    slots["arena"] = len(values)
-
-    class _NoConstants:
-        def all_nodes(self):
-            return []
-    e = Emitter(_NoConstants(), module, fn, slots, {"scratch": 0}, {})
-    shapes = {k: a.shape for k, a in inputs.items()}
-    render_llvm.emit(e, defn, params, {k: (values[k], arrays[k].shape) for k in arrays},
-                     "scratch")
-    e.finish()
-    lib = native_jit.NativeLibrary(str(module))
-    arena = np.zeros(max(render_llvm.scratch_bytes(defn, params, shapes), 8), np.uint8)
-    ptrs = (ctypes.c_void_p * (len(arrays) + 1))(*[a.ctypes.data for a in arrays.values()],
-                                                  arena.ctypes.data)
-    call = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))(lib.address("f"))
-    assert call(ptrs) == 0
-    return [arrays[k] for k in outputs]
-
-
-def _same_bits(a, b) -> bool:
-    return a.dtype == b.dtype and a.shape == b.shape and \
-        np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8))
-
-
 @pytest.mark.parametrize("np_dtype", [np.float32, np.float64])
-def test_a_loop_nest_rendered_by_numba_and_by_llvm_gives_the_same_bits(np_dtype):
+def test_a_loop_nest_rendered_by_numba_and_by_llvm_gives_thesame_bits(np_dtype):
     rng = np.random.default_rng(7)
     x = (rng.standard_normal((5, 9)) * 3).astype(np_dtype)
     x[1, 2], x[3, 0] = np.nan, -np.inf
     pick = np.array([0, 8, 3, -1, 9], np.int32)
     kernel = numba_source.module(scaled_row_stats, scale=0.75).kernel
     eager = kernel(x, pick)
-    native = _llvm_run(scaled_row_stats, {"scale": 0.75}, {"x": x, "pick": pick},
+    native = llvm_run(scaled_row_stats, {"scale": 0.75}, {"x": x, "pick": pick},
                        {"out": (x.shape, np_dtype), "aux": (x.shape, np_dtype)})
     assert eager[0].dtype == np_dtype and np.isfinite(eager[0]).any()
     for a, b in zip(eager, native):
-        assert _same_bits(a, b)
+        assert same_bits(a, b)
 
 
 def test_the_numba_rendering_reads_its_extents_at_run_time():
@@ -109,10 +71,10 @@ def test_the_numba_rendering_reads_its_extents_at_run_time():
     for shape in ((1, 1), (3, 17), (0, 4)):
         x = np.linspace(-2, 2, int(np.prod(shape))).reshape(shape)
         pick = np.zeros(shape[0], np.int64)
-        native = _llvm_run(scaled_row_stats, {"scale": 0.75}, {"x": x, "pick": pick},
+        native = llvm_run(scaled_row_stats, {"scale": 0.75}, {"x": x, "pick": pick},
                            {"out": (shape, np.float64), "aux": (shape, np.float64)})
         for a, b in zip(mod.kernel(x, pick), native):
-            assert _same_bits(a, b)
+            assert same_bits(a, b)
 
 
 def test_a_loop_index_reused_inside_its_own_loop_is_rejected():
@@ -155,11 +117,11 @@ def test_eager_row_kernels_and_native_lowerings_render_the_same_definitions():
     assert isinstance(graph_compile.last_compiled().program, NativeProgram)
     for d in defs:
         assert d.renders["llvm"] > before[d.name], d.name
-    assert np.isfinite(eager).all() and _same_bits(eager, native)
+    assert np.isfinite(eager).all() and same_bits(eager, native)
 
 
 @pytest.mark.parametrize("case", _row_cases(), ids=[c.name for c in _row_cases()])
-def test_row_family_pynative_and_o2_give_the_same_bits(case):
+def test_row_family_pynative_and_o2_give_thesame_bits(case):
     for dtype in case.dtypes:
         for s in case.samples(rng_for("forward", case.name, dtype), dtype):
             ms.set_context(mode=ms.PYNATIVE_MODE, jit_level="O0")
@@ -170,4 +132,4 @@ def test_row_family_pynative_and_o2_give_the_same_bits(case):
             if dtype.is_float:
                 assert isinstance(program, NativeProgram), (case.name, dtype, s.desc)
             for k, (a, b) in enumerate(zip(eager, native)):
-                assert _same_bits(a, b), f"{case.name} {dtype} {s.desc} out {k}"
+                assert same_bits(a, b), f"{case.name} {dtype} {s.desc} out {k}"
