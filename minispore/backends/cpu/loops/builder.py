@@ -154,6 +154,14 @@ def template(expr: E.Expr, args, compute: str, dtype: str) -> E.Expr:
     return E.Expr("template", expr, tuple(E.lift(x) for x in args), compute, dtype)
 
 
+def product(dims) -> E.Expr:
+    """The product of extents (dims or numbers): 1 for none."""
+    acc = None
+    for d in dims:
+        acc = d if acc is None else acc * d
+    return E.lift(1) if acc is None else acc
+
+
 def within(v, size) -> E.Expr:
     """0 <= v < size, of integers (a window's tap inside the image)."""
     return E.Expr("within", E.lift(v), E.lift(size))

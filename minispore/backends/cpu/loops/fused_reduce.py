@@ -24,18 +24,11 @@ mean, the value dtype for max and min), rounded to the output at the end.
 from __future__ import annotations
 
 from ....core import scalar_expr as E
-from .builder import definition, f64, template
+from .builder import definition, f64, product, template
 
 LANES = 4        # independent accumulators over the innermost reduced axis (module docstring)
 KINDS = ("sum", "mean", "max", "min")
 _INIT = {"sum": 0.0, "mean": 0.0, "max": float("-inf"), "min": float("inf")}
-
-
-def _product(dims):
-    acc = None
-    for d in dims:
-        acc = d if acc is None else acc * d
-    return E.lift(1) if acc is None else acc
 
 
 @definition
@@ -52,8 +45,8 @@ def fused_reduce(b, expr, kind: str, axes: tuple, pattern: tuple, compute: str, 
         return next((x.dims[k] for x, p in zip(ins, pattern) if p[k] != 1), E.lift(1))
     bounds = [extent(k) for k in range(rank)]
     kept = [k for k in range(rank) if k not in axes]
-    count = _product(bounds[k] for k in axes)
-    out = b.output("out", (_product(bounds[k] for k in kept),), dtype=dtype)
+    count = product(bounds[k] for k in axes)
+    out = b.output("out", (product(bounds[k] for k in kept),), dtype=dtype)
 
     def value(at):
         """The template's value at loop indices `at`, bound to v."""
@@ -106,7 +99,7 @@ def fused_reduce(b, expr, kind: str, axes: tuple, pattern: tuple, compute: str, 
             b.set(q, q + 1)
         nest(kept, at, per_output)
         return
-    n_out = _product(bounds[k] for k in kept)           # accumulators in memory order
+    n_out = product(bounds[k] for k in kept)           # accumulators in memory order
     acc = b.scratch("acc", n_out, dtype="float64" if kind in ("sum", "mean") else dtype)
     with b.loop(n_out, "q") as q:
         b.store(acc, q, _INIT[kind])

@@ -15,7 +15,7 @@ gradient row of 0.
 from __future__ import annotations
 
 from ....core import scalar_expr as E
-from .builder import definition, f64, i64, maximum
+from .builder import definition, f64, i64, maximum, product
 
 
 def _row_max_and_exps(b, x, index, d, exps):
@@ -89,20 +89,13 @@ def sparse_softmax_cross_entropy_grad(b):
             b.store(out, (r, k), (p - E.where(k.eq(lab), 1.0, 0.0)) * f64(dout[r]))
 
 
-def _product(dims):
-    acc = None
-    for d in dims:
-        acc = d if acc is None else acc * d
-    return E.lift(1) if acc is None else acc
-
-
 @definition
 def logsumexp(b, rank: int, axes: tuple):
     """x of `rank` dims reduced over `axes` -> the kept entries, flat in row-major order:
     log(sum(exp(x - shift))) + shift, shift the max (NaN wins) where finite, else 0."""
     x = b.input("x", rank)
     kept = [k for k in range(rank) if k not in axes]
-    nk = _product(x.dims[k] for k in kept)
+    nk = product(x.dims[k] for k in kept)
     out = b.output("out", (nk,), like=x)
     shift, acc = b.scratch("shift", nk), b.scratch("acc", nk)
     with b.loop(nk, "q") as q:
