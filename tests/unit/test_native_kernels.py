@@ -9,6 +9,7 @@ import pytest
 import minispore as ms
 from minispore.backends import cpu
 from minispore.backends.cpu import native_graph, native_registry  # noqa: F401 - fills LOWER
+from minispore.backends.cpu.native_emit import NativeUnsupported
 from minispore.core.device import KernelNotFound
 from minispore.core.primitive import REGISTRY, apply
 
@@ -17,10 +18,17 @@ REDUCE = "native_only_sum"
 
 @pytest.fixture
 def native_only_op(monkeypatch):
-    """A new op that has a native lowering (sum's, under its own name) and no eager kernel."""
+    """A new op that has a native lowering (sum's on floats, under its own name; it declines
+    integers) and no eager kernel."""
     op = dataclasses.replace(REGISTRY["sum"], name=REDUCE, attr_cache={}, meta_cache={})
     monkeypatch.setitem(REGISTRY, REDUCE, op)
-    monkeypatch.setitem(native_registry.LOWER, REDUCE, native_registry.LOWER["sum"])
+    sum_lowering = native_registry.LOWER["sum"]
+
+    def lower_floats_only(e, n, attrs):          # declines integers, whatever sum's lowers
+        if not n.inputs[0].dtype.is_float:
+            raise NativeUnsupported(f"{REDUCE} of {n.inputs[0].dtype}")
+        return sum_lowering(e, n, attrs)
+    monkeypatch.setitem(native_registry.LOWER, REDUCE, lower_floats_only)
     if "sum" in native_registry.SCRATCH:
         monkeypatch.setitem(native_registry.SCRATCH, REDUCE, native_registry.SCRATCH["sum"])
     assert REDUCE not in cpu.get()._kernels
@@ -43,7 +51,7 @@ def test_an_op_with_only_a_native_lowering_runs_in_every_mode(native_only_op, mo
 
 def test_a_signature_the_lowering_declines_is_a_clear_error(native_only_op):
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
-    x = ms.Tensor(np.arange(4, dtype=np.int32))       # the native sum declines int32
+    x = ms.Tensor(np.arange(4, dtype=np.int32))       # the lowering declines int32
     with pytest.raises(KernelNotFound, match=rf"'{REDUCE}'.*declines inputs Int32\[4\]"):
         apply(native_only_op, x, axis=(0,), keep_dims=False)
 

@@ -1,13 +1,15 @@
 """CPU kernels of the conv/pool/norm/random primitives (core/ops/conv.py, norm.py, random.py).
 
-conv2d and its two adjoints call windows.py's im2col + BLAS kernels (compiled once per dtype);
-the pooling ops (and their gradients) call the numba renderings of loops/pool.py's definitions
+conv2d and its two adjoints run the native sink's lowering of the one-node graph eagerly
+(native_kernels.py wraps the factories registered here); windows.py's im2col + BLAS numba kernels
+(compiled once per dtype) are what they fall back to where no native program can run; the
+pooling ops (and their gradients) call the numba renderings of loops/pool.py's definitions
 (compiled per window geometry), whose LLVM renderings are the O2 sink's lowerings
 (native_pool.py), so eager, O0 and O2 run one algorithm, cached on disk. A conv with small
 GEMMs runs them on the calling thread (blas_threads.py).
 The random ops are kernels_random.py's (loops/random.py's definitions rendered as numba kernels,
-the ones the O2 sink renders in LLVM). The rest (batch_norm, layer_norm) run their numpy
-reference, which is vectorised over the tensor. `register(backend, ref_kernel)` is called by
+the ones the O2 sink renders in LLVM). batch_norm and layer_norm register their numpy
+reference, which native_kernels.py wraps the same way as the convolutions. `register(backend, ref_kernel)` is called by
 kernels.register_all.
 """
 from __future__ import annotations

@@ -3,9 +3,11 @@
 For the ops in `NATIVE_EAGER_OPS` the eager kernel of a (shapes, dtypes, attributes) signature
 is the O2 program of the graph holding just that op: PyNative, O0, O1 and O2 run one algorithm
 (the same accumulation order and precision), as JAX's eager dispatch compiles a primitive through
-the lowering `jit` uses. These are the ops whose numpy kernels accumulate in another order than
-the native loops (numpy's pairwise float64 sum, its float32 product, the numpy reference of the
-norms): with two algorithms, PyNative and O2 differed in the last bits.
+the lowering `jit` uses. These are the reductions and norms, whose numpy kernels accumulated in
+another order than the native loops (numpy's pairwise float64 sum, its float32 product, the
+numpy reference of the norms: PyNative and O2 differed in the last bits), and the convolutions
+(im2col + BLAS written twice, for numba and in LLVM IR: now the lowering serves both; a small
+conv pays ~5-15 us more per eager call, a large one nothing, a new shape one compile).
 
 A signature the native sink declines (an integer sum, half precision, no native target on this
 machine) keeps the numpy kernel the factory falls back to. An op that has a native lowering and
@@ -19,7 +21,7 @@ from __future__ import annotations
 from ...core.graph import ir
 from ...core.primitive import REGISTRY, normalize_attrs
 
-NATIVE_EAGER_OPS = ("sum", "mean", "prod", "batch_norm", "layer_norm")
+NATIVE_EAGER_OPS = ("sum", "mean", "prod", "batch_norm", "layer_norm", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter")
 
 
 def one_node_graph(name: str, in_metas, attrs: dict, out_metas) -> ir.Graph:
