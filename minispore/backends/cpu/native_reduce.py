@@ -5,6 +5,7 @@ render/llvm.py: the definition the O1 kernel, fused_reduce.py, is the numba rend
 """
 from __future__ import annotations
 
+import numpy as np
 from llvmlite import ir as L
 
 from ...core import dtype as dt
@@ -12,7 +13,7 @@ from ...core import scalar_expr as E
 from ...core.graph import ir
 from ...core.primitive import attrs_dict
 from ...core.shape import broadcast_strides, c_strides, normalize_axes, size_of
-from .native_emit import F64, FLOAT, HALF, Emitter, NativeUnsupported
+from .native_emit import F64, FLOAT, HALF, I64, INTS, STORAGE, Emitter, NativeUnsupported
 from .native_lower import compute_dtype, elementwise
 from . import fused_reduce as o1_fused_reduce
 from .loops import fused_reduce as loops_fused_reduce
@@ -37,11 +38,59 @@ def _combine(e: Emitter, kind: str, acc, v):
     return b.select(take, v, acc)
 
 
+def _int_reduction(e: Emitter, kind: str, n: ir.Node, axes):
+    """An integer reduction with the eager kernels' bits. sum/prod/mean: numpy's add/multiply
+    reduce accumulate a narrower integer in 64 bits and the kernel casts the result to the
+    output dtype; the low bits of a wrapping 64-bit sum or product are those of the output
+    dtype's own wrapping arithmetic, so the accumulator is an i64 truncated once. mean divides
+    that int64 sum as float64 (numpy's int64 / int: both as float64) and rounds once. max/min
+    pick a value in the input's own type (signed, or unsigned for uint8), starting from the
+    dtype's extreme (an empty slice is a ShapeError at infer)."""
+    b = e.b
+    x, out = n.inputs[0], n.outputs[0]
+    unsigned = x.dtype is dt.uint8
+    keep = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
+    nk = size_of(keep)
+    count = size_of(x.shape) // max(nk, 1)
+    if kind in ("max", "min"):
+        ty = STORAGE[x.dtype]
+        info = np.iinfo(x.dtype.np)
+        init = L.Constant(ty, int(info.min if kind == "max" else info.max))
+    else:
+        ty, init = I64, L.Constant(I64, 1 if kind == "prod" else 0)
+    accp = e.scratch(n, ty)
+    with e.loop(nk) as q:
+        b.store(init, b.gep(accp, [q]))
+    kst = broadcast_strides(keep, x.shape)
+    wide = dt.int64 if ty == I64 else x.dtype
+    with e.nest(x.shape) as idx:
+        v = e.convert(e.load(x, e.flat_index(idx, c_strides(x.shape))), x.dtype, wide)
+        slot = b.gep(accp, [e.flat_index(idx, kst)])
+        acc = b.load(slot)
+        if kind in ("sum", "mean"):
+            r = b.add(acc, v)
+        elif kind == "prod":
+            r = b.mul(acc, v)
+        else:
+            cmp = b.icmp_unsigned if unsigned else b.icmp_signed
+            r = b.select(cmp(">" if kind == "max" else "<", v, acc), v, acc)
+        b.store(r, slot)
+    with e.loop(nk) as q:
+        r = b.load(b.gep(accp, [q]))
+        if kind == "mean":
+            r = b.fdiv(b.sitofp(r, F64), L.Constant(F64, float(count)))
+            e.store(e.convert(r, dt.float64, out.dtype), out, q)
+        else:
+            e.store(e.convert(r, wide, out.dtype), out, q)
+
+
 def _reduction(kind):
     def lower(e: Emitter, n: ir.Node, a: dict):
         x, out = n.inputs[0], n.outputs[0]
         if not x.shape:
             return elementwise(e, n, E.arg(0))
+        if x.dtype in INTS:
+            return _int_reduction(e, kind, n, normalize_axes(kind, a["axis"], len(x.shape)))
         # a count of bools (sum into int64) is exact in the float64 accumulator below 2**53
         counts = kind == "sum" and x.dtype is dt.bool_ and out.dtype is dt.int64
         # a half tensor: its values exactly in float64, the result rounded once from float64
