@@ -2,15 +2,16 @@
 for its shapes (PyNative's matmul kernel is np.matmul, so the two stay bit-identical). Half
 precision operands are converted to float32 in the node's arena scratch and the float32 product
 rounded to the half dtype, as the eager kernel (kernels.py matmul: astype(float32), np.matmul,
-astype back) does.
+astype back) does. Integer products (numpy's wrapping loops, no BLAS) are a loop nest.
 """
 from __future__ import annotations
 
 from llvmlite import ir as L
 
+from ...core import dtype as dt
 from ...core.graph import ir
 from ...core.shape import broadcast_strides, size_of
-from .native_emit import FLOAT, I32, Emitter, NativeUnsupported, const
+from .native_emit import FLOAT, I32, I64, INTS, STORAGE, Emitter, NativeUnsupported, const
 from .native_registry import lowering
 
 
@@ -18,9 +19,11 @@ from .native_registry import lowering
 def _matmul(e: Emitter, n: ir.Node, a: dict):
     x, y = n.inputs
     out = n.outputs[0]
-    if out.dtype not in FLOAT or x.dtype is not y.dtype or x.dtype is not out.dtype:
+    integer = out.dtype in INTS
+    if (out.dtype not in FLOAT and not integer) or x.dtype is not y.dtype \
+            or x.dtype is not out.dtype:
         raise NativeUnsupported(f"matmul of {x.dtype} and {y.dtype}")
-    T = FLOAT[out.dtype]
+    T = STORAGE[out.dtype]
     ta, tb = a["transpose_a"], a["transpose_b"]
     M, N = out.shape[-2:]
     K = x.shape[-2] if ta else x.shape[-1]
@@ -29,7 +32,7 @@ def _matmul(e: Emitter, n: ir.Node, a: dict):
         return
     batch = out.shape[:-2]
     if K == 0:
-        zero = L.Constant(T, 0.0)
+        zero = L.Constant(T, 0 if integer else 0.0)
         with e.loop(size_of(out.shape)) as i:
             e.store(zero, out, i)
         return
@@ -38,9 +41,30 @@ def _matmul(e: Emitter, n: ir.Node, a: dict):
             st = broadcast_strides(v.shape[:-2], batch)
             off = b.mul(e.flat_index(bidx, st), const(mat)) if batch else const(0)
             return b.gep(e.ptr(v), [off])
-        _numpy_matmul(e, T, ta, tb, M, N, K, at(x, x.shape[-1] * x.shape[-2]), x.shape[-1],
-                      at(y, y.shape[-1] * y.shape[-2]), y.shape[-1], at(out, M * N),
-                      same=x is y)
+        mats = (at(x, x.shape[-1] * x.shape[-2]), x.shape[-1],
+                at(y, y.shape[-1] * y.shape[-2]), y.shape[-1], at(out, M * N))
+        if integer:
+            _integer_matmul(e, out.dtype, ta, tb, M, N, K, *mats)
+        else:
+            _numpy_matmul(e, T, ta, tb, M, N, K, *mats, same=x is y)
+
+
+def _integer_matmul(e: Emitter, d: dt.DType, ta, tb, M, N, K, A, lda, B, ldb, C):
+    """One integer C = op(A) @ op(B) as a loop nest: numpy's integer matmul (no BLAS) wraps in
+    the dtype, and the low bits of a wrapping 64-bit sum of products are the dtype's own, so
+    each dot product accumulates in an i64 and is truncated once (any order: integer addition
+    modulo 2**64 is associative)."""
+    b = e.b
+    acc = e.alloca(I64)
+    with e.loop(M) as m, e.loop(N) as p:
+        b.store(const(0), acc)
+        with e.loop(K) as k:
+            ia = b.add(b.mul(k, const(lda)), m) if ta else b.add(b.mul(m, const(lda)), k)
+            ib = b.add(b.mul(p, const(ldb)), k) if tb else b.add(b.mul(k, const(ldb)), p)
+            va = e.convert(b.load(b.gep(A, [ia])), d, dt.int64)
+            vb = e.convert(b.load(b.gep(B, [ib])), d, dt.int64)
+            b.store(b.add(b.load(acc), b.mul(va, vb)), acc)
+        b.store(e.convert(b.load(acc), dt.int64, d), b.gep(C, [b.add(b.mul(m, const(N)), p)]))
 
 
 def _numpy_matmul(e: Emitter, T, ta, tb, M, N, K, A, lda, B, ldb, C, same):
