@@ -91,12 +91,15 @@ def _logsumexp_params(n) -> dict:
 
 def _logsumexp(e: Emitter, n, a: dict):
     x, out = n.inputs[0], n.outputs[0]
-    if x.dtype not in FLOAT or out.dtype not in FLOAT:
+    # an integer input: the definition reads it as float64 (exactly, as the eager kernel's
+    # float64 copy of it) and the float64 result is rounded once to the float output
+    if (x.dtype not in FLOAT and x.dtype not in INTS) or out.dtype not in FLOAT:
         raise NativeUnsupported(f"logsumexp of {x.dtype}")
     if not x.shape:
         return elementwise(e, n, E.arg(0))
     emit(e, rows.logsumexp, _logsumexp_params(n),
-         {"x": (x, x.shape), "out": (out, (size_of(out.shape),))}, n)
+         {"x": (x, x.shape), "out": (out, (size_of(out.shape),))}, n,
+         read_as={"x": dt.float64} if x.dtype in INTS else None)
 
 
 def _logsumexp_scratch(n) -> int:

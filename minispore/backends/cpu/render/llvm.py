@@ -95,8 +95,15 @@ def _scratch_words(buf, shape) -> int:
 
 
 class _Render:
-    def __init__(self, e: Emitter, prog: Program, buffers: dict, scratch_key, scalars=None):
+    def __init__(self, e: Emitter, prog: Program, buffers: dict, scratch_key, scalars=None,
+                 read_as=None):
         self.e, self.b = e, e.b
+        # input name -> the dtype the definition reads it as (each load converted, as the
+        # eager caller converts the array before its kernel); an output like= such an input
+        # is of that dtype, each store converted to it and then to the bound value's dtype
+        self.read_as = dict(read_as or {})
+        self.declared = {o.name: self.read_as[o.like.name] for o in prog.outputs
+                         if o.like is not None and o.like.name in self.read_as}
         self.shapes = _shapes(prog, buffers, scalars)
         self.scalars = {v.name: (scalars or {})[v.name] for v in prog.scalars}
         self.values = {name: v for name, (v, _) in buffers.items()}
@@ -104,7 +111,8 @@ class _Render:
             v, shape = buffers[o.name]
             if size_of(shape) != size_of(self.shapes[o.name]):
                 raise ValueError(f"{prog.definition.name}: output {o.name} bound to {v}")
-            if o.like is not None and v.dtype is not self.values[o.like.name].dtype:
+            if o.like is not None and v.dtype is not self.values[o.like.name].dtype \
+                    and o.name not in self.declared:
                 raise NativeUnsupported(f"{prog.definition.name}: {o.name} of {v.dtype}")
         self.scratch = {}
         if sum(size_of(self.shapes[s.name]) for s in prog.scratch):
@@ -143,6 +151,9 @@ class _Render:
                     self.block(st.body)
             elif isinstance(st, Store):
                 v, vd = self.value(st.value)
+                if st.buf.name in self.declared:
+                    v, vd = self.e.convert(v, vd, self.declared[st.buf.name]), \
+                        self.declared[st.buf.name]
                 self._store(self.e.convert(v, vd, self._dtype(st.buf)), st.buf, st.index)
             elif isinstance(st, Fail):
                 bad = self.e.truth(self.value(st.cond)[0])
@@ -154,6 +165,8 @@ class _Render:
                 raise TypeError(f"LLVM loop renderer: unknown statement {st!r}")
 
     def _dtype(self, buf):
+        if buf.name in self.read_as:
+            return self.read_as[buf.name]
         return _scratch_dtype(buf) if buf.role == "scratch" else self.values[buf.name].dtype
 
     def _flat(self, buf, index):
@@ -170,7 +183,10 @@ class _Render:
         flat = self._flat(buf, index)
         if buf.role == "scratch":
             return self.b.load(self.b.gep(self.scratch[buf.name], [flat]))
-        return self.e.load(self.values[buf.name], flat)
+        v = self.values[buf.name]
+        if buf.name in self.read_as:
+            return self.e.convert(self.e.load(v, flat), v.dtype, self.read_as[buf.name])
+        return self.e.load(v, flat)
 
     def _store(self, val, buf, index):
         flat = self._flat(buf, index)
@@ -316,15 +332,16 @@ def unify(a: dt.DType, b: dt.DType) -> dt.DType:
 
 
 def emit(e: Emitter, definition: Definition, params: dict, buffers: dict, scratch_key,
-         scalars=None, sites=None) -> None:
+         scalars=None, sites=None, read_as=None) -> None:
     """Emit `definition` traced with `params` (see the module docstring), its scalar arguments
     bound by `scalars` (name -> number) and its check sites by `sites` (name -> IndexCheck: a
-    Fail is Emitter.fail_index); counted in definition.renders['llvm']."""
+    Fail is Emitter.fail_index) and `read_as` maps input names to the dtype the definition
+    reads them as (the eager kernel's converted copy); counted in definition.renders['llvm']."""
     prog = definition.trace(**params)
     for name, (v, _) in buffers.items():
         if v.dtype not in STORAGE:
             raise NativeUnsupported(f"{definition.name}: {name} of {v.dtype}")
-    render = _Render(e, prog, buffers, scratch_key, scalars)
+    render = _Render(e, prog, buffers, scratch_key, scalars, read_as)
     render.sites = dict(sites or {})
     render.block(prog.body)
     definition.renders["llvm"] += 1
