@@ -25,6 +25,7 @@ from ...core.shape import size_of
 from . import native_half, native_threads
 from .native_arith import div_f32_by_constant, int_divmod, real_divmod
 from .native_half import HALF
+from .native_int_pow import int_power
 
 
 class NativeUnsupported(NotImplementedError):
@@ -379,6 +380,8 @@ class Emitter:
                 raise NativeUnsupported(f"bool '{op}'")
             x, y = self.as_num(x, T), self.as_num(y, T)
             if not fl:
+                if op == "pow" and signed and T.width < 64:    # numba's int_power_impl
+                    return int_power(b, self.m, x, y, T)
                 if op in ("div", "pow"):
                     raise NativeUnsupported(f"integer '{op}'")
                 return {"add": b.add, "sub": b.sub, "mul": b.mul}[op](x, y)
