@@ -1,5 +1,6 @@
 """Reductions in the native sink: sum/mean/prod/max/min nodes (float64 accumulators in memory
-order, as the eager kernels' np.add.reduce(dtype=float64) sums and np.maximum.reduce picks) and
+order, as the eager kernels' np.add.reduce(dtype=float64) sums and np.maximum.reduce picks; an
+integer tensor's wrapping int64 accumulators, as numpy's integer add/multiply reduce) and
 the fused reductions of FUSED nodes (loops/fused_reduce.py's definition rendered by
 render/llvm.py: the definition the O1 kernel, fused_reduce.py, is the numba rendering of).
 """
