@@ -186,3 +186,26 @@ def test_int64_and_unsigned_pow_run_kernel_by_kernel(dtype):
         got = run_op("pow", [x, y], {}).asnumpy()
     assert type(graph_compile.last_compiled().program).__name__ == "Program"
     assert np.array_equal(got, _eager("pow", [x, y], {}))
+
+
+@pytest.mark.parametrize("kind", ["argmax", "argmin"])
+@pytest.mark.parametrize("np_dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
+def test_integer_argmax_and_argmin_are_native_with_the_first_index_of_the_extreme(kind,
+                                                                                  np_dtype):
+    info = np.iinfo(np_dtype)
+    x = np.array([[3, info.max, info.max, 0], [info.min, 5, info.min, 5]], np_dtype)
+    for axis in (None, 0, 1, -1):
+        attrs = {"axis": axis, "keep_dims": False}
+
+        def op(t):
+            return run_op(kind, (t,), attrs)
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+        eager = op(ms.Tensor(x)).asnumpy()
+        ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            sunk = op(ms.Tensor(x)).asnumpy()
+        assert type(graph_compile.last_compiled().program).__name__ == "NativeProgram"
+        want = (np.argmax if kind == "argmax" else np.argmin)(x, axis=axis)
+        np.testing.assert_array_equal(eager, want)
+        np.testing.assert_array_equal(sunk, eager)

@@ -1,6 +1,6 @@
-"""jit_level O2 against PyNative on the CPU over the whole op database: each op's graph is sunk
-as one native program and its results have PyNative's bits (NaNs compared as NaNs, zeros by
-sign), on every dtype the op takes.
+"""jit_level O2 against PyNative on the CPU over the whole op database: every op's graph, on every
+dtype the op takes, is sunk as one native program (none runs kernel by kernel) and its results
+have PyNative's bits (NaNs compared as NaNs, zeros by sign).
 
 They run one algorithm by construction where the eager kernel is the native lowering of the
 one-node graph (backends/cpu/native_kernels.py) or where one written loop nest is rendered both
@@ -16,13 +16,6 @@ import minispore as ms
 from minispore.core.graph import compile as graph_compile
 from helpers import as_tuple, run_op
 from opdb import CASES, rng_for
-
-
-# (op, dtype) whose O2 graph the native sink declines (it runs kernel by kernel, as O1, with a
-# RuntimeWarning): argmax/argmin of an integer tensor (native_index's lowering compares floats
-# only). Every other cell must run as one NativeProgram; a cell that starts to must leave this
-# list.
-DECLINED = {(name, "Int32") for name in ("argmax", "argmin")}
 
 
 def _params():
@@ -54,7 +47,7 @@ def _run(case, s, mode, level):
 
 @pytest.mark.parametrize("case,dtype", _params())
 def test_o2_gives_pynatives_bits(case, dtype):
-    failures, declines = [], 0
+    failures = []
     for s in case.samples(rng_for("forward", case.name, dtype), dtype):
         eager, _ = _run(case, s, ms.PYNATIVE_MODE, "O0")
         sunk, messages = _run(case, s, ms.GRAPH_MODE, "O2")
@@ -64,10 +57,7 @@ def test_o2_gives_pynatives_bits(case, dtype):
                 failures.append(f"{label}: PyNative gave {eager!r:.200}, O2 {sunk!r:.200}")
             continue
         program = type(graph_compile.last_compiled().program).__name__
-        native = program == "NativeProgram" and not messages
-        said = program == "Program" and any("cannot lower" in m for m in messages)
-        declines += said
-        if not (native or (said and (case.name, str(dtype)) in DECLINED)):
+        if program != "NativeProgram" or messages:
             failures.append(f"{label}: {program} ran, not one NativeProgram: {messages}")
         for k, (e, g) in enumerate(zip(eager, sunk)):
             if not _same_bits(e, g):
@@ -78,6 +68,4 @@ def test_o2_gives_pynatives_bits(case, dtype):
                                 + (f", by up to {np.nanmax(diff):.3g}" if diff is not None
                                    and diff.size else f": {e.dtype}{e.shape} vs "
                                                       f"{g.dtype}{g.shape}"))
-    if (case.name, str(dtype)) in DECLINED and not declines:
-        failures.append(f"{case.name} {dtype}: every sample ran natively; remove it from DECLINED")
     assert not failures, "\n".join(failures)

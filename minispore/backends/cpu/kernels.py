@@ -90,9 +90,10 @@ def register_all(backend) -> None:
         return factory
 
     def accumulation(op_name):
-        """sum and mean where the native sink declines the signature (native_kernels.py runs
-        the others through the native lowering): float results accumulate in float64 and round
-        once; mean divides in float64 too. Integer sums keep numpy's own accumulator."""
+        """sum and mean where no native program can run (MINISPORE_NATIVE_SINK=0, no CBLAS, a
+        signature the lowering declines; native_kernels.py runs the others through the native
+        lowering): float results accumulate in float64 and round once; mean divides in float64
+        too. Integer sums keep numpy's own accumulator."""
         def factory(in_metas, attrs, out_meta):
             keep = attrs["keep_dims"]
             shape = tuple(in_metas[0].shape)

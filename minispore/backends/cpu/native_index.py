@@ -20,7 +20,7 @@ from llvmlite import ir as L
 from ...core import dtype as dt
 from ...core.index_check import IndexCheck
 from ...core.shape import broadcast_strides, c_strides, normalize_axis, size_of
-from .native_emit import F64, HALF, I64, Emitter, NativeUnsupported, const, storage
+from .native_emit import F64, HALF, I64, INTS, Emitter, NativeUnsupported, const, storage
 from .native_half import bits
 from .native_registry import register
 from .loops import index
@@ -189,7 +189,7 @@ def _arg(kind: str):
     def lower(e: Emitter, n, a):
         x, out = n.inputs[0], n.outputs[0]
         b = e.b
-        if not x.dtype.is_float:
+        if not (x.dtype.is_float or x.dtype in INTS):
             raise NativeUnsupported(f"{kind} of {x.dtype}")
         if not x.shape:
             e.store(const(0), out, const(0))
@@ -205,10 +205,14 @@ def _arg(kind: str):
             b.store(const(0), ip)
             with e.loop(shape[axis], start=1) as t:
                 xv, best = e.load(x, at(t)), b.load(bp)
-                better = b.fcmp_ordered(">" if kind == "argmax" else "<", xv, best)
-                nan_first = b.and_(b.fcmp_unordered("uno", xv, xv),
-                                   b.fcmp_ordered("ord", best, best))
-                take = b.or_(better, nan_first)
+                op = ">" if kind == "argmax" else "<"
+                if x.dtype in INTS:      # strict: the first index of the extreme
+                    cmp = b.icmp_unsigned if x.dtype is dt.uint8 else b.icmp_signed
+                    take = cmp(op, xv, best)
+                else:                    # a NaN is the extreme (the first one)
+                    take = b.or_(b.fcmp_ordered(op, xv, best),
+                                 b.and_(b.fcmp_unordered("uno", xv, xv),
+                                        b.fcmp_ordered("ord", best, best)))
                 b.store(b.select(take, xv, best), bp)
                 b.store(b.select(take, t, b.load(ip)), ip)
             e.store(e.convert(b.load(ip), dt.int64, out.dtype), out, _at(e, idx, outer))

@@ -9,7 +9,7 @@ numpy reference of the norms: PyNative and O2 differed in the last bits), and th
 (im2col + BLAS written twice, for numba and in LLVM IR: now the lowering serves both; a small
 conv pays ~5-15 us more per eager call, a large one nothing, a new shape one compile).
 
-A signature the native sink declines (an integer sum, half precision, no native target on this
+A signature the native sink declines (a half-precision prod, no native target on this
 machine) keeps the numpy kernel the factory falls back to. An op that has a native lowering and
 no eager kernel registered at all runs its lowering the same way (CPUBackend.compiled_kernel):
 on the CPU a new opaque op is written once, as a lowering. The compiled program is cached with
