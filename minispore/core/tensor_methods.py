@@ -9,6 +9,8 @@ modes. (MindSpore 2.10's own GRAPH mode still gives the legacy meaning of some o
 with each other and with the documented 2.x signatures.)"""
 from __future__ import annotations
 
+import numbers
+
 from . import dtype as dt
 from .indexing import getitem, setitem
 from .ops import array as A
@@ -18,6 +20,7 @@ from .ops import nn as N
 from .ops import reduce as R
 from .ops import rounding
 from .overloads import is_axis, is_bool, is_int, overloaded, variant
+from .errors import ShapeError
 from .primitive import executor
 from .tensor import Tensor
 
@@ -291,6 +294,73 @@ def _softmax(self, axis, dtype=None):
     return N.softmax(self if dtype is None else M.cast(self, dtype), axis)
 
 
+def _expand_as(self, other):
+    """Broadcast to the shape of the Tensor `other` (its dtype is not taken)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"Tensor.expand_as: other must be a Tensor, got {type(other).__name__}; "
+                        f"use broadcast_to(shape) for a shape")
+    return A.broadcast_to(self, tuple(other.shape))
+
+
+tensor_expand_as = overloaded(
+    "Tensor", "expand_as", variant(_expand_as),
+    variant(lambda self, x: _expand_as(self, x)))
+
+
+def _swapaxes(self, axis0, axis1):
+    """Swap the axes axis0 and axis1 (ints; a bool counts as 0/1, as in MindSpore)."""
+    for a in (axis0, axis1):
+        if not isinstance(a, numbers.Integral):
+            raise TypeError(f"Tensor.swapaxes: the axes must be ints, got "
+                            f"{type(a).__name__} {a!r}")
+    return _swap(self, *(A.normalize_axis("Tensor.swapaxes", int(a), self.ndim)
+                         for a in (axis0, axis1)))
+
+
+def _diff_edge(x, edge, name, axis):
+    if not isinstance(edge, Tensor):
+        raise TypeError(f"Tensor.diff: {name} must be a Tensor, got {type(edge).__name__}")
+    if edge.dtype is not x.dtype:
+        raise TypeError(f"Tensor.diff: {name} has dtype {edge.dtype}, the tensor {x.dtype}; "
+                        f"cast {name} to {x.dtype}")
+    if edge.ndim != x.ndim or any(e != s for i, (e, s) in enumerate(zip(edge.shape, x.shape))
+                                  if i != axis):
+        raise ShapeError(f"Tensor.diff: {name} of shape {tuple(edge.shape)} must match the "
+                         f"tensor's shape {tuple(x.shape)} except along axis {axis}")
+    return edge
+
+
+def _diff(self, n=1, axis=-1, prepend=None, append=None):
+    """x[1:] - x[:-1] along axis (bool: x[1:] != x[:-1]), after joining prepend and append
+    (Tensors of the same dtype and rank) on each side. MindSpore 2.10 takes only n=1."""
+    if not is_int(n):
+        raise TypeError(f"Tensor.diff: n must be an int, got {type(n).__name__}")
+    if n != 1:
+        raise ValueError(f"Tensor.diff: n must be 1 (MindSpore 2.10's Tensor.diff), got {n}; "
+                         f"apply diff() n times")
+    if self.ndim < 1:
+        raise TypeError("Tensor.diff: the tensor must have at least 1 dimension, got 0")
+    ax = A.normalize_axis("Tensor.diff", axis, self.ndim)
+    parts = [_diff_edge(self, prepend, "prepend", ax)] if prepend is not None else []
+    parts.append(self)
+    if append is not None:
+        parts.append(_diff_edge(self, append, "append", ax))
+    x = A.concat(parts, ax) if len(parts) > 1 else self
+    length = x.shape[ax]
+    if length <= 1:
+        return _empty_along(x, ax)
+    head, _ = A.split(x, [length - 1, 1], ax)
+    _, tail = A.split(x, [1, length - 1], ax)
+    return M.not_equal(tail, head) if x.dtype is dt.bool_ else M.sub(tail, head)
+
+
+def _empty_along(x, ax):
+    """A tensor of x's dtype and shape with the axis ax emptied."""
+    shape = list(x.shape)
+    shape[ax] = 0
+    return A.zeros(tuple(shape), x.dtype)
+
+
 _METHODS = {
     "reshape": reshape,
     "view": tensor_view,
@@ -303,6 +373,10 @@ _METHODS = {
     "unsqueeze": lambda self, dim: A.expand_dims(self, dim),
     "astype": lambda self, dtype, copy=True: M.cast(self, dtype),
     "to": tensor_to,
+    "value": lambda self: A.reshape(self, tuple(self.shape)),
+    "expand_as": tensor_expand_as,
+    "swapaxes": _swapaxes,
+    "diff": _diff,
     "float": lambda self: M.cast(self, dt.float32),
     "half": lambda self: M.cast(self, dt.float16),
     "double": lambda self: M.cast(self, dt.float64),

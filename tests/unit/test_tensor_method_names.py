@@ -1,0 +1,145 @@
+"""Tensor.expand_as, value, swapaxes and diff, and the arguments Tensor.to / view / sum / mean
+take, in PyNative and inside a compiled graph. Every expected value below is what MindSpore 2.10
+printed for the same call (run side by side)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import Tensor, nn
+
+from helpers import in_mode
+
+A = np.array([[1, 3, 6, 10], [2, 5, 4, 0]], np.int32)
+Z = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+
+def _col(v):
+    return Tensor(np.full((2, 1), v, np.int32))
+
+
+def _expand_value_swap(x, o, z):
+    return (x.expand_as(o), x.expand_as(other=o), x.expand_as(x=o), x.value(),
+            z.swapaxes(0, 2), z.swapaxes(-1, 0), z.swapaxes(axis0=1, axis1=2), z.swapaxes(0, True))
+
+
+def test_expand_as_value_and_swapaxes_give_mindspores_results(mode):
+    x = Tensor(np.array([[1., 2., 3.]], np.float32))
+    o = Tensor(np.zeros((2, 3), np.int32))
+    e1, e2, e3, v, s1, s2, s3, s4 = in_mode(_expand_value_swap, x, o, Tensor(Z))
+    for e in (e1, e2, e3):           # MindSpore: (2, 3) Float32, the row repeated
+        assert e.dtype == ms.float32
+        assert e.asnumpy().tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+    assert type(v) is Tensor and v.asnumpy().tolist() == [[1.0, 2.0, 3.0]]
+    assert s1.shape == s2.shape == (4, 3, 2) and s3.shape == (2, 4, 3)
+    assert s1.asnumpy()[1, 2].tolist() == [9.0, 21.0]      # MindSpore's values
+    assert s4.shape == (3, 2, 4)                           # a bool axis counts as 1 in MindSpore
+    np.testing.assert_array_equal(s3.asnumpy(), Z.swapaxes(1, 2))
+
+
+def test_expand_as_and_swapaxes_refuse_what_mindspore_refuses():
+    x = Tensor(A)
+    with pytest.raises(TypeError, match="other must be a Tensor"):
+        x.expand_as((2, 4))
+    with pytest.raises(ValueError, match="broadcast"):
+        x.expand_as(Tensor(np.zeros(4, np.float32)))
+    with pytest.raises(ValueError, match="out of range"):
+        Tensor(Z).swapaxes(0, 3)
+    with pytest.raises(TypeError, match="must be ints"):
+        Tensor(Z).swapaxes(0.5, 1)
+
+
+def test_parameter_value_is_a_tensor_the_gradient_flows_through(mode):
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = ms.Parameter(Tensor(np.array([1., 2.], np.float32)), name="w")
+
+        def construct(self, x):
+            return (self.w.value() * x).sum()
+
+    net = Net()
+    assert type(net.w.value()) is Tensor
+    g = ms.grad(net, grad_position=None, weights=net.trainable_params())(
+        Tensor(np.array([3., 4.], np.float32)))
+    assert g[0].asnumpy().tolist() == [3.0, 4.0]           # MindSpore: (3, 4)
+
+
+def _diffs(a, f, b, u):
+    return (a.diff(), a.diff(axis=0), a.diff(1, 0), a.diff(axis=-2),
+            a.diff(prepend=_col(0)), a.diff(append=_col(100)),
+            a.diff(1, -1, _col(0)), a.diff(prepend=_col(0), append=_col(1)),
+            f.diff(), b.diff(), u.diff(), f[:1].diff())
+
+
+def test_diff_gives_mindspores_values_dtypes_and_shapes(mode):
+    f = Tensor(np.array([1., 4., 9.], np.float32))
+    b = Tensor(np.array([True, False, False]), ms.bool_)
+    u = Tensor(np.array([1, 5, 2], np.uint8))
+    r = in_mode(_diffs, Tensor(A), f, b, u)
+    expected = [                                            # MindSpore 2.10's outputs
+        [[2, 3, 4], [3, -1, -4]], [[1, 2, -2, -10]], [[1, 2, -2, -10]], [[1, 2, -2, -10]],
+        [[1, 2, 3, 4], [2, 3, -1, -4]], [[2, 3, 4, 90], [3, -1, -4, 100]],
+        [[1, 2, 3, 4], [2, 3, -1, -4]], [[1, 2, 3, 4, -9], [2, 3, -1, -4, 1]],
+        [3.0, 5.0], [True, False], [4, 253], []]
+    for t, e in zip(r, expected):
+        assert t.asnumpy().tolist() == e
+    assert all(t.dtype == ms.int32 for t in r[:8])
+    assert r[8].dtype == ms.float32 and r[9].dtype == ms.bool_ and r[10].dtype == ms.uint8
+    assert r[11].shape == (0,) and r[11].dtype == ms.float32
+
+
+def test_diff_refuses_what_mindspore_refuses():
+    a = Tensor(A)
+    for n in (0, 2, -1):                # MindSpore 2.10: "For 'diff', 'n' must be 1"
+        with pytest.raises(ValueError, match="n must be 1"):
+            a.diff(n)
+    with pytest.raises(TypeError, match="n must be an int"):
+        a.diff(True)
+    with pytest.raises(TypeError, match="at least 1 dimension"):
+        Tensor(3.0).diff()
+    with pytest.raises(TypeError, match="cast prepend"):
+        a.diff(prepend=Tensor(np.array([[0.5], [0]], np.float32)))
+    with pytest.raises(ValueError, match="except along axis"):
+        a.diff(prepend=Tensor(np.array([0, 0], np.int32)))
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        a.diff(prepend=3)
+    with pytest.raises(ValueError, match="out of range"):
+        a.diff(axis=2)
+
+
+def _to_sum_mean(x, i64):
+    return (x.to(ms.float16), x.to(dtype=ms.int32), x.to("cpu", ms.float16),
+            x.to(device="cpu", dtype=ms.int32), x.to(i64), x.to(), x.to(ms.int32, True),
+            x.sum(0, True), x.sum(dim=0, keepdim=True), x.sum(0, ms.float64),
+            x.sum(0, keepdim=True, dtype=ms.int32), x.sum(None, None, True),
+            x.mean(0, True), x.mean(dim=0, keepdim=True), x.mean(dtype=ms.float64),
+            x.mean(axis=0, keep_dims=True), x.view(2, 2), x.view((2, 2)))
+
+
+def test_to_sum_mean_and_view_bind_as_mindspore(mode):
+    x = Tensor(np.array([1., -2., 0.5, 3.], np.float32))
+    r = in_mode(_to_sum_mean, x, Tensor(np.array([1], np.int64)))
+    expected = [                                            # MindSpore 2.10's outputs
+        (ms.float16, [1.0, -2.0, 0.5, 3.0]), (ms.int32, [1, -2, 0, 3]),
+        (ms.float16, [1.0, -2.0, 0.5, 3.0]), (ms.int32, [1, -2, 0, 3]),
+        (ms.int64, [1, -2, 0, 3]), (ms.float32, [1.0, -2.0, 0.5, 3.0]),
+        (ms.int32, [1, -2, 0, 3]),
+        (ms.float32, [2.5]), (ms.float32, [2.5]), (ms.float64, 2.5), (ms.int32, [2]),
+        (ms.float32, [2.5]),
+        (ms.float32, [0.625]), (ms.float32, [0.625]), (ms.float64, 0.625), (ms.float32, [0.625]),
+        (ms.float32, [[1.0, -2.0], [0.5, 3.0]]), (ms.float32, [[1.0, -2.0], [0.5, 3.0]])]
+    for t, (d, e) in zip(r, expected):
+        assert t.dtype == d and t.asnumpy().tolist() == e
+
+
+def test_to_a_device_minispore_does_not_run_and_view_as_a_dtype_are_refused():
+    x = Tensor(np.array([1., -2., 0.5, 3.], np.float32))
+    for device in ("Ascend", "npu", "cuda"):
+        with pytest.raises(ValueError, match="device_target"):
+            x.to(device)
+    with pytest.raises(NotImplementedError, match="reinterpreting the bytes"):
+        x.view(ms.int32)
+    with pytest.raises(NotImplementedError, match="reinterpreting the bytes"):
+        x.view(dtype=ms.float16)
