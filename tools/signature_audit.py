@@ -44,6 +44,8 @@ NAMESPACES = {
     "mindspore": "minispore",
     "mindspore.Tensor (methods)": "Tensor",
     "mindspore.ops": "minispore.ops",
+    "mindspore.ops.functional": "minispore.ops.functional",
+    "mindspore.ops.operations": "minispore.ops.operations",
     "mindspore.nn": "minispore.nn",
     "mindspore.nn.optim": "minispore.nn.optim",
     "mindspore.common.initializer": "minispore.common.initializer",
@@ -51,6 +53,7 @@ NAMESPACES = {
     "mindspore.dataset.vision": "minispore.dataset.vision",
     "mindspore.dataset.transforms": "minispore.dataset.transforms",
     "mindspore.train": "minispore.train",
+    "mindspore.context": "minispore.context",
 }
 
 # parameter names that mean the same thing on both sides (a keyword call still fails)

@@ -24,10 +24,13 @@ from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean,
                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sum)
 from .functional import (argmin, div, divide, floor_div, floor_mod, gather, relu,  # noqa: F811
                          round, softplus, sqrt, subtract, truncate_div)
+from .functional_namespace import (dtype, identity, partial, rank, scalar_to_tensor, shape,
+                                   shape_mul, size, tensor_add, tuple_to_array)
 from ..core.primitive import Primitive
 from .losses import (binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss,
                      nll_loss)
 from .primitives import *  # noqa: F401,F403
 from .primitives import _SIMPLE
+from . import functional, operations  # noqa: E402  (MindSpore's ops.functional, ops.operations)
 
 __all__ = [n for n in dir() if not n.startswith("_")] + list(_SIMPLE)

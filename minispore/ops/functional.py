@@ -3,7 +3,12 @@
 `threshold`, relu's `inplace` and gather's `batch_dims`; those whose MindSpore parameter names
 differ from the core op's (floor_div(x, y), floor_mod(x, y), sqrt(x)); and argmin, whose
 indices are int32 in MindSpore. Each composes core ops (so PyNative, graph mode and autodiff
-share them) and refuses, by name, what minispore cannot do."""
+share them) and refuses, by name, what minispore cannot do.
+
+It is also MindSpore's `mindspore.ops.functional` namespace (`from mindspore.ops import
+functional as F`): its own helpers (shape, dtype, rank, size, shape_mul, tuple_to_array,
+scalar_to_tensor, identity, partial, tensor_add) are defined in functional_namespace.py, and every
+other lower-case name resolves to `minispore.ops`'s function of that name."""
 from __future__ import annotations
 
 from ..core.ops import index_ops as X
@@ -74,3 +79,19 @@ def argmin(input, axis=None, keepdims=False):
     int64)."""
     from ..core import dtype as dt
     return M.cast(R.argmin(input, axis, keepdims), dt.int32)
+
+
+from .functional_namespace import (assign, cast, depend, dtype, identity, partial,  # noqa: E402
+                                   rank, reshape, scalar_to_tensor, shape, shape_mul, size,
+                                   stop_gradient, tensor_add, tuple_to_array)
+
+
+def __getattr__(name):
+    """MindSpore's ops.functional holds the ops functions: a lower-case name not defined here is
+    minispore.ops's."""
+    if not name.startswith("_") and name[:1].islower():
+        from .. import ops
+        value = vars(ops).get(name)
+        if value is not None and not isinstance(value, type(ops)):
+            return value
+    raise AttributeError(f"module 'minispore.ops.functional' has no attribute {name!r}")

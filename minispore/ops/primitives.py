@@ -11,6 +11,7 @@ from ..core.ops import nn as N
 from ..core.ops import reduce as R
 from ..core.ops import rounding
 from ..core.primitive import Primitive
+from . import functional_namespace as _FN
 
 
 def _simple(cls_name, op):
@@ -222,3 +223,16 @@ class OneHot(Primitive):
 
     def __call__(self, indices, depth, on_value, off_value):
         return A.one_hot(indices, depth, on_value, off_value, self.axis)
+
+
+
+Shape = _call_class("Shape", _FN.shape, "`Shape()(x)`: x's shape, a tuple of Python ints")
+DType = _call_class("DType", _FN.dtype, "`DType()(x)`: x's dtype")
+Rank = _call_class("Rank", _FN.rank, "`Rank()(x)`: x's number of dimensions, a Python int")
+Size = _call_class("Size", _FN.size, "`Size()(x)`: x's number of elements, a Python int")
+TupleToArray = _call_class("TupleToArray", _FN.tuple_to_array,
+                           "`TupleToArray()(tuple)`: a 1-D int32 or float32 tensor")
+Identity = _call_class("Identity", _FN.copy_tensor, "`Identity()(x)`: a new tensor with x's value")
+ScalarToTensor = _call_class("ScalarToTensor", _FN.scalar_to_tensor,
+                             "`ScalarToTensor()(x, dtype=mindspore.float32)`: a 0-D tensor "
+                             "from a Python scalar")

@@ -1,0 +1,104 @@
+"""The helpers of MindSpore's `mindspore.ops.functional` (also in `mindspore.ops`) that are not
+tensor ops: shape queries that give Python values (constants in a graph, as MindSpore's), the
+conversion of Python scalars and tuples to tensors, and the aliases MindSpore keeps there."""
+from __future__ import annotations
+
+import functools
+
+from ..core import dtype as _dt
+from ..core.ops import array as _A
+from ..core.ops import math as _M
+from ..core.ops.array import reshape, stop_gradient  # noqa: F401
+from ..core.ops.math import cast  # noqa: F401
+from ..core.ops.state import assign, depend  # noqa: F401
+from ..core.tensor import Tensor
+
+partial = functools.partial
+
+
+def _tensor_arg(fn, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"For '{fn}', the input must be a Tensor, but got {type(x).__name__}")
+    return x
+
+
+def shape(input_x):
+    """The shape of input_x as a tuple of Python ints (a constant in a graph)."""
+    return tuple(int(d) for d in _tensor_arg("shape", input_x).shape)
+
+
+def dtype(x):
+    """The dtype object of x (mindspore.float32, ...)."""
+    return _tensor_arg("dtype", x).dtype
+
+
+def rank(input_x):
+    """The number of dimensions of input_x, a Python int."""
+    return len(_tensor_arg("rank", input_x).shape)
+
+
+def size(input_x):
+    """The number of elements of input_x, a Python int."""
+    return shape_mul(tuple(_tensor_arg("size", input_x).shape))
+
+
+def shape_mul(input_data):
+    """The product of a tuple of ints (1 for an empty tuple), a Python int."""
+    if not isinstance(input_data, tuple):
+        raise ValueError(f"For primitive [shape_mul], input must be tuple, got "
+                         f"{type(input_data).__name__}")
+    out = 1
+    for d in input_data:
+        out *= int(d)
+    return out
+
+
+def _is_number(v):
+    return isinstance(v, (bool, int, float)) and not isinstance(v, Tensor)
+
+
+def tuple_to_array(input_x):
+    """A 1-D tensor from a tuple of Python numbers: int32 for ints (and bools), float32 for
+    floats, as MindSpore's. A tuple whose first element is an int but holds a float is refused
+    (MindSpore's PyNative truncates the floats, its graph mode refuses it); lists and nested
+    tuples are refused."""
+    if not isinstance(input_x, tuple):
+        raise TypeError(f"For 'tuple_to_array', the input must be a tuple, got "
+                        f"{type(input_x).__name__}")
+    if not input_x:
+        raise ValueError("For 'tuple_to_array', the input tuple must not be empty")
+    if not all(_is_number(v) for v in input_x):
+        raise TypeError(f"For 'tuple_to_array', the elements must be Python bool, int or float "
+                        f"scalars (nested tuples are not supported by minispore), got {input_x!r}")
+    first_float = isinstance(input_x[0], float)
+    if not first_float and any(isinstance(v, float) for v in input_x):
+        raise TypeError(f"For 'tuple_to_array', the elements must have one type: the first is "
+                        f"an int and a later one a float in {input_x!r}; write the ints as floats")
+    if first_float:
+        return Tensor([float(v) for v in input_x], _dt.float32)
+    return Tensor([int(v) for v in input_x], _dt.int32)
+
+
+def scalar_to_tensor(input_x, dtype=_dt.float32):
+    """A 0-D tensor of `dtype` (float32 by default, also for ints and bools) from a Python
+    bool, int or float."""
+    if not _is_number(input_x):
+        raise TypeError(f"For 'ScalarToTensor', the type of 'x' should be one of ['bool', "
+                        f"'int', 'float'], but got type '{type(input_x).__name__}'")
+    return Tensor(input_x, _dt.to_dtype(dtype))
+
+
+def identity(x):
+    """x itself, whatever it is (MindSpore's ops.identity returns its input object; the
+    Primitive ops.Identity()(x) makes a new tensor)."""
+    return x
+
+
+def copy_tensor(x):
+    """A new tensor with x's value (differentiable): ops.Identity()(x)."""
+    return _A.reshape(_tensor_arg("Identity", x), tuple(x.shape))
+
+
+def tensor_add(input, other):
+    """input + other (MindSpore's old name for ops.add)."""
+    return _M.add(input, other)
