@@ -448,3 +448,5 @@ def _fresh(x):
 for _n, _f in _METHODS.items():
     setattr(Tensor, _n, _f)
 Tensor.T = property(lambda self: _permute(self))
+
+from . import tensor_methods_extra as _extra  # noqa: E402,F401  (attaches the methods it holds)

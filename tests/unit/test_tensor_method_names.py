@@ -143,3 +143,74 @@ def test_to_a_device_minispore_does_not_run_and_view_as_a_dtype_are_refused():
         x.view(ms.int32)
     with pytest.raises(NotImplementedError, match="reinterpreting the bytes"):
         x.view(dtype=ms.float16)
+
+
+X6 = np.arange(6, dtype=np.float32).reshape(2, 3)
+I13 = np.array([[1, 2, 3]], np.int32)
+
+
+def _shape_forms(x, i, o):
+    return (x.view_as(o), x.reshape_as(other=o), i.expand(2, 3), i.expand((2, 3)),
+            i.expand(-1, 3), i.expand(2, -1), i.expand(4, 2, 3), i.expand([2, 3]),
+            x.type_as(i), x.t(), i[0].t(), x.numel() + x.nelement(), x.dim() + x.ndimension())
+
+
+def test_view_as_expand_type_as_t_and_sizes_give_mindspores_results(mode):
+    r = in_mode(_shape_forms, Tensor(X6), Tensor(I13), Tensor(np.zeros((3, 2), np.int32)))
+    for t in r[:2]:                  # MindSpore: (3, 2) Float32 0..5
+        assert t.dtype == ms.float32 and t.asnumpy().tolist() == [[0., 1.], [2., 3.], [4., 5.]]
+    for t in (r[2], r[3], r[5], r[7]):
+        assert t.dtype == ms.int32 and t.asnumpy().tolist() == [[1, 2, 3], [1, 2, 3]]
+    assert r[4].shape == (1, 3) and r[6].shape == (4, 2, 3)
+    assert r[8].dtype == ms.int32 and r[8].asnumpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert r[9].asnumpy().tolist() == [[0., 3.], [1., 4.], [2., 5.]]
+    assert r[10].asnumpy().tolist() == [1, 2, 3]
+    assert int(r[11]) == 12 and int(r[12]) == 4
+    assert Tensor(X6).numel() == 6 and type(Tensor(X6).dim()) is int
+    assert Tensor(I13).expand(Tensor(np.array([2, 3]))).shape == (2, 3)
+    assert Tensor(3.0).t().shape == ()
+
+
+def _compare_forms(x, i, w):
+    return (x.eq(1.0), x.ne(x), x.gt(2), x.lt(2), x.ge(2), x.le(2), i.eq(2), i.gt(1.5),
+            x.minimum(2.0), x.maximum(w), i.maximum(2.5), i.minimum(2.5),
+            x.logical_and(x), x.logical_not(), i.logical_not(), x.reciprocal(), i.reciprocal(),
+            i.true_divide(2), x.mm(Tensor(np.ones((3, 2), np.float32))),
+            Tensor(np.ones((2, 2, 3), np.float32)).bmm(Tensor(np.ones((2, 3, 1), np.float32))))
+
+
+def test_comparison_logic_and_product_methods_give_mindspores_results(mode):
+    r = in_mode(_compare_forms, Tensor(X6), Tensor(I13), Tensor(np.array([1., 1., 5.], np.float32)))
+    F, T = False, True
+    expected = [                                            # MindSpore 2.10's outputs
+        (ms.bool_, [[F, T, F], [F, F, F]]), (ms.bool_, [[F, F, F], [F, F, F]]),
+        (ms.bool_, [[F, F, F], [T, T, T]]), (ms.bool_, [[T, T, F], [F, F, F]]),
+        (ms.bool_, [[F, F, T], [T, T, T]]), (ms.bool_, [[T, T, T], [F, F, F]]),
+        (ms.bool_, [[F, T, F]]), (ms.bool_, [[F, T, T]]),
+        (ms.float32, [[0., 1., 2.], [2., 2., 2.]]), (ms.float32, [[1., 1., 5.], [3., 4., 5.]]),
+        (ms.float32, [[2.5, 2.5, 3.]]), (ms.float32, [[1., 2., 2.5]]),
+        (ms.bool_, [[F, T, T], [T, T, T]]), (ms.bool_, [[T, F, F], [F, F, F]]),
+        (ms.bool_, [[F, F, F]]),
+        (ms.float32, None), (ms.float32, None), (ms.float32, [[0.5, 1.0, 1.5]]),
+        (ms.float32, [[3., 3.], [12., 12.]]), (ms.float32, [[[3.], [3.]], [[3.], [3.]]])]
+    for t, (d, e) in zip(r, expected):
+        assert t.dtype == d
+        if e is not None:
+            assert t.asnumpy().tolist() == e
+    with np.errstate(divide="ignore"):                     # MindSpore: inf, 1, 0.5, 0.333...
+        np.testing.assert_allclose(r[15].asnumpy(), 1 / X6)
+    np.testing.assert_allclose(r[16].asnumpy(), [[1., 0.5, 1 / 3]], rtol=1e-6)
+
+
+def test_shape_and_product_methods_refuse_what_mindspore_refuses():
+    x = Tensor(X6)
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        x.view_as((3, 2))
+    with pytest.raises(TypeError, match="size"):
+        Tensor(I13).expand(size=(2, 3))            # MindSpore: no keyword 'size' either
+    with pytest.raises(ValueError, match="2-D"):
+        Tensor(np.zeros((2, 3, 4), np.float32)).t()
+    with pytest.raises(ValueError, match="2-D"):
+        Tensor(np.ones(3, np.float32)).mm(Tensor(np.ones(3, np.float32)))
+    with pytest.raises(ValueError, match="3-D"):
+        x.bmm(x)
