@@ -17,6 +17,10 @@ from . import dataset, train  # noqa: E402
 from .train import (Callback, LossMonitor, Model, TimeMonitor, load_checkpoint,  # noqa: E402
                     load_param_into_net, save_checkpoint)
 from .profiler import Profiler  # noqa: E402
+from . import context, log  # noqa: E402  (MindSpore's module paths mindspore.context, .log)
+from .context import (ParallelMode, get_auto_parallel_context,  # noqa: E402
+                      reset_auto_parallel_context, set_auto_parallel_context)
+from .log import get_level, get_log_config  # noqa: E402
 
 dtype = common.dtype
 __version__ = "0.1.0"

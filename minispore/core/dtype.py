@@ -109,6 +109,8 @@ def dtype_to_nptype(type_: DType):
 
 def pytype_to_dtype(obj) -> DType:
     """MindSpore's `pytype_to_dtype`: the DType of a Python or numpy type."""
+    if obj is float:                        # MindSpore: a Python float is Float64 here
+        return float64
     return to_dtype(obj)
 
 

@@ -4,10 +4,10 @@ is in minispore.ops.losses (the functional API), so a Cell and its function give
 numbers."""
 from __future__ import annotations
 
-from ..core.arg_checks import check_bool
-from ..core.tensor import Tensor
-from ..ops import losses as F
-from .cell import Cell
+from ...core.arg_checks import check_bool
+from ...core.tensor import Tensor
+from ...ops import losses as F
+from ..cell import Cell
 
 
 class LossBase(Cell):

@@ -9,12 +9,12 @@ gradient would cost a second forward and, worse, update BatchNorm's running stat
 draw a second Dropout mask that the reported loss never saw."""
 from __future__ import annotations
 
-from ..core import dtype as dt
-from ..core.autodiff import GradOperation, value_and_grad
-from ..core.ops import math as M
-from ..core.ops.state import depend
-from .cell import Cell
-from .optim.optimizer import Optimizer
+from ...core import dtype as dt
+from ...core.autodiff import GradOperation, value_and_grad
+from ...core.ops import math as M
+from ...core.ops.state import depend
+from ..cell import Cell
+from ..optim.optimizer import Optimizer
 
 
 def _check_cell(who, name, value):

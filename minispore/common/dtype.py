@@ -1,0 +1,28 @@
+"""minispore.common.dtype: MindSpore's `mindspore.common.dtype` (imported as `mstype`): the
+dtypes minispore implements, MindSpore's aliases of them, and the conversion helpers."""
+from ..core.dtype import (DType, bfloat16, bool_, dtype_to_nptype, float16, float32, float64,
+                          int8, int16, int32, int64, pytype_to_dtype, to_dtype, uint8)
+
+__all__ = ["bool_", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+           "float64", "half", "single", "double", "short", "intc", "long", "intp", "byte",
+           "ubyte", "bool", "int", "float", "dtype_to_nptype", "pytype_to_dtype",
+           "dtype_to_pytype", "type_size_in_bytes"]
+
+_PYTYPES = {"b": bool, "u": int, "i": int, "f": float}
+
+
+def dtype_to_pytype(type_):
+    """MindSpore's `dtype_to_pytype`: the Python type a scalar of this dtype converts to."""
+    return _PYTYPES[to_dtype(type_).kind]
+
+
+def type_size_in_bytes(dtype):
+    """MindSpore's `type_size_in_bytes`: the size of one element."""
+    return to_dtype(dtype).itemsize
+
+
+# MindSpore's aliases (the same objects as the dtypes they name); `bool`, `int` and `float`
+# shadow the builtins, so they come last
+half, single, double = float16, float32, float64
+byte, short, intc, long, intp, ubyte = int8, int16, int32, int64, int64, uint8
+bool, int, float = bool_, int32, float32  # noqa: A001
