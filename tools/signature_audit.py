@@ -54,6 +54,7 @@ NAMESPACES = {
     "mindspore.dataset.transforms": "minispore.dataset.transforms",
     "mindspore.train": "minispore.train",
     "mindspore.context": "minispore.context",
+    "mindspore.communication": "minispore.communication",
 }
 
 # parameter names that mean the same thing on both sides (a keyword call still fails)

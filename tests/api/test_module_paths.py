@@ -67,7 +67,8 @@ def test_from_path_import_names(path):
 def test_each_path_imports_in_a_fresh_interpreter():
     """`import minispore.X` as the first import of a process (no earlier import hides a
     missing module file)."""
-    paths = sorted(PATHS) + ["minispore.common.tensor"]
+    paths = sorted(PATHS) + ["minispore.common.tensor", "minispore.communication",
+                             "minispore.communication.management", "minispore.parallel._utils"]
     code = "; ".join(f"import {p}" for p in paths) + "; print('ok')"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for stmt in [code, "from minispore.common.tensor import Tensor; import minispore as ms; "
@@ -258,3 +259,47 @@ def test_data_parallel_one_device_training_step_equals_stand_alone(fresh_paralle
     dp_losses, dp_w = step()
     assert dp_losses == base_losses
     np.testing.assert_array_equal(dp_w, base_w)
+
+
+# ---- communication and parallel._utils in one process --------------------------------------
+
+def test_communication_without_init_is_rank_0_of_1():
+    import minispore.communication as comm
+    from minispore.communication.management import (GlobalComm, get_group_size,
+                                                    get_local_rank, get_local_rank_size,
+                                                    get_rank, init, release)
+    assert comm.management.get_rank is get_rank is comm.get_rank
+    assert ms.communication is comm
+    # MindSpore 2.10 without init(): rank 0, group size 1, local rank 0 and local size 1 for
+    # any group name; GlobalComm's values; release() returns None
+    for group in ("hccl_world_group", "nccl_world_group", "foo"):
+        assert (get_rank(group), get_group_size(group), get_local_rank(group),
+                get_local_rank_size(group)) == (0, 1, 0, 1)
+    assert (get_rank(), get_group_size()) == (0, 1)
+    assert (GlobalComm.BACKEND, GlobalComm.WORLD_COMM_GROUP, GlobalComm.INITED,
+            GlobalComm.CHECK_ENVS) == ("hccl", "hccl_world_group", False, True)
+    assert (comm.HCCL_WORLD_COMM_GROUP, comm.NCCL_WORLD_COMM_GROUP,
+            comm.MCCL_WORLD_COMM_GROUP) == ("hccl_world_group", "nccl_world_group",
+                                            "mccl_world_group")
+    assert release() is None
+    # MindSpore 2.10: TypeError "For 'get_rank', the argument 'group' must be type of string"
+    with pytest.raises(TypeError, match="'group' must be type of string"):
+        get_rank(1)
+    # MindSpore 2.10 raises RuntimeError when init() runs outside mpirun/msrun
+    with pytest.raises(RuntimeError, match="init"):
+        init()
+    with pytest.raises(NotImplementedError, match="create_group"):
+        comm.create_group("g", [0, 1])
+
+
+def test_parallel_utils_read_the_context(fresh_parallel_context):
+    from minispore.parallel._utils import (_get_device_num, _get_global_rank,
+                                           _get_gradients_mean, _get_parallel_mode,
+                                           _is_in_auto_parallel_mode)
+    assert (_get_parallel_mode(), _get_gradients_mean(), _get_device_num()) == \
+        ("stand_alone", False, 1)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", gradients_mean=True,
+                                 device_num=1)
+    # MindSpore 2.10: data_parallel True 1 0 False
+    assert (_get_parallel_mode(), _get_gradients_mean(), _get_device_num(), _get_global_rank(),
+            _is_in_auto_parallel_mode()) == ("data_parallel", True, 1, 0, False)
