@@ -427,6 +427,8 @@ _METHODS = {
 
 
 def _clip(x, lo, hi):
+    if lo is None and hi is None:
+        raise ValueError("Tensor.clip: at least one of 'min' or 'max' must not be None")
     if lo is not None:
         x = M.maximum(x, lo)
     if hi is not None:

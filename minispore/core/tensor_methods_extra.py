@@ -1,13 +1,20 @@
 """More Tensor methods of MindSpore 2.10, each a thin composition of functional ops (attached
 to Tensor by core.tensor_methods): shape-taking forms (view_as, reshape_as, expand, type_as, t),
-sizes (numel, nelement, dim, ndimension), comparisons and logic as methods, and mm/bmm."""
+sizes (numel, nelement, dim, ndimension), comparisons and logic as methods, mm/bmm/addmm/outer,
+splitting (chunk, split, unbind, narrow, index_select), masking (masked_fill, where, tril, triu,
+clamp) and the float tests (isnan, isinf, isfinite)."""
 from __future__ import annotations
 
 from . import dtype as dt
+import numpy as np
+
 from .errors import ShapeError
 from .ops import array as A
 from .ops import linalg
+from .ops import index_ops as I
 from .ops import math as M
+from .ops import reduce as R
+from .overloads import is_int, overloaded, variant
 from .tensor import Tensor
 
 
@@ -81,6 +88,130 @@ def _logical_and(self, other):
                          else M.cast(other, dt.bool_))
 
 
+def _masked_fill(self, mask, value):
+    """value (cast to this dtype) where mask is true, else this tensor's elements."""
+    value = M.cast(value, self.dtype) if isinstance(value, Tensor) else \
+        Tensor(np.asarray(value).astype(self.dtype.np))
+    return M.where(mask, value, self)
+
+
+def _clamp(self, min=None, max=None):
+    """Elements limited to [min, max]; at least one bound is needed."""
+    if min is None and max is None:
+        raise ValueError("Tensor.clamp: at least one of 'min' or 'max' must not be None")
+    x = self if min is None else M.maximum(self, min)
+    return x if max is None else M.minimum(x, max)
+
+
+def _float_test(name, on_float, on_int):
+    def f(self):
+        if self.dtype.is_float:
+            return on_float(self)
+        return A.full(tuple(self.shape), on_int, dtype=dt.bool_)
+    f.__name__ = name
+    return f
+
+
+def _isinf(x):
+    return M.equal(M.abs(x), float("inf"))
+
+
+def _isfinite(x):
+    return M.logical_and(M.equal(x, x), M.not_equal(M.abs(x), float("inf")))
+
+
+def _lerp(self, end, weight):
+    """self + weight * (end - self)."""
+    return M.add(self, M.mul(weight, M.sub(end, self)))
+
+
+def _outer(self, vec2):
+    """The outer product of two 1-D tensors."""
+    if self.ndim != 1 or getattr(vec2, "ndim", None) != 1:
+        raise ShapeError(f"Tensor.outer: both inputs must be 1-D, got ranks {self.ndim} and "
+                         f"{getattr(vec2, 'ndim', type(vec2).__name__)}")
+    return M.mul(A.reshape(self, (-1, 1)), A.reshape(vec2, (1, -1)))
+
+
+def _addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    """beta * self + alpha * (mat1 @ mat2)."""
+    prod = _mm(mat1, mat2)
+    prod = prod if alpha == 1 else M.mul(prod, alpha)
+    return M.add(self if beta == 1 else M.mul(self, beta), prod)
+
+
+def _new(name, value):
+    def f(self, size, dtype=None):
+        return A.full(size if isinstance(size, (tuple, list)) else (size,), value,
+                      dtype=self.dtype if dtype is None else dtype)
+    f.__name__ = name
+    f.__doc__ = f"A tensor of {value}s of shape size, of dtype (None: this tensor's)."
+    return f
+
+
+def _logical_or(self, other):
+    return M.logical_or(M.cast(self, dt.bool_), other if not isinstance(other, Tensor)
+                        else M.cast(other, dt.bool_))
+
+
+def _chunk(self, chunks, axis):
+    """Pieces of ceil(length / chunks) along axis (the last may be shorter; fewer may come)."""
+    if not is_int(chunks) or chunks <= 0:
+        raise ValueError(f"Tensor.chunk: chunks must be a positive int, got {chunks!r}")
+    n = self.shape[A.normalize_axis("Tensor.chunk", axis, self.ndim)]
+    return tuple(A.split(self, max(-(-n // chunks), 1), axis))
+
+
+def _split(self, sizes, axis):
+    return tuple(A.split(self, sizes, axis))
+
+
+def _unbind(self, dim=0):
+    """The slices along dim, each without that axis."""
+    d = A.normalize_axis("Tensor.unbind", dim, self.ndim)
+    return tuple(A.squeeze(p, d) for p in A.split(self, 1, d))
+
+
+def _narrow(self, dim, start, length):
+    """The `length` elements from `start` along dim."""
+    d = A.normalize_axis("Tensor.narrow", dim, self.ndim)
+    n = self.shape[d]
+    if not (is_int(start) and is_int(length)):
+        raise TypeError("Tensor.narrow: start and length must be ints")
+    s = start + n if start < 0 else start
+    if not (0 <= s <= n and 0 <= length <= n - s):
+        raise ValueError(f"Tensor.narrow: start {start} and length {length} do not fit the "
+                         f"axis {dim} of length {n}")
+    return self[(slice(None),) * d + (slice(s, s + length),)]
+
+
+def _index_select(self, axis, index):
+    """The elements at the 1-D int Tensor `index` along axis."""
+    if not isinstance(index, Tensor) or index.ndim != 1 or not index.dtype.is_int:
+        raise TypeError("Tensor.index_select: index must be a 1-D int Tensor")
+    return I.gather(self, index, A.normalize_axis("Tensor.index_select", axis, self.ndim))
+
+
+def _triangle(name, keep):
+    def f(self, diagonal=0):
+        if self.ndim < 2:
+            raise ShapeError(f"Tensor.{name}: the tensor must be at least 2-D, got rank "
+                             f"{self.ndim}")
+        if not is_int(diagonal):
+            raise TypeError(f"Tensor.{name}: diagonal must be an int, got {diagonal!r}")
+        n, m = self.shape[-2:]
+        mask = Tensor(keep(np.ones((n, m), np.bool_), diagonal))
+        return M.where(mask, self, A.zeros_like(self))
+    f.__name__ = name
+    return f
+
+
+def _extreme(fn):
+    def f(self, axis=None, keepdims=False, *, initial=None, where=None):
+        return fn(self, axis, keepdims, initial=initial, where=where)
+    return f
+
+
 METHODS = {
     "view_as": _view_as,
     "reshape_as": _reshape_as,
@@ -106,6 +237,41 @@ METHODS = {
     "true_divide": _cmp(M.true_divide),
     "mm": _mm,
     "bmm": _bmm,
+    "addmm": _addmm,
+    "outer": _outer,
+    "masked_fill": _masked_fill,
+    "where": lambda self, condition, y: M.where(condition, self, y),
+    "clamp": _clamp,
+    "isnan": _float_test("isnan", lambda x: M.not_equal(x, x), False),
+    "isinf": _float_test("isinf", _isinf, False),
+    "isfinite": _float_test("isfinite", _isfinite, True),
+    "log1p": lambda self: M.log1p(self),
+    "erf": lambda self: M.erf(self),
+    "lerp": _lerp,
+    "new_zeros": _new("new_zeros", 0),
+    "new_ones": _new("new_ones", 1),
+    "logical_or": _logical_or,
+    "floor_divide": _cmp(M.floor_div),
+    "remainder": overloaded("Tensor", "remainder",
+                            variant(lambda self, other: M.mod(self, other)),
+                            variant(lambda self, divisor: M.mod(self, divisor))),
+    "chunk": overloaded("Tensor", "chunk",
+                        variant(lambda self, chunks, dim=0: _chunk(self, chunks, dim)),
+                        variant(lambda self, chunks, axis=0: _chunk(self, chunks, axis))),
+    "split": overloaded("Tensor", "split",
+                        variant(lambda self, split_size, dim=0: _split(self, split_size, dim)),
+                        variant(lambda self, split_size_or_sections, axis=0:
+                                _split(self, split_size_or_sections, axis))),
+    "unbind": _unbind,
+    "narrow": _narrow,
+    "index_select": overloaded(
+        "Tensor", "index_select",
+        variant(lambda self, axis, index: _index_select(self, axis, index)),
+        variant(lambda self, dim, index: _index_select(self, dim, index))),
+    "tril": _triangle("tril", np.tril),
+    "triu": _triangle("triu", np.triu),
+    "amax": _extreme(R.amax),
+    "amin": _extreme(R.amin),
 }
 for _n, _f in METHODS.items():
     setattr(Tensor, _n, _f)

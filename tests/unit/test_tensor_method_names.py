@@ -214,3 +214,81 @@ def test_shape_and_product_methods_refuse_what_mindspore_refuses():
         Tensor(np.ones(3, np.float32)).mm(Tensor(np.ones(3, np.float32)))
     with pytest.raises(ValueError, match="3-D"):
         x.bmm(x)
+
+
+M23 = np.array([[True, False, True], [False, False, True]])
+NF = np.array([1., np.nan, np.inf, -np.inf], np.float32)
+SQ = np.arange(9, dtype=np.float32).reshape(3, 3)
+
+
+def _mask_forms(x, i, m, m3, nf, sq):
+    return (x.masked_fill(m, 9.0), x.masked_fill(m, Tensor(9.0)), i.masked_fill(m3, 7.5),
+            x.where(m, 0.0), i.where(m3, 2.5), x.clamp(1, 4), x.clamp(min=2), i.clamp(1.5, 2.5),
+            nf.isnan(), nf.isinf(), nf.isfinite(), i.isfinite(), x.logical_or(m),
+            sq.tril(), sq.tril(1), sq.triu(-1), i.remainder(2), nf[:1].remainder(divisor=3.),
+            x.lerp(Tensor(np.ones((2, 3), np.float32)), 0.5), x.amax(1, True),
+            x.amin(axis=0, keepdims=True), x.log1p()[0, 1])
+
+
+def test_mask_clamp_float_test_and_reduction_methods_give_mindspores_results(mode):
+    r = in_mode(_mask_forms, Tensor(X6), Tensor(I13), Tensor(M23),
+                Tensor(np.array([True, False, True])), Tensor(NF), Tensor(SQ))
+    F, T = False, True
+    expected = [                                            # MindSpore 2.10's outputs
+        (ms.float32, [[9., 1., 9.], [3., 4., 9.]]), (ms.float32, [[9., 1., 9.], [3., 4., 9.]]),
+        (ms.int32, [[7, 2, 7]]), (ms.float32, [[0., 0., 2.], [0., 0., 5.]]),
+        (ms.float32, [[1., 2.5, 3.]]), (ms.float32, [[1., 1., 2.], [3., 4., 4.]]),
+        (ms.float32, [[2., 2., 2.], [3., 4., 5.]]), (ms.float32, [[1.5, 2., 2.5]]),
+        (ms.bool_, [F, T, F, F]), (ms.bool_, [F, F, T, T]), (ms.bool_, [T, F, F, F]),
+        (ms.bool_, [[T, T, T]]), (ms.bool_, [[T, T, T], [T, T, T]]),
+        (ms.float32, [[0., 0., 0.], [3., 4., 0.], [6., 7., 8.]]),
+        (ms.float32, [[0., 1., 0.], [3., 4., 5.], [6., 7., 8.]]),
+        (ms.float32, [[0., 1., 2.], [3., 4., 5.], [0., 7., 8.]]),
+        (ms.int32, [[1, 0, 1]]), (ms.float32, [1.0]),
+        (ms.float32, [[0.5, 1., 1.5], [2., 2.5, 3.]]), (ms.float32, [[2.], [5.]]),
+        (ms.float32, [[0., 1., 2.]]), (ms.float32, 0.6931471824645996)]
+    for t, (d, e) in zip(r, expected):
+        assert t.dtype == d and t.asnumpy().tolist() == e
+
+
+def _split_forms(x, idx, one):
+    return (x.chunk(2, 1), x.chunk(2), x.chunk(3, axis=1), x.split(2, 1), x.split([1, 2], 1),
+            x.split(split_size_or_sections=1, axis=1), x.unbind(), x.unbind(1),
+            (x.narrow(1, 1, 2), x.narrow(-1, 0, 2)),
+            (x.index_select(1, idx), x.index_select(dim=1, index=idx)),
+            (Tensor(np.ones((2, 2), np.float32)).addmm(x, one, beta=2, alpha=0.5),
+             Tensor(np.array([1, 2], np.int32)).outer(Tensor(np.array([1., 2., 3.], np.float32))),
+             x.new_zeros((2,), dtype=ms.int32), x.new_ones(3)))
+
+
+def test_split_select_and_product_methods_give_mindspores_results(mode):
+    r = in_mode(_split_forms, Tensor(X6), Tensor(np.array([2, 0], np.int32)),
+                Tensor(np.ones((3, 2), np.float32)))
+    lists = [[t.asnumpy().tolist() for t in group] for group in r]
+    assert lists == [                                       # MindSpore 2.10's outputs
+        [[[0., 1.], [3., 4.]], [[2.], [5.]]], [[[0., 1., 2.]], [[3., 4., 5.]]],
+        [[[0.], [3.]], [[1.], [4.]], [[2.], [5.]]], [[[0., 1.], [3., 4.]], [[2.], [5.]]],
+        [[[0.], [3.]], [[1., 2.], [4., 5.]]], [[[0.], [3.]], [[1.], [4.]], [[2.], [5.]]],
+        [[0., 1., 2.], [3., 4., 5.]], [[0., 3.], [1., 4.], [2., 5.]],
+        [[[1., 2.], [4., 5.]], [[0., 1.], [3., 4.]]], [[[2., 0.], [5., 3.]]] * 2,
+        [[[3.5, 3.5], [8., 8.]], [[1., 2., 3.], [2., 4., 6.]], [0, 0], [1., 1., 1.]]]
+    assert all(type(g) is tuple for g in r[:8])
+    assert r[10][1].dtype == ms.float32 and r[10][2].dtype == ms.int32
+
+
+def test_mask_and_split_methods_refuse_what_mindspore_refuses():
+    x = Tensor(X6)
+    with pytest.raises(ValueError, match="at least one of 'min' or 'max'"):
+        x.clamp()
+    with pytest.raises(ValueError, match="do not fit"):
+        x.narrow(1, 2, 2)
+    with pytest.raises(TypeError, match="1-D int Tensor"):
+        x.index_select(1, [0])
+    with pytest.raises(ValueError, match="at least 2-D"):
+        Tensor(NF).tril()
+    with pytest.raises(ValueError, match="1-D"):
+        x.outer(x)
+    with pytest.raises(ValueError, match="at least one of 'min' or 'max'"):
+        x.clip()                    # MindSpore: "For Clamp, at least one of 'min' or 'max' ..."
+    with pytest.raises(ValueError, match="chunks must be a positive int"):
+        x.chunk(0)
