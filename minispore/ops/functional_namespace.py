@@ -102,3 +102,60 @@ def copy_tensor(x):
 def tensor_add(input, other):
     """input + other (MindSpore's old name for ops.add)."""
     return _M.add(input, other)
+
+
+# MindSpore's ops.functional keeps these names of the primitives' instances
+def tensor_mul(input, other):
+    """input * other (P.Mul)."""
+    return _M.mul(input, other)
+
+
+def tensor_sub(input, other):
+    """input - other (P.Sub)."""
+    return _M.sub(input, other)
+
+
+def tensor_div(x, y):
+    """P.RealDiv()(x, y): x / y, rounded towards zero (and integer) between integers."""
+    from .primitives import RealDiv
+    return RealDiv()(x, y)
+
+
+def tensor_pow(input, exponent):
+    """input ** exponent (P.Pow)."""
+    return _M.pow(input, exponent)
+
+
+def tensor_gt(input, other):
+    """input > other."""
+    return _M.greater(input, other)
+
+
+def tensor_ge(input, other):
+    """input >= other."""
+    return _M.greater_equal(input, other)
+
+
+def tensor_lt(input, other):
+    """input < other."""
+    return _M.less(input, other)
+
+
+def tensor_le(input, other):
+    """input <= other."""
+    return _M.less_equal(input, other)
+
+
+def tensor_floordiv(input, other):
+    """x / y rounded down (P.FloorDiv)."""
+    return _M.floor_div(input, other)
+
+
+def tensor_mod(x, y):
+    """x - floor_div(x, y) * y, the sign of y (P.FloorMod)."""
+    return _M.mod(x, y)
+
+
+def tensor_exp(input):
+    """e ** input (P.Exp)."""
+    return _M.exp(input)

@@ -2,7 +2,10 @@
 `__init__`, tensors (and MindSpore's call-time arguments such as `axis` or `shape`) to `__call__`."""
 from __future__ import annotations
 
+import numpy as _np
+
 from ..core import dtype as _dt
+from ..core.tensor import Tensor as _tensor
 from ..core.ops import array as A
 from ..core.ops import index_ops as X
 from ..core.ops import linalg
@@ -11,6 +14,7 @@ from ..core.ops import nn as N
 from ..core.ops import reduce as R
 from ..core.ops import rounding
 from ..core.primitive import Primitive
+from ..core.primitive import apply as _apply
 from . import functional_namespace as _FN
 
 
@@ -24,7 +28,7 @@ def _simple(cls_name, op):
 
 
 _SIMPLE = {
-    "Add": M.ADD, "Sub": M.SUB, "Mul": M.MUL, "Div": M.DIV, "RealDiv": M.DIV,
+    "Add": M.ADD, "Sub": M.SUB, "Mul": M.MUL, "Div": M.DIV,
     "FloorDiv": M.FLOOR_DIV, "FloorMod": M.MOD, "Pow": M.POW, "Maximum": M.MAXIMUM,
     "Minimum": M.MINIMUM, "Equal": M.EQUAL, "NotEqual": M.NOT_EQUAL, "Less": M.LESS,
     "LessEqual": M.LESS_EQUAL, "Greater": M.GREATER, "GreaterEqual": M.GREATER_EQUAL,
@@ -36,6 +40,32 @@ _SIMPLE = {
     "StopGradient": A.STOP_GRADIENT, "TruncateDiv": rounding.TRUNCATE_DIV,
 }
 globals().update({name: _simple(name, op) for name, op in _SIMPLE.items()})
+
+
+def _operand_kind(v):
+    if isinstance(v, bool) or (hasattr(v, "dtype") and v.dtype is _dt.bool_):
+        return "b"
+    if isinstance(v, int) or (hasattr(v, "dtype") and _dt.to_dtype(v.dtype).is_int):
+        return "i"
+    return "f"
+
+
+class RealDiv(Primitive):
+    """`RealDiv()(x, y)`: x / y. Between integers (integer tensors, Python ints) the quotient
+    is rounded towards zero and stays an integer, as MindSpore's primitive gives it (ops.div
+    gives a float); bool operands are refused, as MindSpore's."""
+
+    def __init__(self):
+        self.name = "RealDiv"
+
+    def __call__(self, x, y):
+        kinds = (_operand_kind(x), _operand_kind(y))
+        if "b" in kinds:
+            raise TypeError("For primitive[RealDiv], the inputs must be numeric tensors or "
+                            "numbers, not bool")
+        if kinds == ("i", "i"):
+            return rounding.truncate_div(x, y)
+        return M.div(x, y)
 
 
 class MatMul(Primitive):
@@ -236,3 +266,106 @@ Identity = _call_class("Identity", _FN.copy_tensor, "`Identity()(x)`: a new tens
 ScalarToTensor = _call_class("ScalarToTensor", _FN.scalar_to_tensor,
                              "`ScalarToTensor()(x, dtype=mindspore.float32)`: a 0-D tensor "
                              "from a Python scalar")
+
+
+class Flatten(_Call):
+    """`Flatten()(x)`: x as (x.shape[0], the product of the other axes); a 1-D x becomes
+    (n, 1) and a 0-D x is refused, as MindSpore's."""
+
+    def __call__(self, x):
+        shape = tuple(x.shape)
+        if not shape:
+            raise ValueError("For 'Flatten', the input shape should not be empty (0-D)")
+        rest = 1
+        for d in shape[1:]:
+            rest *= d
+        return A.reshape(x, (shape[0], rest))
+
+
+class BiasAdd(Primitive):
+    """`BiasAdd(data_format='NCHW')(x, bias)`: x plus the 1-D bias along the channel axis (1 for
+    'NCHW' and 'NCDHW', the last for 'NHWC'); x has rank 2 to 5."""
+
+    def __init__(self, data_format="NCHW"):
+        if data_format not in ("NCHW", "NHWC", "NCDHW"):
+            raise ValueError(f"For 'BiasAdd', data_format must be 'NCHW', 'NHWC' or 'NCDHW', "
+                             f"got {data_format!r}")
+        self.data_format, self.name = data_format, "BiasAdd"
+
+    def __call__(self, input_x, bias):
+        rank = len(input_x.shape)
+        if not 2 <= rank <= 5:
+            raise ValueError(f"For primitive[BiasAdd], the rank of input_x must be in [2,5], "
+                             f"but got {rank}")
+        if self.data_format == "NCDHW" and rank != 5:
+            raise ValueError(f"For 'BiasAdd', data_format 'NCDHW' needs a 5-D input_x, got "
+                             f"rank {rank}")
+        axis = rank - 1 if self.data_format == "NHWC" else 1
+        if len(bias.shape) != 1 or bias.shape[0] != input_x.shape[axis]:
+            raise ValueError(f"For 'BiasAdd', bias must be 1-D of length {input_x.shape[axis]} "
+                             f"(input_x's channels), got shape {tuple(bias.shape)}")
+        if axis != rank - 1:
+            bias = A.reshape(bias, (bias.shape[0],) + (1,) * (rank - 2))
+        return M.add(input_x, bias)
+
+
+class ArgMaxWithValue(Primitive):
+    """`ArgMaxWithValue(axis=0, keep_dims=False)(x)`: (the indices of the maxima along axis,
+    int64 as MindSpore 2.10's; the maxima), the first index among equal maxima."""
+    _index = staticmethod(R.argmax)
+
+    def __init__(self, axis=0, keep_dims=False):
+        self.axis, self.keep_dims, self.name = axis, keep_dims, type(self).__name__
+
+    def __call__(self, x):
+        shape = tuple(x.shape)
+        if not shape:
+            raise ValueError(f"For '{self.name}', the input must have rank >= 1")
+        axis = self.axis + len(shape) if self.axis < 0 else self.axis
+        if not 0 <= axis < len(shape):
+            raise ValueError(f"For '{self.name}', axis {self.axis} is out of range for rank "
+                             f"{len(shape)}")
+        i = self._index(x, axis, False)
+        if i.dtype is not _dt.int64:
+            i = M.cast(i, _dt.int64)
+        # the values are x at those indices (so the gradient goes to that one element, as in
+        # MindSpore, not shared among equal extrema): x with the axis last, flattened, gathered
+        n, rest = shape[axis], shape[:axis] + shape[axis + 1:]
+        count = 1
+        for d in rest:
+            count *= d
+        perm = tuple(k for k in range(len(shape)) if k != axis) + (axis,)
+        flat = A.reshape(A.transpose(x, perm), (count * n,))
+        base = _tensor(_np.arange(count, dtype=_np.int64) * n)
+        v = A.reshape(X.gather(flat, M.add(base, A.reshape(i, (count,))), 0), rest)
+        if self.keep_dims:
+            i, v = A.expand_dims(i, axis), A.expand_dims(v, axis)
+        return i, v
+
+
+class ArgMinWithValue(ArgMaxWithValue):
+    """`ArgMinWithValue(axis=0, keep_dims=False)(x)`: (the indices of the minima, int64; the
+    minima)."""
+    _index = staticmethod(R.argmin)
+
+
+class Slice(_Call):
+    """`Slice()(x, begin, size)`: the block of x from `begin` of extent `size` (-1: to the end
+    of that axis)."""
+
+    def __call__(self, input_x, begin, size):
+        shape = tuple(input_x.shape)
+        begin, size = tuple(int(b) for b in begin), tuple(int(s) for s in size)
+        if not len(begin) == len(size) == len(shape):
+            raise ValueError(f"For Slice, begin and size must each have {len(shape)} entries "
+                             f"(the rank of input_x), got {begin} and {size}")
+        end = []
+        for k, (b, s, d) in enumerate(zip(begin, size, shape)):
+            s = d - b if s == -1 else s
+            if b < 0 or s < 0 or b + s > d:
+                raise ValueError(f"For Slice, the sum of begin_shape[{k}] and size_shape[{k}] "
+                                 f"must be no greater than input_x_shape[{k}] (begin {b}, size "
+                                 f"{s}, dim {d}), and both non-negative")
+            end.append(b + s)
+        return _apply(X.STRIDED_SLICE, input_x, begin=begin, end=tuple(end),
+                      strides=(1,) * len(shape))

@@ -197,3 +197,140 @@ def test_assign_through_f_in_a_graph(mode):
     net = Net()
     r = net(ms.Tensor(np.array([3.0, 4.0], np.float32)))
     assert r.asnumpy().tolist() == [3.0, 4.0] and net.p.asnumpy().tolist() == [3.0, 4.0]
+
+
+_A = np.array([7, -7, 3], np.int32)
+_B = np.array([2, 2, -2], np.int32)
+
+
+def test_real_div_rounds_towards_zero_between_integers():
+    # MindSpore: P.RealDiv()([7,-7,3] int32, [2,2,-2] int32) -> [3 -3 -1] Int32; (int32, 2) ->
+    # [3 -3 1] Int32; (int32, 2.5) -> [2.8 -2.8 1.2] Float32; (int32, float32 [2,2,-2]) ->
+    # [3.5 -3.5 -1.5]; (int32, int64 same values) -> [1 1 1] Int64; (uint8 [7,5,3], 2) ->
+    # [3 2 1] UInt8; (7, int32) -> [1 -1 2] Int32; bool tensors: TypeError. P.Div is float.
+    a, b = ms.Tensor(_A), ms.Tensor(_B)
+    cases = [((a, b), [3, -3, -1], ms.int32), ((a, 2), [3, -3, 1], ms.int32),
+             ((a, 2.5), [2.8, -2.8, 1.2], ms.float32),
+             ((a, ms.Tensor(_B.astype(np.float32))), [3.5, -3.5, -1.5], ms.float32),
+             ((a, ms.Tensor(_A.astype(np.int64))), [1, 1, 1], ms.int64),
+             ((ms.Tensor(np.array([7, 5, 3], np.uint8)), 2), [3, 2, 1], ms.uint8),
+             ((7, a), [1, -1, 2], ms.int32)]
+    for args, value, dtype in cases:
+        for fn in (P.RealDiv(), F.tensor_div):
+            r = fn(*args)
+            assert r.dtype is dtype
+            np.testing.assert_allclose(r.asnumpy(), value, rtol=1e-6)
+    r = P.Div()(a, b)
+    assert r.dtype is ms.float32 and r.asnumpy().tolist() == [3.5, -3.5, -1.5]
+    with pytest.raises(TypeError, match="bool"):
+        P.RealDiv()(ms.Tensor(np.array([True])), ms.Tensor(np.array([True])))
+
+
+def test_tensor_operator_aliases():
+    # MindSpore (int32 [7,-7,3] with [2,2,-2]): tensor_mul [14 -14 -6], tensor_sub [5 -9 5],
+    # tensor_pow [49 49 0], tensor_gt [T F T], tensor_ge [T F T], tensor_lt [F T F], tensor_le
+    # [F T F], tensor_floordiv [3 -4 -2], tensor_mod [1 1 -1], all Int32 (Bool for compares)
+    a, b = ms.Tensor(_A), ms.Tensor(_B)
+    expected = {"tensor_mul": [14, -14, -6], "tensor_sub": [5, -9, 5], "tensor_pow": [49, 49, 0],
+                "tensor_gt": [True, False, True], "tensor_ge": [True, False, True],
+                "tensor_lt": [False, True, False], "tensor_le": [False, True, False],
+                "tensor_floordiv": [3, -4, -2], "tensor_mod": [1, 1, -1]}
+    for name, value in expected.items():
+        r = getattr(F, name)(a, b)
+        assert getattr(ops, name) is getattr(F, name)
+        assert r.dtype is (ms.bool_ if isinstance(value[0], bool) else ms.int32), name
+        assert r.asnumpy().tolist() == value, name
+    np.testing.assert_allclose(F.tensor_exp(ms.Tensor(np.array([0.0, 1.0], np.float32))).asnumpy(),
+                               [1.0, np.e], rtol=1e-6)
+
+
+def test_flatten_bias_add():
+    # MindSpore: P.Flatten: (2,3) -> (2,3), (2,3,2,2) -> (2,12), (3,) -> (3,1), 0-D refused;
+    # P.BiasAdd()(arange(24).reshape(2,3,2,2), [10,20,30])[:, :, 0, 0] -> [[10,24,38],
+    # [22,36,50]]; 2-D zeros -> rows [10,20,30]; NHWC adds along the last axis; 1-D refused
+    for shape, out in [((2, 3), (2, 3)), ((2, 3, 2, 2), (2, 12)), ((3,), (3, 1))]:
+        assert P.Flatten()(ms.Tensor(np.zeros(shape, np.float32))).shape == out
+    with pytest.raises(ValueError):
+        P.Flatten()(ms.Tensor(3.0))
+    x4 = ms.Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2))
+    b = ms.Tensor(np.array([10.0, 20.0, 30.0], np.float32))
+    r = P.BiasAdd()(x4, b).asnumpy()
+    np.testing.assert_array_equal(r[:, :, 0, 0], [[10, 24, 38], [22, 36, 50]])
+    np.testing.assert_array_equal(P.BiasAdd()(ms.Tensor(np.zeros((2, 3), np.float32)), b).asnumpy(),
+                                  [[10, 20, 30]] * 2)
+    r = P.BiasAdd(data_format="NHWC")(ms.Tensor(np.zeros((1, 2, 2, 3), np.float32)), b)
+    np.testing.assert_array_equal(r.asnumpy()[0, 0], [[10, 20, 30]] * 2)
+    with pytest.raises(ValueError, match="rank"):
+        P.BiasAdd()(ms.Tensor(np.zeros(3, np.float32)), b)
+    with pytest.raises(ValueError, match="data_format"):
+        P.BiasAdd(data_format="NCW")
+
+
+def test_arg_max_min_with_value_and_slice():
+    # MindSpore, x = [[1,5,2],[7,0,7]]: ArgMaxWithValue(0) -> ([1 0 1] Int64, [7 5 7]);
+    # ArgMinWithValue(0) -> ([0 1 0], [1 0 2]); ArgMaxWithValue(1, True) -> ([[1],[0]],
+    # [[5],[7]]); ArgMinWithValue(-1) -> ([0 1], [1 0]); on int32 [1,3,3] -> (1 Int64, 3 Int32).
+    # P.Slice()(arange(24).reshape(2,3,2,2), (0,1,0,0), (1,2,-1,1)) -> shape (1,2,2,1),
+    # [4 6 8 10]; Slice()(x, [1,0], [1,3]) -> [[7 0 7]]; begin + size past the end: ValueError
+    x = ms.Tensor(np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 7.0]], np.float32))
+    cases = [(P.ArgMaxWithValue(), [1, 0, 1], [7, 5, 7]),
+             (P.ArgMinWithValue(), [0, 1, 0], [1, 0, 2]),
+             (P.ArgMaxWithValue(axis=1, keep_dims=True), [[1], [0]], [[5], [7]]),
+             (P.ArgMinWithValue(axis=-1), [0, 1], [1, 0])]
+    for prim, index, value in cases:
+        i, v = prim(x)
+        assert i.dtype is ms.int64 and v.dtype is ms.float32
+        assert i.asnumpy().tolist() == index and v.asnumpy().tolist() == value
+    i, v = P.ArgMaxWithValue()(ms.Tensor(np.array([1, 3, 3], np.int32)))
+    assert (i.dtype, v.dtype, i.asnumpy().item(), v.asnumpy().item()) == \
+        (ms.int64, ms.int32, 1, 3)
+    x4 = ms.Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2))
+    r = P.Slice()(x4, (0, 1, 0, 0), (1, 2, -1, 1))
+    assert r.shape == (1, 2, 2, 1) and r.asnumpy().ravel().tolist() == [4, 6, 8, 10]
+    assert P.Slice()(x, [1, 0], [1, 3]).asnumpy().tolist() == [[7, 0, 7]]
+    with pytest.raises(ValueError, match="Slice"):
+        P.Slice()(x, (1, 0), (2, 3))
+
+
+class _Net2(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.flatten, self.bias_add, self.slice = P.Flatten(), P.BiasAdd(), P.Slice()
+        self.amax, self.real_div = P.ArgMaxWithValue(axis=1), P.RealDiv()
+
+    def construct(self, x4, b, a, c):
+        i, v = self.amax(self.flatten(x4))
+        return (self.bias_add(x4, b), self.slice(x4, (0, 1, 0, 0), (1, 2, -1, 1)), i, v,
+                self.real_div(a, c), F.tensor_mod(a, c))
+
+
+def test_the_primitives_in_a_cell(mode):
+    x4 = ms.Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2))
+    b = ms.Tensor(np.array([10.0, 20.0, 30.0], np.float32))
+    calls = graph_compile.ran["calls"]
+    bias, sl, i, v, q, m = _Net2()(x4, b, ms.Tensor(_A), ms.Tensor(_B))
+    assert graph_compile.ran["calls"] == calls + (mode == "graph")
+    np.testing.assert_array_equal(bias.asnumpy()[:, :, 0, 0], [[10, 24, 38], [22, 36, 50]])
+    assert sl.asnumpy().ravel().tolist() == [4, 6, 8, 10]
+    assert i.dtype is ms.int64 and i.asnumpy().tolist() == [11, 11]
+    assert v.asnumpy().tolist() == [11, 23]
+    assert q.dtype is ms.int32 and q.asnumpy().tolist() == [3, -3, -1]
+    assert m.asnumpy().tolist() == [1, 1, -1]
+
+
+def _max_value_sum(t):
+    return P.ArgMaxWithValue(axis=1)(t)[1].sum()
+
+
+def _min_value_sum(t):
+    return P.ArgMinWithValue(axis=0, keep_dims=True)(t)[1].sum()
+
+
+def test_with_value_gradient_goes_to_the_chosen_index(mode):
+    # MindSpore: grad of ArgMaxWithValue(axis=1)(x)[1].sum() at [[1,5,2],[7,0,7]] ->
+    # [[0,1,0],[1,0,0]] (the tie's gradient to its first index, not shared); grad of
+    # ArgMinWithValue(axis=0, keep_dims=True)(t)[1].sum() at [[1,5],[1,0]] -> [[1,0],[0,1]]
+    x = ms.Tensor(np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 7.0]], np.float32))
+    assert ms.grad(_max_value_sum)(x).asnumpy().tolist() == [[0, 1, 0], [1, 0, 0]]
+    y = ms.Tensor(np.array([[1.0, 5.0], [1.0, 0.0]], np.float32))
+    assert ms.grad(_min_value_sum)(y).asnumpy().tolist() == [[1, 0], [0, 1]]
