@@ -7,9 +7,10 @@ from .loss import (BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, LossBase, MSELos
                    SoftmaxCrossEntropyWithLogits)
 from .metrics import MAE, Accuracy, Metric
 from .optim import SGD, Adam, AdamWeightDecay, LearningRateSchedule, Momentum, Optimizer
-from .wrap import TrainOneStepCell, WithEvalCell, WithLossCell
+from .wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell, WithLossCell
 
 __all__ = ["Cell", "CellList", "SequentialCell", *_layers, "LossBase", "MSELoss", "L1Loss",
            "CrossEntropyLoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits", "BCEWithLogitsLoss",
            "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "LearningRateSchedule",
-           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "Metric", "Accuracy", "MAE"]
+           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer", "Metric",
+           "Accuracy", "MAE"]

@@ -43,6 +43,7 @@ PATHS = {
     "minispore.nn.wrap.cell_wrapper": {"WithLossCell": ms.nn.WithLossCell,
                                        "TrainOneStepCell": ms.nn.TrainOneStepCell,
                                        "WithEvalCell": ms.nn.WithEvalCell},
+    "minispore.nn.wrap.grad_reducer": {"DistributedGradReducer": ms.nn.DistributedGradReducer},
     "minispore.nn.optim.momentum": {"Momentum": ms.nn.Momentum, "Optimizer": ms.nn.Optimizer},
     "minispore.nn.optim.sgd": {"SGD": ms.nn.SGD},
     "minispore.nn.optim.adam": {"Adam": ms.nn.Adam, "AdamWeightDecay": ms.nn.AdamWeightDecay},
@@ -303,3 +304,52 @@ def test_parallel_utils_read_the_context(fresh_parallel_context):
     # MindSpore 2.10: data_parallel True 1 0 False
     assert (_get_parallel_mode(), _get_gradients_mean(), _get_device_num(), _get_global_rank(),
             _is_in_auto_parallel_mode()) == ("data_parallel", True, 1, 0, False)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_distributed_grad_reducer_on_one_device(fresh_parallel_context, mode):
+    """The model-zoo pattern: a training cell that all-reduces its gradients under
+    data_parallel. MindSpore 2.10 builds DistributedGradReducer(params) without init()
+    (degree = get_group_size() = 1); on one device the all-reduce leaves each gradient as it is,
+    so the step equals the stand-alone TrainOneStepCell's."""
+    from minispore.nn.wrap.grad_reducer import DistributedGradReducer
+    assert ms.nn.DistributedGradReducer is DistributedGradReducer
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", gradients_mean=True,
+                                 device_num=1)
+    reducer = DistributedGradReducer(ms.nn.Dense(2, 1).trainable_params())
+    assert (reducer.degree, reducer.mean) == (1, True)    # degree from get_group_size()
+    base_losses, base_w = _reducer_step(False)
+    losses, w = _reducer_step(True)
+    assert losses == base_losses
+    np.testing.assert_array_equal(w, base_w)
+    with pytest.raises(NotImplementedError, match="degree=8"):
+        DistributedGradReducer(ms.nn.Dense(2, 1).trainable_params(), True, 8)
+
+
+def _reducer_step(use_reducer):
+    from minispore.nn.wrap.grad_reducer import DistributedGradReducer
+
+    class TrainStep(ms.nn.Cell):
+        def __init__(self, network, optimizer):
+            super().__init__(auto_prefix=False)
+            self.network = network
+            self.optimizer = optimizer
+            self.weights = optimizer.parameters
+            self.grad_fn = ms.value_and_grad(network, None, self.weights)
+            self.reducer = DistributedGradReducer(self.weights, True, 1) if use_reducer \
+                else None
+
+        def construct(self, x, y):
+            loss, grads = self.grad_fn(x, y)
+            if self.reducer is not None:
+                grads = self.reducer(grads)
+            self.optimizer(grads)
+            return loss
+
+    ms.set_seed(0)
+    net = ms.nn.Dense(3, 2)
+    step = TrainStep(ms.nn.WithLossCell(net, ms.nn.MSELoss()),
+                     ms.nn.Momentum(net.trainable_params(), 0.1, 0.9))
+    x = ms.Tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+    y = ms.Tensor(np.ones((4, 2), np.float32))
+    return [float(step(x, y).asnumpy()) for _ in range(3)], net.weight.asnumpy().copy()
