@@ -69,7 +69,8 @@ def test_each_path_imports_in_a_fresh_interpreter():
     """`import minispore.X` as the first import of a process (no earlier import hides a
     missing module file)."""
     paths = sorted(PATHS) + ["minispore.common.tensor", "minispore.communication",
-                             "minispore.communication.management", "minispore.parallel._utils"]
+                             "minispore.communication.management", "minispore.parallel._utils",
+                             "minispore.parallel._auto_parallel_context"]
     code = "; ".join(f"import {p}" for p in paths) + "; print('ok')"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for stmt in [code, "from minispore.common.tensor import Tensor; import minispore as ms; "
@@ -353,3 +354,23 @@ def _reducer_step(use_reducer):
     x = ms.Tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
     y = ms.Tensor(np.ones((4, 2), np.float32))
     return [float(step(x, y).asnumpy()) for _ in range(3)], net.weight.asnumpy().copy()
+
+
+def test_auto_parallel_context_object(fresh_parallel_context):
+    from minispore.parallel._auto_parallel_context import (_get_auto_parallel_context,
+                                                           _reset_auto_parallel_context,
+                                                           auto_parallel_context)
+    a = auto_parallel_context()
+    # MindSpore 2.10 defaults: stand_alone 1 False 0 False 1 True False
+    assert (a.get_parallel_mode(), a.get_device_num(), a.get_gradients_mean(),
+            a.get_global_rank(), a.get_enable_parallel_optimizer(), a.get_pipeline_stages(),
+            a.get_loss_repeated_mean(), a.get_full_batch()) == \
+        ("stand_alone", 1, False, 0, False, 1, True, False)
+    ms.set_auto_parallel_context(parallel_mode="data_parallel", gradients_mean=True)
+    # MindSpore 2.10: data_parallel True True, then stand_alone after the reset
+    assert (a.get_parallel_mode(), a.get_gradients_mean(),
+            _get_auto_parallel_context("gradients_mean")) == ("data_parallel", True, True)
+    _reset_auto_parallel_context()
+    assert a.get_parallel_mode() == "stand_alone"
+    with pytest.raises(AttributeError, match="set_device_num"):
+        a.set_device_num(2)
