@@ -26,3 +26,22 @@ def type_size_in_bytes(dtype):
 half, single, double = float16, float32, float64
 byte, short, intc, long, intp, ubyte = int8, int16, int32, int64, int64, uint8
 bool, int, float = bool_, int32, float32  # noqa: A001
+
+# MindSpore dtype names and type groups minispore does not implement: reading one raises an
+# AttributeError that says so (a partial group such as number_type would differ silently)
+_ABSENT = ("uint16", "uint32", "uint64", "ushort", "uintc", "uintp", "uint", "int_", "float_",
+           "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2",
+           "hifloat8", "qint4x2", "string", "number", "number_type", "int_type", "uint_type",
+           "float_type", "complex_type", "signed_type", "all_types", "tensor_type", "list_",
+           "tuple_", "type_none", "get_py_obj_dtype")
+
+
+_SUPPORTED = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+
+
+def __getattr__(name):
+    if name in _ABSENT:
+        raise AttributeError(
+            f"mindspore.common.dtype.{name} is not implemented by minispore; its dtypes are "
+            f"{', '.join(map(repr, _SUPPORTED))}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -51,7 +51,7 @@ class DType:
         return self.kind != "b"
 
 
-_ALIAS = {"Bool": "bool_"}
+_ALIAS: dict = {}                   # MindSpore 2.10: repr(mindspore.bool_) is "mindspore.bool"
 
 bool_ = DType("Bool", np.bool_, "b", 0)
 uint8 = DType("UInt8", np.uint8, "u", 1)

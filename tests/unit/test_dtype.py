@@ -9,7 +9,8 @@ from minispore.core import dtype as dt
 
 def test_names_and_numpy_types():
     assert str(ms.float32) == "Float32" and repr(ms.float32) == "mindspore.float32"
-    assert str(ms.bool_) == "Bool" and repr(ms.bool_) == "mindspore.bool_"
+    # MindSpore 2.10: str "Bool", repr "mindspore.bool"
+    assert str(ms.bool_) == "Bool" and repr(ms.bool_) == "mindspore.bool"
     assert str(ms.bfloat16) == "BFloat16"
     assert ms.dtype_to_nptype(ms.float16) is np.float16
     assert ms.dtype_to_nptype(ms.bfloat16) is ml_dtypes.bfloat16
