@@ -2,7 +2,8 @@
 to Tensor by core.tensor_methods): shape-taking forms (view_as, reshape_as, expand, type_as, t),
 sizes (numel, nelement, dim, ndimension), comparisons and logic as methods, mm/bmm/addmm/outer,
 splitting (chunk, split, unbind, narrow, index_select), masking (masked_fill, where, tril, triu,
-clamp) and the float tests (isnan, isinf, isfinite)."""
+clamp), the float tests (isnan, isinf, isfinite), flip, std/var (both MindSpore signatures),
+trunc/frac, addcmul and MindSpore's longer spellings (multiply, greater, absolute, ...)."""
 from __future__ import annotations
 
 from . import dtype as dt
@@ -14,7 +15,8 @@ from .ops import linalg
 from .ops import index_ops as I
 from .ops import math as M
 from .ops import reduce as R
-from .overloads import is_int, overloaded, variant
+from .ops import rounding
+from .overloads import is_bool, is_int, overloaded, variant
 from .tensor import Tensor
 
 
@@ -212,6 +214,66 @@ def _extreme(fn):
     return f
 
 
+def _flip(self, dims):
+    """The elements in reverse order along each axis in dims (a tuple or list of ints)."""
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"Tensor.flip: dims must be a tuple or list of ints, got "
+                        f"{type(dims).__name__}")
+    x = self
+    for d in dims:
+        a = A.normalize_axis("Tensor.flip", d, self.ndim)
+        n = self.shape[a]
+        x = I.gather(x, Tensor(np.arange(n - 1, -1, -1, dtype=np.int32)), a)
+    return x if dims else A.reshape(x, tuple(x.shape))
+
+
+def _variance(x, axis, ddof, keepdims):
+    """sum((x - mean)^2) / (n - ddof) over axis (None: all)."""
+    axes = tuple(range(x.ndim)) if axis is None else \
+        tuple(A.normalize_axis("Tensor.var", a, x.ndim)
+              for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    dev = M.sub(x, R.mean(x, axes, True))
+    return M.div(R.sum(M.mul(dev, dev), axes, keepdims), float(n - ddof))
+
+
+def _moment(name, root):
+    def finish(v):
+        return M.sqrt(v) if root else v
+
+    def legacy(self, axis=None, ddof=0, keepdims=False):
+        """ddof delta degrees of freedom (default 0: the population statistic)."""
+        return finish(_variance(self, axis, ddof, keepdims))
+
+    def modern(self, dim=None, *, correction=1, keepdim=False):
+        """correction delta degrees of freedom (default 1: the sample statistic)."""
+        return finish(_variance(self, dim, correction, keepdim))
+
+    return overloaded("Tensor", name,
+                      variant(legacy, lambda a: is_int(a["ddof"]) and is_bool(a["keepdims"])),
+                      variant(modern))
+
+
+def _trunc(self):
+    """Rounded towards zero."""
+    if not self.dtype.is_float:
+        return A.reshape(self, tuple(self.shape))
+    return M.where(M.less(self, 0), M.ceil(self), M.floor(self))
+
+
+def _addcmul(self, tensor1, tensor2, value=1):
+    """self + value * tensor1 * tensor2."""
+    prod = M.mul(tensor1, tensor2)
+    return M.add(self, prod if value == 1 else M.mul(prod, value))
+
+
+def _logical_xor(self, other):
+    return M.not_equal(M.cast(self, dt.bool_), M.cast(other, dt.bool_)
+                       if isinstance(other, Tensor) else bool(other))
+
+
 METHODS = {
     "view_as": _view_as,
     "reshape_as": _reshape_as,
@@ -272,6 +334,29 @@ METHODS = {
     "triu": _triangle("triu", np.triu),
     "amax": _extreme(R.amax),
     "amin": _extreme(R.amin),
+    "flip": _flip,
+    "std": _moment("std", True),
+    "var": _moment("var", False),
+    "trunc": _trunc,
+    "frac": lambda self: M.sub(self, _trunc(self)),
+    "addcmul": _addcmul,
+    "logical_xor": _logical_xor,
+    "is_floating_point": lambda self: self.dtype.is_float,
+    "byte": lambda self: M.cast(self, dt.uint8),
+    "short": lambda self: M.cast(self, dt.int16),
+    "multiply": lambda self, value: M.mul(self, value),
+    "divide": lambda self, other, *, rounding_mode=None:
+        rounding.div(self, other, rounding_mode=rounding_mode),
+    "subtract": lambda self, other, *, alpha=1:
+        M.sub(self, other if alpha == 1 else M.mul(other, alpha)),
+    "absolute": lambda self: M.abs(self),
+    "negative": lambda self: M.neg(self),
+    "greater": _cmp(M.greater),
+    "less": _cmp(M.less),
+    "equal": _cmp(M.equal),
+    "not_equal": _cmp(M.not_equal),
+    "greater_equal": _cmp(M.greater_equal),
+    "less_equal": _cmp(M.less_equal),
 }
 for _n, _f in METHODS.items():
     setattr(Tensor, _n, _f)

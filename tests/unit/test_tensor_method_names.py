@@ -292,3 +292,46 @@ def test_mask_and_split_methods_refuse_what_mindspore_refuses():
         x.clip()                    # MindSpore: "For Clamp, at least one of 'min' or 'max' ..."
     with pytest.raises(ValueError, match="chunks must be a positive int"):
         x.chunk(0)
+
+
+def _more_forms(x, i, m, h):
+    return (x.flip((0,)), x.flip([0, 1]), x.flip(dims=(1,)), x.std(), x.std(1), x.std(0, 0),
+            x.std(axis=1, ddof=1, keepdims=True), x.std(dim=1, correction=0, keepdim=True),
+            x.std(0, 1, True), x.var(), x.var(1), x.var(axis=0, ddof=1),
+            x.addcmul(x, x, 0.5), x.addcmul(x, x, value=2), m.logical_xor(x), h.byte(), h.short(),
+            Tensor(np.array([-7, 7], np.int32)).floor_divide(Tensor(np.array([2, -2], np.int32))),
+            i.multiply(2.5), x.divide(4, rounding_mode="floor"), x.subtract(1, alpha=2),
+            x.negative(), x.not_equal(2), x.greater_equal(2), h.trunc(), h.frac(), i.trunc())
+
+
+def test_flip_std_var_and_spelling_methods_give_mindspores_results(mode):
+    h = Tensor(np.array([-1.5, 300.7, 2.9], np.float32))
+    r = in_mode(_more_forms, Tensor(X6), Tensor(I13), Tensor(M23), h)
+    F, T = False, True
+    s, v = 0.8164966106414795, 0.6666666865348816
+    expected = [                                            # MindSpore 2.10's outputs
+        (ms.float32, [[3., 4., 5.], [0., 1., 2.]]), (ms.float32, [[5., 4., 3.], [2., 1., 0.]]),
+        (ms.float32, [[2., 1., 0.], [5., 4., 3.]]), (ms.float32, 1.7078251838684082),
+        (ms.float32, [s, s]), (ms.float32, [1.5, 1.5, 1.5]), (ms.float32, [[1.], [1.]]),
+        (ms.float32, [[s], [s]]), (ms.float32, [[2.1213202476501465] * 3]),
+        (ms.float32, 2.9166667461395264), (ms.float32, [v, v]), (ms.float32, [4.5, 4.5, 4.5]),
+        (ms.float32, [[0., 1.5, 4.], [7.5, 12., 17.5]]),
+        (ms.float32, [[0., 3., 10.], [21., 36., 55.]]),
+        (ms.bool_, [[T, T, F], [T, T, F]]), (ms.uint8, [255, 44, 2]), (ms.int16, [-1, 300, 2]),
+        (ms.int32, [-4, -4]), (ms.float32, [[2.5, 5., 7.5]]),
+        (ms.float32, [[0., 0., 0.], [0., 1., 1.]]), (ms.float32, [[-2., -1., 0.], [1., 2., 3.]]),
+        (ms.float32, [[-0., -1., -2.], [-3., -4., -5.]]),
+        (ms.bool_, [[T, T, F], [T, T, T]]), (ms.bool_, [[F, F, T], [T, T, T]]),
+        (ms.float32, [-1., 300., 2.]), (ms.float32, [-0.5, 0.70001220703125, 0.9000000953674316]),
+        (ms.int32, [[1, 2, 3]])]
+    for k, (t, (d, e)) in enumerate(zip(r, expected)):
+        assert t.dtype == d and t.asnumpy().tolist() == e, k
+    assert Tensor(X6).is_floating_point() and not Tensor(I13).is_floating_point()
+    assert np.isnan(Tensor(np.array([5.], np.float32)).std(0, 1).asnumpy())     # MindSpore: nan
+
+
+def test_flip_and_std_refuse_what_mindspore_refuses():
+    with pytest.raises(TypeError, match="tuple or list"):
+        Tensor(X6).flip(-1)
+    with pytest.raises(TypeError, match="match none of its signatures"):
+        Tensor(X6).std(1, True)
