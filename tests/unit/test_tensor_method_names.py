@@ -335,3 +335,19 @@ def test_flip_and_std_refuse_what_mindspore_refuses():
         Tensor(X6).flip(-1)
     with pytest.raises(TypeError, match="match none of its signatures"):
         Tensor(X6).std(1, True)
+
+
+_W = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+
+
+def _composite_loss(x):
+    return (x.std(1).sum() + (x.flip((1,)) * _W).sum() + x.narrow(1, 1, 2).sum()
+            + x.masked_fill(Tensor(M23), 0.).sum() + (x.diff() ** 2).sum()
+            + x.index_select(1, Tensor(np.array([2, 2], np.int32))).sum())
+
+
+def test_gradients_through_the_composed_methods_are_mindspores(mode):
+    g = ms.grad(_composite_loss)(Tensor(X6))
+    np.testing.assert_allclose(g.asnumpy(), [[-0.40824827551841736, 3.0, 5.408248424530029],
+                                             [3.59175181388855, 6.0, 8.408247947692871]],
+                               rtol=1e-6)                   # MindSpore 2.10's gradient
