@@ -369,3 +369,52 @@ class Slice(_Call):
             end.append(b + s)
         return _apply(X.STRIDED_SLICE, input_x, begin=begin, end=tuple(end),
                       strides=(1,) * len(shape))
+
+
+class StridedSlice(Primitive):
+    """`StridedSlice(begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+    shrink_axis_mask=0)(x, begin, end, strides)`: x[key] with the key built from the masks as
+    MindSpore's (bit k of begin_mask/end_mask: slice k starts/ends at the edge; of
+    shrink_axis_mask: the integer index begin[k]). Positive strides only; ellipsis_mask and
+    new_axis_mask are refused."""
+
+    def __init__(self, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                 shrink_axis_mask=0):
+        for name, v in (("begin_mask", begin_mask), ("end_mask", end_mask),
+                        ("ellipsis_mask", ellipsis_mask), ("new_axis_mask", new_axis_mask),
+                        ("shrink_axis_mask", shrink_axis_mask)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise TypeError(f"For 'StridedSlice', {name} must be a non-negative int, "
+                                f"got {v!r}")
+        for name, v in (("ellipsis_mask", ellipsis_mask), ("new_axis_mask", new_axis_mask)):
+            if v:
+                raise NotImplementedError(
+                    f"StridedSlice: {name}={v} is not supported by minispore (MindSpore 2.10's "
+                    f"CPU kernel gives inconsistent results for it); index the tensor instead "
+                    f"(x[..., a:b], x[None])")
+        self.begin_mask, self.end_mask, self.ellipsis_mask = begin_mask, end_mask, ellipsis_mask
+        self.new_axis_mask, self.shrink_axis_mask = new_axis_mask, shrink_axis_mask
+        self.name = "StridedSlice"
+
+    def __call__(self, input_x, begin, end, strides):
+        from ..core.indexing import getitem
+        begin, end, strides = (tuple(int(v) for v in t) for t in (begin, end, strides))
+        if not len(begin) == len(end) == len(strides):
+            raise ValueError(f"For 'StridedSlice', begin, end and strides must have the same "
+                             f"length, got {begin}, {end}, {strides}")
+        if any(s == 0 for s in strides):
+            raise ValueError("For 'StridedSlice', the strides must not be 0")
+        if any(s < 0 for s in strides):
+            raise NotImplementedError(
+                f"StridedSlice: negative strides {strides} are not supported by minispore "
+                f"(MindSpore 2.10 does not reverse them as Python slicing does); use "
+                f"ops.flip or x[::-1]")
+        key = []
+        for k, (b, e, s) in enumerate(zip(begin, end, strides)):
+            bit = 1 << k
+            if self.shrink_axis_mask & bit:
+                key.append(b)
+            else:
+                key.append(slice(None if self.begin_mask & bit else b,
+                                 None if self.end_mask & bit else e, s))
+        return getitem(input_x, tuple(key))

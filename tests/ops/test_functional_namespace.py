@@ -334,3 +334,53 @@ def test_with_value_gradient_goes_to_the_chosen_index(mode):
     assert ms.grad(_max_value_sum)(x).asnumpy().tolist() == [[0, 1, 0], [1, 0, 0]]
     y = ms.Tensor(np.array([[1.0, 5.0], [1.0, 0.0]], np.float32))
     assert ms.grad(_min_value_sum)(y).asnumpy().tolist() == [[1, 0], [0, 1]]
+
+
+# (begin_mask, end_mask, shrink_axis_mask, begin, end, strides) and the numpy slice of
+# arange(60).reshape(3, 4, 5) that MindSpore 2.10's P.StridedSlice gave (compared in both
+# modes: same values and shapes)
+_STRIDED = [
+    (0, 0, 0, (1, 0, 0), (2, 3, 4), (1, 1, 1), np.s_[1:2, 0:3, 0:4]),
+    (0, 0, 0, (0, 1, 0), (3, 4, 5), (1, 2, 2), np.s_[0:3, 1:4:2, 0:5:2]),
+    (0, 0, 0, (0, 0, 0), (10, 10, 10), (1, 1, 1), np.s_[:, :, :]),
+    (1, 0, 0, (2, 0, 0), (3, 4, 5), (1, 1, 1), np.s_[:3, 0:4, 0:5]),
+    (0, 4, 0, (0, 0, 0), (1, 2, 3), (1, 1, 1), np.s_[0:1, 0:2, 0:]),
+    (0, 0, 1, (1, 0, 0), (2, 4, 5), (1, 1, 1), np.s_[1, 0:4, 0:5]),
+    (0, 0, 5, (1, 0, 2), (2, 4, 3), (1, 1, 1), np.s_[1, 0:4, 2]),
+    (0, 0, 0, (0,), (2,), (1,), np.s_[0:2]),
+    (5, 2, 0, (1, 1, 1), (2, 2, 2), (2, 3, 2), np.s_[:2:2, 1::3, :2:2]),
+    (0, 0, 0, (-2, -3, 1), (-1, 4, -1), (1, 1, 1), np.s_[-2:-1, -3:4, 1:-1]),
+    (0, 0, 1, (-1, 0, 0), (3, 4, 5), (1, 1, 1), np.s_[-1, 0:4, 0:5]),
+]
+
+
+class _Sliced(nn.Cell):
+    def __init__(self, op, begin, end, strides):
+        super().__init__()
+        self.op, self.begin, self.end, self.strides = op, begin, end, strides
+
+    def construct(self, x):
+        return self.op(x, self.begin, self.end, self.strides)
+
+
+@pytest.mark.parametrize("case", range(len(_STRIDED)))
+def test_strided_slice_masks(mode, case):
+    bm, em, sm, begin, end, strides, key = _STRIDED[case]
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    op = P.StridedSlice(begin_mask=bm, end_mask=em, shrink_axis_mask=sm)
+    r = _Sliced(op, begin, end, strides)(ms.Tensor(a))
+    assert r.shape == a[key].shape
+    np.testing.assert_array_equal(r.asnumpy(), a[key])
+
+
+def test_strided_slice_refuses_what_mindspore_does_not_slice_as_python():
+    # MindSpore 2.10's CPU kernel gives values unlike Python slicing for negative strides with
+    # negative bounds and for new_axis_mask (zeros in the output) or ellipsis_mask
+    x = ms.Tensor(np.zeros((3, 4, 5), np.float32))
+    with pytest.raises(NotImplementedError, match="negative strides"):
+        P.StridedSlice()(x, (-1, -1, -1), (-4, -5, -6), (-1, -1, -2))
+    for kw in ({"ellipsis_mask": 1}, {"new_axis_mask": 2}):
+        with pytest.raises(NotImplementedError, match=next(iter(kw))):
+            P.StridedSlice(**kw)
+    with pytest.raises(ValueError, match="strides"):
+        P.StridedSlice()(x, (0,), (1,), (0,))
