@@ -22,6 +22,8 @@ from . import communication  # noqa: E402
 from .context import (ParallelMode, get_auto_parallel_context,  # noqa: E402
                       reset_auto_parallel_context, set_auto_parallel_context)
 from .log import get_level, get_log_config  # noqa: E402
+from .train import (DynamicLossScaleManager, FixedLossScaleManager,  # noqa: E402
+                    LossScaleManager)
 
 dtype = common.dtype
 __version__ = "0.1.0"

@@ -3,7 +3,10 @@
 from ..nn.metrics import MAE, Accuracy, Metric
 from .callback import Callback, LossMonitor, RunContext, TimeMonitor
 from .model import Model
+from .loss_scale_manager import (DynamicLossScaleManager, FixedLossScaleManager,
+                                 LossScaleManager)
 from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
 
 __all__ = ["Model", "Accuracy", "MAE", "Metric", "Callback", "RunContext", "LossMonitor", "TimeMonitor", "save_checkpoint",
-           "load_checkpoint", "load_param_into_net"]
+           "load_checkpoint", "load_param_into_net", "LossScaleManager", "FixedLossScaleManager",
+           "DynamicLossScaleManager"]

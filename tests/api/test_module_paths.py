@@ -52,6 +52,9 @@ PATHS = {
     "minispore.train.serialization": {"save_checkpoint": ms.save_checkpoint,
                                       "load_checkpoint": ms.load_checkpoint,
                                       "load_param_into_net": ms.load_param_into_net},
+    "minispore.train.loss_scale_manager": {"FixedLossScaleManager": ms.FixedLossScaleManager,
+                                           "DynamicLossScaleManager": ms.DynamicLossScaleManager,
+                                           "LossScaleManager": ms.LossScaleManager},
     "minispore.log": {"get_level": ms.get_level, "get_log_config": ms.get_log_config},
 }
 
@@ -382,3 +385,34 @@ def test_mstype_names_minispore_lacks_raise():
         with pytest.raises(AttributeError, match=f"dtype.{name} is not implemented"):
             getattr(mstype, name)
     assert not hasattr(mstype, "no_such_name")
+
+
+def test_loss_scale_managers_as_mindspore():
+    from minispore.train.loss_scale_manager import (DynamicLossScaleManager,
+                                                    FixedLossScaleManager)
+    assert ms.FixedLossScaleManager is FixedLossScaleManager
+    assert ms.train.DynamicLossScaleManager is DynamicLossScaleManager
+    f = FixedLossScaleManager()
+    # MindSpore 2.10: 128.0 True, and get_update_cell() None without drop_overflow_update
+    assert (f.get_loss_scale(), f.get_drop_overflow_update()) == (128.0, True)
+    assert FixedLossScaleManager(1024, False).get_update_cell() is None
+    with pytest.raises(NotImplementedError, match="FixedLossScaleUpdateCell"):
+        f.get_update_cell()
+    d = DynamicLossScaleManager(init_loss_scale=16, scale_factor=2, scale_window=3)
+    seq = []
+    for overflow in [False, False, False, True, False, False, False, True, True, False]:
+        d.update_loss_scale(overflow)
+        seq.append(d.get_loss_scale())
+    # MindSpore 2.10's sequence, cur_iter and drop_overflow_update
+    assert seq == [16, 16, 32, 16.0, 16.0, 16.0, 32.0, 16.0, 8.0, 8.0]
+    assert (d.cur_iter, d.get_drop_overflow_update()) == (11, True)
+    assert DynamicLossScaleManager().get_loss_scale() == 16777216
+    # MindSpore 2.10's errors
+    with pytest.raises(ValueError, match="'init_loss_scale' must be > 1"):
+        DynamicLossScaleManager(init_loss_scale=0.5)
+    with pytest.raises(ValueError, match="'scale_window' must be int and must > 0"):
+        DynamicLossScaleManager(scale_window=0)
+    with pytest.raises(ValueError, match="'scale_factor' must be > 0"):
+        DynamicLossScaleManager(scale_factor=0)
+    with pytest.raises(ValueError, match="'loss_scale' must be >= 1"):
+        FixedLossScaleManager(0.5)
