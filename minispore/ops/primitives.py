@@ -418,3 +418,39 @@ class StridedSlice(Primitive):
                 key.append(slice(None if self.begin_mask & bit else b,
                                  None if self.end_mask & bit else e, s))
         return getitem(input_x, tuple(key))
+
+
+class Pad(Primitive):
+    """`Pad(paddings)(x)`: x with zeros around it, paddings[k] = (before, after) for axis k (a
+    tuple of pairs of non-negative ints, one pair per axis)."""
+
+    def __init__(self, paddings):
+        if not isinstance(paddings, tuple):
+            raise TypeError(f"For 'Pad', the type of 'paddings' should be 'tuple', but got type "
+                            f"'{type(paddings).__name__}'.")
+        pairs = []
+        for k, p in enumerate(paddings):
+            if not (isinstance(p, tuple) and len(p) == 2 and all(isinstance(v, int) for v in p)):
+                raise TypeError(f"For 'Pad', paddings[{k}] must be a tuple of two ints, got {p!r}")
+            if p[0] < 0 or p[1] < 0:
+                raise ValueError(f"For 'Pad', all elements of 'paddings' must be >= 0, but got "
+                                 f"paddings[{k}][0] = {p[0]}, paddings[{k}][1] = {p[1]}")
+            pairs.append((int(p[0]), int(p[1])))
+        self.paddings, self.name = tuple(pairs), "Pad"
+
+    def __call__(self, input_x):
+        if len(self.paddings) != len(input_x.shape):
+            raise ValueError(f"For 'Pad', the length of 'paddings' must be equal to the rank of "
+                             f"'input_x', but got {len(self.paddings)} vs {len(input_x.shape)}")
+        y = input_x
+        for axis, (before, after) in enumerate(self.paddings):
+            parts = []
+            for n in (before, None, after):
+                if n is None:
+                    parts.append(y)
+                elif n:
+                    shape = tuple(y.shape)
+                    parts.append(A.zeros(shape[:axis] + (n,) + shape[axis + 1:], y.dtype))
+            if len(parts) > 1:
+                y = A.concat(parts, axis)
+        return y

@@ -384,3 +384,33 @@ def test_strided_slice_refuses_what_mindspore_does_not_slice_as_python():
             P.StridedSlice(**kw)
     with pytest.raises(ValueError, match="strides"):
         P.StridedSlice()(x, (0,), (1,), (0,))
+
+
+class _Padded(nn.Cell):
+    def __init__(self, paddings):
+        super().__init__()
+        self.pad = P.Pad(paddings)
+
+    def construct(self, x):
+        return self.pad(x)
+
+
+def test_pad(mode):
+    # MindSpore: P.Pad(((1, 2), (0, 1)))(arange(6).reshape(2, 3)) -> 5x4 with x at [1:3, 0:3];
+    # int32 [[1, 2]] with ((0, 0), (2, 0)) -> [[0 0 1 2]] Int32; the gradient of a padded sum is
+    # ones; a list, a negative padding and a wrong number of pairs are refused
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    r = _Padded(((1, 2), (0, 1)))(ms.Tensor(x))
+    expected = np.zeros((5, 4), np.float32)
+    expected[1:3, 0:3] = x
+    np.testing.assert_array_equal(r.asnumpy(), expected)
+    r = _Padded(((0, 0), (2, 0)))(ms.Tensor(np.array([[1, 2]], np.int32)))
+    assert r.dtype is ms.int32 and r.asnumpy().tolist() == [[0, 0, 1, 2]]
+    g = ms.grad(_Padded(((1, 0), (1, 1))))(ms.Tensor(x))
+    np.testing.assert_array_equal(g.asnumpy(), np.ones((2, 3)))
+    with pytest.raises(TypeError, match="tuple"):
+        P.Pad([[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match=">= 0"):
+        P.Pad(((-1, 0), (0, 0)))
+    with pytest.raises(ValueError, match="rank"):
+        P.Pad(((1, 1),))(ms.Tensor(x))
