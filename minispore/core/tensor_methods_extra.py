@@ -3,7 +3,8 @@ to Tensor by core.tensor_methods): shape-taking forms (view_as, reshape_as, expa
 sizes (numel, nelement, dim, ndimension), comparisons and logic as methods, mm/bmm/addmm/outer,
 splitting (chunk, split, unbind, narrow, index_select), masking (masked_fill, where, tril, triu,
 clamp), the float tests (isnan, isinf, isfinite), flip, std/var (both MindSpore signatures),
-trunc/frac, addcmul and MindSpore's longer spellings (multiply, greater, absolute, ...)."""
+trunc/frac, fmod, nan_to_num, trace, count_nonzero, addcmul, the bitwise methods and MindSpore's
+longer spellings (multiply, greater, absolute, ...)."""
 from __future__ import annotations
 
 from . import dtype as dt
@@ -274,6 +275,53 @@ def _logical_xor(self, other):
                        if isinstance(other, Tensor) else bool(other))
 
 
+def _fmod(self, other):
+    """The remainder of truncated division: the sign of self (C's fmod)."""
+    r = M.mod(M.abs(self), M.abs(other))
+    return M.where(M.less(self, 0), M.neg(r), r)
+
+
+def _nan_to_num(self, nan=None, posinf=None, neginf=None):
+    """NaN -> nan (None: 0), +inf -> posinf (None: the dtype's largest finite value),
+    -inf -> neginf (None: the dtype's lowest); integer tensors come back unchanged."""
+    if not self.dtype.is_float:
+        return A.reshape(self, tuple(self.shape))
+    info = np.finfo(self.dtype.np)
+
+    def const(v, default):
+        return Tensor(np.asarray(default if v is None else v, self.dtype.np))
+    x = M.where(M.not_equal(self, self), const(nan, 0.0), self)
+    x = M.where(M.equal(self, float("inf")), const(posinf, info.max), x)
+    return M.where(M.equal(self, float("-inf")), const(neginf, info.min), x)
+
+
+def _trace(self, offset=0, axis1=0, axis2=1, dtype=None):
+    """The sum of the diagonal `offset` of the axes axis1, axis2 (integer tensors give int64)."""
+    a1, a2 = (A.normalize_axis("Tensor.trace", a, self.ndim) for a in (axis1, axis2))
+    if a1 == a2:
+        raise ValueError("Tensor.trace: axis1 and axis2 must differ")
+    shape = [1] * self.ndim
+    shape[a1], shape[a2] = self.shape[a1], self.shape[a2]
+    eye = np.eye(self.shape[a1], self.shape[a2], k=offset, dtype=np.bool_)
+    mask = Tensor(eye if a1 < a2 else eye.T).reshape(tuple(shape))
+    r = R.sum(M.where(mask, self, A.zeros_like(self)), (a1, a2), False)
+    if dtype is not None:
+        return M.cast(r, dtype)
+    return r if self.dtype.is_float else M.cast(r, dt.int64)
+
+
+def _count_nonzero(self, axis=(), keep_dims=False, dtype=None):
+    """The number of nonzero elements along axis (() or None: all), int32 unless dtype."""
+    axes = None if axis is None or axis == () else axis
+    r = R.sum(M.cast(M.not_equal(self, 0), dt.int32), axes, keep_dims)
+    return r if dtype is None else M.cast(r, dtype)
+
+
+def _count_nonzero_dim(self, dim=None):
+    raise NotImplementedError("Tensor.count_nonzero(dim=...): pass the axis positionally or as "
+                              "axis= (MindSpore 2.10's (axis, keep_dims, dtype) form)")
+
+
 METHODS = {
     "view_as": _view_as,
     "reshape_as": _reshape_as,
@@ -357,6 +405,15 @@ METHODS = {
     "not_equal": _cmp(M.not_equal),
     "greater_equal": _cmp(M.greater_equal),
     "less_equal": _cmp(M.less_equal),
+    "fmod": _fmod,
+    "nan_to_num": _nan_to_num,
+    "trace": _trace,
+    "count_nonzero": overloaded("Tensor", "count_nonzero", variant(_count_nonzero),
+                                variant(_count_nonzero_dim)),
+    "bitwise_and": _cmp(M.bitwise_and),
+    "bitwise_or": _cmp(M.bitwise_or),
+    "bitwise_xor": _cmp(M.bitwise_xor),
+    "is_signed": lambda self: self.dtype.kind in "if",
 }
 for _n, _f in METHODS.items():
     setattr(Tensor, _n, _f)
