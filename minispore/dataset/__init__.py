@@ -451,3 +451,5 @@ class RepeatDataset(Dataset):
 __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "config", "load_digits",
            "samplers", "Sampler", "SequentialSampler", "RandomSampler", "SubsetSampler",
            "SubsetRandomSampler", "DistributedSampler", "WeightedRandomSampler"]
+
+from . import engine  # noqa: E402,F401  (MindSpore's module path mindspore.dataset.engine)

@@ -55,6 +55,12 @@ PATHS = {
     "minispore.train.loss_scale_manager": {"FixedLossScaleManager": ms.FixedLossScaleManager,
                                            "DynamicLossScaleManager": ms.DynamicLossScaleManager,
                                            "LossScaleManager": ms.LossScaleManager},
+    # MindSpore 2.10: these names of mindspore.dataset.engine are mindspore.dataset's
+    "minispore.dataset.engine": {n: getattr(ms.dataset, n) for n in (
+        "Dataset", "GeneratorDataset", "NumpySlicesDataset", "BatchDataset", "MapDataset",
+        "RepeatDataset", "ShuffleDataset", "config", "samplers", "Sampler", "SequentialSampler",
+        "RandomSampler", "SubsetSampler", "SubsetRandomSampler", "DistributedSampler",
+        "WeightedRandomSampler")},
     "minispore.log": {"get_level": ms.get_level, "get_log_config": ms.get_log_config},
 }
 
