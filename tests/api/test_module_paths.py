@@ -422,3 +422,29 @@ def test_loss_scale_managers_as_mindspore():
         DynamicLossScaleManager(scale_factor=0)
     with pytest.raises(ValueError, match="'loss_scale' must be >= 1"):
         FixedLossScaleManager(0.5)
+
+
+def test_ps_context_defaults_and_refusals():
+    from minispore import context
+    try:
+        # MindSpore 2.10's get_ps_context values
+        assert {k: context.get_ps_context(k) for k in (
+            "enable_ps", "config_file_path", "enable_ssl", "ms_role", "scheduler_ip",
+            "scheduler_port", "server_mode", "server_num", "worker_num")} == {
+            "enable_ps": False, "config_file_path": "", "enable_ssl": False,
+            "ms_role": "MS_NOT_PS", "scheduler_ip": "127.0.0.1", "scheduler_port": 6667,
+            "server_mode": "", "server_num": 0, "worker_num": 0}
+        assert context.set_ps_context(enable_ps=False) is None
+        # MindSpore 2.10's errors
+        with pytest.raises(ValueError, match="Set PS context keyword bogus is not recognized"):
+            context.set_ps_context(bogus=1)
+        with pytest.raises(ValueError, match="Get PS context keyword bogus is not recognized"):
+            context.get_ps_context("bogus")
+        with pytest.raises(TypeError, match="'enable_ps' must be <class 'bool'>"):
+            context.set_ps_context(enable_ps=1)
+        # MindSpore accepts enable_ps=True (a parameter-server job); one process cannot
+        with pytest.raises(NotImplementedError, match="enable_ps"):
+            context.set_ps_context(enable_ps=True)
+        assert context.get_ps_context("enable_ps") is False
+    finally:
+        context.reset_ps_context()
