@@ -426,6 +426,8 @@ def test_loss_scale_managers_as_mindspore():
 
 def test_ps_context_defaults_and_refusals():
     from minispore import context
+    assert ms.get_ps_context is context.get_ps_context
+    assert ms.set_ps_context is context.set_ps_context
     try:
         # MindSpore 2.10's get_ps_context values
         assert {k: context.get_ps_context(k) for k in (
