@@ -454,3 +454,35 @@ class Pad(Primitive):
             if len(parts) > 1:
                 y = A.concat(parts, axis)
         return y
+
+
+class GatherNd(_Call):
+    """`GatherNd()(input_x, indices)`: the slices of input_x at the index tuples in the last
+    axis of indices (its length k <= rank); each index must lie in [0, dim), a negative or too
+    large one is an IndexError, as MindSpore's."""
+
+    def __call__(self, input_x, indices):
+        from ..core.indexing import getitem
+        from ..core.tensor import Tensor
+        if not isinstance(indices, Tensor):
+            indices = _tensor(_np.asarray(indices))
+        shape, ishape = tuple(input_x.shape), tuple(indices.shape)
+        if not ishape or indices.dtype not in (_dt.int32, _dt.int64):
+            raise TypeError(f"For 'GatherNd', indices must be an int32 or int64 tensor of rank "
+                            f">= 1, got {indices.dtype} of shape {ishape}")
+        k = ishape[-1]
+        if not 1 <= k <= len(shape):
+            raise ValueError(f"For 'GatherNd', the last axis of indices ({k}) must be between 1 "
+                             f"and the rank of input_x ({len(shape)})")
+        idx = M.cast(indices, _dt.int64)
+        flat, stride = None, 1
+        for j in range(k - 1, -1, -1):
+            col = getitem(idx, (Ellipsis, j))
+            # a negative index is mapped past the end, so gather's range check refuses it
+            col = M.where(M.less(col, 0), shape[j], col)
+            col = X.gather(_tensor(_np.arange(shape[j], dtype=_np.int64)), col, 0)
+            term = col if stride == 1 else M.mul(col, stride)
+            flat = term if flat is None else M.add(flat, term)
+            stride *= shape[j]
+        data = A.reshape(input_x, (stride,) + shape[k:])
+        return X.gather(data, flat, 0)

@@ -414,3 +414,35 @@ def test_pad(mode):
         P.Pad(((-1, 0), (0, 0)))
     with pytest.raises(ValueError, match="rank"):
         P.Pad(((1, 1),))(ms.Tensor(x))
+
+
+class _GatheredNd(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.gather_nd = P.GatherNd()
+
+    def construct(self, x, indices):
+        return self.gather_nd(x, indices)
+
+
+def test_gather_nd(mode):
+    # MindSpore, x = arange(24).reshape(2, 3, 4): indices [[0,1],[1,2]] -> (2, 4) rows x[0,1],
+    # x[1,2]; [[1]] -> (1, 3, 4); [[0,1,2],[1,0,3]] -> [6, 15]; [[[0,0]],[[1,1]]] -> (2, 1, 4);
+    # [0, 2] -> x[0, 2]; int32 and int64 alike; [[0,3]], [[2,0]] and [[0,-1]] raise; the
+    # gradient at [[0,1],[0,1]] is 2 on row x[0,1]
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    net = _GatheredNd()
+    for idx, expected in [([[0, 1], [1, 2]], a[[0, 1], [1, 2]]), ([[1]], a[[1]]),
+                          ([[0, 1, 2], [1, 0, 3]], np.array([6.0, 15.0])),
+                          ([[[0, 0]], [[1, 1]]], a[[[0], [1]], [[0], [1]]]), ([0, 2], a[0, 2])]:
+        for dtype in (np.int32, np.int64):
+            r = _GatheredNd()(ms.Tensor(a), ms.Tensor(np.array(idx, dtype)))
+            assert r.shape == expected.shape and r.dtype is ms.float32
+            np.testing.assert_array_equal(r.asnumpy(), expected)
+    for bad in ([[0, 3]], [[2, 0]], [[0, -1]]):
+        with pytest.raises(IndexError):
+            net(ms.Tensor(a), ms.Tensor(np.array(bad, np.int32)))
+    g = ms.grad(net)(ms.Tensor(a), ms.Tensor(np.array([[0, 1], [0, 1]], np.int32)))
+    expected = np.zeros_like(a)
+    expected[0, 1] = 2
+    np.testing.assert_array_equal(g.asnumpy(), expected)
