@@ -33,6 +33,18 @@ class _Formatter(logging.Formatter):
                 f"{record.getMessage()}")
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to the sys.stderr of the moment (a stream replaced after the logger was made,
+    as pytest's capture does, still receives the records)."""
+
+    def __init__(self):
+        logging.Handler.__init__(self)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+
 def _get_logger():
     global _logger
     with _lock:
@@ -46,7 +58,7 @@ def _get_logger():
                                           "log writes to stderr")
             logger = logging.getLogger("minispore")
             logger.propagate = False
-            handler = logging.StreamHandler(sys.stderr)
+            handler = _StderrHandler()
             handler.setFormatter(_Formatter())
             logger.addHandler(handler)
             logger.setLevel(_GLOG_TO_LEVEL[level])
