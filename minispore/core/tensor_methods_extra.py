@@ -3,7 +3,7 @@ to Tensor by core.tensor_methods): shape-taking forms (view_as, reshape_as, expa
 sizes (numel, nelement, dim, ndimension), comparisons and logic as methods, mm/bmm/addmm/outer,
 splitting (chunk, split, unbind, narrow, index_select), masking (masked_fill, where, tril, triu,
 clamp), the float tests (isnan, isinf, isfinite), flip, std/var (both MindSpore signatures),
-trunc/frac, fmod, nan_to_num, trace, count_nonzero, addcmul, the bitwise methods and MindSpore's
+trunc/frac, fmod, nan_to_num, trace, count_nonzero, repeat_interleave, addcmul, the bitwise methods and MindSpore's
 longer spellings (multiply, greater, absolute, ...)."""
 from __future__ import annotations
 
@@ -322,6 +322,33 @@ def _count_nonzero_dim(self, dim=None):
                               "axis= (MindSpore 2.10's (axis, keep_dims, dtype) form)")
 
 
+def _repeat_interleave(self, repeats, dim=None, *, output_size=None):
+    """Each element along dim (None: of the flattened tensor) repeated `repeats` times (a
+    positive int, or one count per element as a list, tuple or concrete Tensor)."""
+    x = A.reshape(self, (-1,)) if dim is None else self
+    d = 0 if dim is None else A.normalize_axis("Tensor.repeat_interleave", dim, self.ndim)
+    n = x.shape[d]
+    if isinstance(repeats, Tensor):
+        repeats = repeats.asnumpy().reshape(-1).tolist() if repeats.ndim else int(repeats)
+    if is_int(repeats):
+        if repeats <= 0:
+            raise ValueError(f"Tensor.repeat_interleave: repeats must be positive, got {repeats}")
+        counts = [int(repeats)] * n
+    elif isinstance(repeats, (list, tuple)) and all(is_int(r) and r >= 0 for r in repeats):
+        counts = [int(r) for r in repeats]
+        if len(counts) != n:
+            raise ValueError(f"Tensor.repeat_interleave: {len(counts)} repeats for an axis of "
+                             f"length {n}; give one count per element")
+    else:
+        raise TypeError(f"Tensor.repeat_interleave: repeats must be a positive int or a "
+                        f"sequence of counts, got {repeats!r}")
+    index = np.repeat(np.arange(n, dtype=np.int32), counts)
+    if output_size is not None and output_size != index.size:
+        raise ValueError(f"Tensor.repeat_interleave: output_size={output_size} but the result "
+                         f"has {index.size} elements along the axis")
+    return I.gather(x, Tensor(index), d)
+
+
 METHODS = {
     "view_as": _view_as,
     "reshape_as": _reshape_as,
@@ -414,6 +441,7 @@ METHODS = {
     "bitwise_or": _cmp(M.bitwise_or),
     "bitwise_xor": _cmp(M.bitwise_xor),
     "is_signed": lambda self: self.dtype.kind in "if",
+    "repeat_interleave": _repeat_interleave,
 }
 for _n, _f in METHODS.items():
     setattr(Tensor, _n, _f)

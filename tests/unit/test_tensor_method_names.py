@@ -379,3 +379,30 @@ def test_nan_to_num_trace_fmod_bitwise_and_count_nonzero_give_mindspores_results
     assert Tensor(X6).is_signed() and not Tensor(np.array([1], np.uint8)).is_signed()
     with pytest.raises(NotImplementedError, match="axis="):
         Tensor(X6).count_nonzero(dim=1)     # MindSpore 2.10 (CPU): no keyword 'dim'
+
+
+def _repeat_forms(x, i):
+    return (x.repeat_interleave(2), x.repeat_interleave(2, 1), x.repeat_interleave(2, dim=0),
+            x.repeat_interleave([1, 2, 0], 1), x.repeat_interleave((1, 2), 0),
+            x.repeat_interleave(2, -1), i.repeat_interleave(2))
+
+
+def test_repeat_interleave_gives_mindspores_results(mode):
+    r = in_mode(_repeat_forms, Tensor(X6), Tensor(I13))
+    assert [t.asnumpy().tolist() for t in r] == [           # MindSpore 2.10's outputs
+        [0., 0., 1., 1., 2., 2., 3., 3., 4., 4., 5., 5.],
+        [[0., 0., 1., 1., 2., 2.], [3., 3., 4., 4., 5., 5.]],
+        [[0., 1., 2.], [0., 1., 2.], [3., 4., 5.], [3., 4., 5.]],
+        [[0., 1., 1.], [3., 4., 4.]], [[0., 1., 2.], [3., 4., 5.], [3., 4., 5.]],
+        [[0., 0., 1., 1., 2., 2.], [3., 3., 4., 4., 5., 5.]], [1, 1, 2, 2, 3, 3]]
+    assert r[6].dtype == ms.int32
+    x = Tensor(X6)
+    assert x.repeat_interleave(Tensor(np.array([1, 2, 0])), 1).shape == (2, 3)
+    assert x.repeat_interleave(2, 1, output_size=6).shape == (2, 6)
+    with pytest.raises(ValueError, match="output_size=5"):
+        x.repeat_interleave(2, 1, output_size=5)
+    for bad in (0, -1):                 # MindSpore refuses these too
+        with pytest.raises(ValueError, match="positive"):
+            x.repeat_interleave(bad, 1)
+    with pytest.raises(ValueError, match="one count per element"):
+        x.repeat_interleave([1, 2], 1)
