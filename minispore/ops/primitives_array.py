@@ -233,3 +233,25 @@ class GatherNd(_Call):
             stride *= shape[j]
         data = A.reshape(input_x, (stride,) + shape[k:])
         return X.gather(data, flat, 0)
+
+
+class SigmoidCrossEntropyWithLogits(_Call):
+    """`SigmoidCrossEntropyWithLogits()(logits, label)`: the elementwise loss
+    max(x, 0) - x * y + log1p(exp(-|x|)) (MindSpore's formula, so exp(-30)-sized losses are kept);
+    its gradient is sigmoid(x) - y for the logits and zero for the label, as MindSpore's."""
+
+    def __call__(self, logits, label):
+        if tuple(logits.shape) != tuple(label.shape):
+            raise ValueError(f"For SigmoidCrossEntropyWithLogits, 'label' shape "
+                             f"{tuple(label.shape)} must be consistent with 'logits' shape "
+                             f"{tuple(logits.shape)}")
+        if logits.dtype is not label.dtype:
+            raise TypeError(f"For primitive[SigmoidCrossEntropyWithLogits], the input type must "
+                            f"be same, got {logits.dtype} and {label.dtype}")
+        y = A.stop_gradient(label)
+        x_const = A.stop_gradient(logits)
+        loss = M.add(M.sub(M.relu(x_const), M.mul(x_const, y)),
+                     M.log1p(M.exp(M.neg(M.abs(x_const)))))
+        # softplus(x) - x * y has the gradient sigmoid(x) - y; its value is taken back out
+        g = M.sub(M.softplus(logits), M.mul(logits, y))
+        return M.add(loss, M.sub(g, A.stop_gradient(g)))

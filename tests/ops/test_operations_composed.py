@@ -1,0 +1,47 @@
+"""MindSpore Primitive classes of `mindspore.ops.operations` that minispore composes of several
+core ops, in PyNative and in a compiled graph. Expected values were observed running MindSpore
+2.10 (CPU) on the same inputs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import nn
+from minispore.ops import operations as P
+
+_X = np.array([[-30.0, -1.5, 0.0], [0.3, 2.0, 40.0]], np.float32)
+_Y = np.array([[0.0, 1.0, 0.5], [1.0, 0.0, 1.0]], np.float32)
+
+
+class _Loss(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.loss = P.SigmoidCrossEntropyWithLogits()
+
+    def construct(self, x, y):
+        return self.loss(x, y).sum()
+
+
+def test_sigmoid_cross_entropy_with_logits(mode):
+    # MindSpore: values [[9.357623e-14, 1.7014133, 0.6931472], [0.55435526, 2.126928,
+    # 4.248354e-18]] Float32; the gradient for the logits [[9.357623e-14, -0.8175745, 0],
+    # [-0.4255575, 0.880797, 0]] and zeros for the label; float16 inputs give float16
+    # [[0, 1.701, 0.6934], [0.554, 2.127, 0]]; an int label or another shape is refused
+    x, y = ms.Tensor(_X), ms.Tensor(_Y)
+    r = P.SigmoidCrossEntropyWithLogits()(x, y)
+    assert r.dtype is ms.float32
+    np.testing.assert_allclose(r.asnumpy(), [[9.357623e-14, 1.7014133, 0.6931472],
+                                             [0.55435526, 2.126928, 4.248354e-18]], rtol=1e-6)
+    gx, gy = ms.grad(_Loss(), grad_position=(0, 1))(x, y)
+    np.testing.assert_allclose(gx.asnumpy(), [[9.357623e-14, -0.8175745, 0.0],
+                                              [-0.4255575, 0.880797, 0.0]], rtol=1e-6)
+    np.testing.assert_array_equal(gy.asnumpy(), np.zeros((2, 3)))
+    h = P.SigmoidCrossEntropyWithLogits()(x.astype(ms.float16), y.astype(ms.float16))
+    assert h.dtype is ms.float16
+    np.testing.assert_allclose(h.asnumpy().astype(np.float32),
+                               [[0.0, 1.701, 0.6934], [0.554, 2.127, 0.0]], atol=1e-3)
+    with pytest.raises(TypeError, match="same"):
+        P.SigmoidCrossEntropyWithLogits()(x, ms.Tensor(_Y.astype(np.int32)))
+    with pytest.raises(ValueError, match="shape"):
+        P.SigmoidCrossEntropyWithLogits()(x, ms.Tensor(_Y[0]))
