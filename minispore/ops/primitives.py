@@ -266,5 +266,5 @@ ScalarToTensor = _call_class("ScalarToTensor", _FN.scalar_to_tensor,
 
 
 from .primitives_array import (ArgMaxWithValue, ArgMinWithValue, BiasAdd, Flatten,  # noqa: E402,F401
-                               GatherNd, Pad, SigmoidCrossEntropyWithLogits, Slice,
-                               StridedSlice)
+                               GatherNd, Pad, ResizeNearestNeighbor,
+                               SigmoidCrossEntropyWithLogits, Slice, StridedSlice)

@@ -255,3 +255,42 @@ class SigmoidCrossEntropyWithLogits(_Call):
         # softplus(x) - x * y has the gradient sigmoid(x) - y; its value is taken back out
         g = M.sub(M.softplus(logits), M.mul(logits, y))
         return M.add(loss, M.sub(g, A.stop_gradient(g)))
+
+
+def _nearest_index(n_in, n_out, align_corners):
+    """The source row of each output row, as MindSpore's CPU kernel computes it: a float32
+    scale, floor (or round half away from zero with align_corners), clamped to n_in - 1."""
+    if align_corners and n_out > 1:
+        scale = _np.float32(n_in - 1) / _np.float32(n_out - 1)
+    elif align_corners:
+        scale = _np.float32(0)
+    else:
+        scale = _np.float32(n_in) / _np.float32(n_out)
+    pos = _np.arange(n_out, dtype=_np.float32) * scale
+    idx = _np.floor(pos + _np.float32(0.5)) if align_corners else _np.floor(pos)
+    return _np.minimum(idx.astype(_np.int64), n_in - 1)
+
+
+class ResizeNearestNeighbor(Primitive):
+    """`ResizeNearestNeighbor(size, align_corners=False)(x)`: the 4-D (N, C, H, W) x resized to
+    size = (new_height, new_width) by nearest-neighbour sampling."""
+
+    def __init__(self, size, align_corners=False):
+        if not (isinstance(size, (tuple, list)) and len(size) == 2
+                and all(isinstance(v, int) and v > 0 for v in size)):
+            raise ValueError(f"For 'ResizeNearestNeighbor', size must be a tuple of two "
+                             f"positive ints, got {size!r}")
+        self.size, self.align_corners = tuple(size), bool(align_corners)
+        self.name = "ResizeNearestNeighbor"
+
+    def __call__(self, input_x):
+        if len(input_x.shape) != 4:
+            raise ValueError(f"For 'ResizeNearestNeighbor', input_x must be 4-D (N, C, H, W), "
+                             f"got shape {tuple(input_x.shape)}")
+        y = input_x
+        for axis, n_out in ((2, self.size[0]), (3, self.size[1])):
+            n_in = input_x.shape[axis]
+            idx = _nearest_index(n_in, n_out, self.align_corners)
+            if n_in != n_out or (idx != _np.arange(n_out)).any():
+                y = X.gather(y, _tensor(idx), axis)
+        return y

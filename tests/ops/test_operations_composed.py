@@ -45,3 +45,50 @@ def test_sigmoid_cross_entropy_with_logits(mode):
         P.SigmoidCrossEntropyWithLogits()(x, ms.Tensor(_Y.astype(np.int32)))
     with pytest.raises(ValueError, match="shape"):
         P.SigmoidCrossEntropyWithLogits()(x, ms.Tensor(_Y[0]))
+
+
+class _Resize(nn.Cell):
+    def __init__(self, size, align_corners):
+        super().__init__()
+        self.resize = P.ResizeNearestNeighbor(size, align_corners=align_corners)
+
+    def construct(self, x):
+        return self.resize(x)
+
+
+# MindSpore's ResizeNearestNeighbor(size, align_corners)(arange(30).reshape(2, 1, 3, 5))[0, 0]
+_RESIZED = {
+    ((6, 10), False): [[0, 0, 1, 1, 2, 2, 3, 3, 4, 4], [0, 0, 1, 1, 2, 2, 3, 3, 4, 4],
+                       [5, 5, 6, 6, 7, 7, 8, 8, 9, 9], [5, 5, 6, 6, 7, 7, 8, 8, 9, 9],
+                       [10, 10, 11, 11, 12, 12, 13, 13, 14, 14],
+                       [10, 10, 11, 11, 12, 12, 13, 13, 14, 14]],
+    ((5, 7), False): [[0, 0, 1, 2, 2, 3, 4], [0, 0, 1, 2, 2, 3, 4], [5, 5, 6, 7, 7, 8, 9],
+                      [5, 5, 6, 7, 7, 8, 9], [10, 10, 11, 12, 12, 13, 14]],
+    ((2, 3), False): [[0, 1, 3], [5, 6, 8]],
+    ((5, 7), True): [[0, 1, 1, 2, 3, 3, 4], [5, 6, 6, 7, 8, 8, 9], [5, 6, 6, 7, 8, 8, 9],
+                     [10, 11, 11, 12, 13, 13, 14], [10, 11, 11, 12, 13, 13, 14]],
+    ((2, 3), True): [[0, 2, 4], [10, 12, 14]],
+    ((1, 1), True): [[0]],
+    ((3, 5), False): [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11, 12, 13, 14]],
+}
+
+
+@pytest.mark.parametrize("case", sorted(_RESIZED, key=str))
+def test_resize_nearest_neighbor(mode, case):
+    size, align_corners = case
+    x = ms.Tensor(np.arange(30, dtype=np.float32).reshape(2, 1, 3, 5))
+    r = _Resize(size, align_corners)(x)
+    assert r.shape == (2, 1) + size and r.dtype is ms.float32
+    assert r.asnumpy()[0, 0].astype(int).tolist() == _RESIZED[case]
+
+
+def test_resize_nearest_neighbor_gradient_and_refusals(mode):
+    # MindSpore (compared over 140 (in, out) sizes with both align_corners, same indices): the
+    # gradient sums over the copies of each source pixel; a 3-D input and a bad size are refused
+    x = ms.Tensor(np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3))
+    g = ms.grad(_Resize((4, 6), False))(x)
+    np.testing.assert_array_equal(g.asnumpy(), np.full((1, 1, 2, 3), 4.0))
+    with pytest.raises(ValueError, match="4-D"):
+        P.ResizeNearestNeighbor((2, 2))(ms.Tensor(np.zeros((1, 2, 3), np.float32)))
+    with pytest.raises(ValueError, match="size"):
+        P.ResizeNearestNeighbor((2, 0))
