@@ -159,3 +159,26 @@ def tensor_mod(x, y):
 def tensor_exp(input):
     """e ** input (P.Exp)."""
     return _M.exp(input)
+
+
+def _bound(v, like):
+    if isinstance(v, Tensor):
+        return v if v.dtype is like.dtype else _M.cast(v, like.dtype)
+    return Tensor(v, like.dtype)
+
+
+def clip_by_value(x, clip_value_min=None, clip_value_max=None):
+    """x limited to [clip_value_min, clip_value_max] as minimum(maximum(x, min), max) (so min >
+    max gives max everywhere); the bounds take x's dtype (float bounds of an integer x are
+    truncated); a list or tuple of tensors gives a tuple, each clipped."""
+    if clip_value_min is None and clip_value_max is None:
+        raise ValueError("For 'clip_by_value', at least one of 'clip_value_min' or "
+                         "'clip_value_max' must not be None")
+    if isinstance(x, (list, tuple)):
+        return tuple(clip_by_value(t, clip_value_min, clip_value_max) for t in x)
+    y = x
+    if clip_value_min is not None:
+        y = _M.maximum(y, _bound(clip_value_min, x))
+    if clip_value_max is not None:
+        y = _M.minimum(y, _bound(clip_value_max, x))
+    return y

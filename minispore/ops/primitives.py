@@ -265,6 +265,6 @@ ScalarToTensor = _call_class("ScalarToTensor", _FN.scalar_to_tensor,
 
 
 
-from .primitives_array import (ArgMaxWithValue, ArgMinWithValue, BiasAdd, Flatten,  # noqa: E402,F401
-                               GatherNd, Pad, ResizeNearestNeighbor,
-                               SigmoidCrossEntropyWithLogits, Slice, StridedSlice)
+from .primitives_array import (  # noqa: E402,F401
+    ArgMaxWithValue, ArgMinWithValue, BiasAdd, Flatten, GatherNd, Pad, ResizeNearestNeighbor,
+    SigmoidCrossEntropyWithLogits, Slice, StridedSlice)

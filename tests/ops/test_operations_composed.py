@@ -92,3 +92,38 @@ def test_resize_nearest_neighbor_gradient_and_refusals(mode):
         P.ResizeNearestNeighbor((2, 2))(ms.Tensor(np.zeros((1, 2, 3), np.float32)))
     with pytest.raises(ValueError, match="size"):
         P.ResizeNearestNeighbor((2, 0))
+
+
+def _clipped_sum(x):
+    return ms.ops.clip_by_value(x, -1.0, 0.5).sum()
+
+
+def test_clip_by_value(mode):
+    # MindSpore, x = [-2, 0.5, 3]: (x, -1., 1.) -> [-1, 0.5, 1]; (x, None, 1.) -> [-2, 0.5, 1];
+    # (x, -1.) -> [-1, 0.5, 3]; Tensor bounds alike; int32 [-2, 0, 3] with (-1.5, 1.5) ->
+    # [-1, 0, 1] Int32 (bounds truncated to x's dtype); (x, 2., 1.) -> [1, 1, 1]; a list gives a
+    # tuple; tensor bounds per element; float16 stays float16; no bound: ValueError; the
+    # gradient at [-2, 0.5, 3, 0, -1] of clip(-1, 0.5) is [0, 0.5, 0, 1, 0.5]
+    from minispore import ops
+    from minispore.ops import functional as F
+    assert F.clip_by_value is ops.clip_by_value
+    x = ms.Tensor(np.array([-2.0, 0.5, 3.0], np.float32))
+    xi = ms.Tensor(np.array([-2, 0, 3], np.int32))
+    cases = [((x, -1.0, 1.0), [-1, 0.5, 1], ms.float32), ((x, None, 1.0), [-2, 0.5, 1], ms.float32),
+             ((x, -1.0), [-1, 0.5, 3], ms.float32),
+             ((x, ms.Tensor(-1.0), ms.Tensor(1.0)), [-1, 0.5, 1], ms.float32),
+             ((xi, -1.5, 1.5), [-1, 0, 1], ms.int32), ((x, 2.0, 1.0), [1, 1, 1], ms.float32),
+             ((x, ms.Tensor(np.zeros(3, np.float32)), ms.Tensor(np.array([1.0, 1.0, 2.0],
+                                                                        np.float32))),
+              [0, 0.5, 2], ms.float32),
+             ((xi, ms.Tensor(np.array(-1, np.int64)), None), [-1, 0, 3], ms.int32),
+             ((x.astype(ms.float16), -1.0, 1.0), [-1, 0.5, 1], ms.float16)]
+    for args, value, dtype in cases:
+        r = ops.clip_by_value(*args)
+        assert r.dtype is dtype and r.asnumpy().tolist() == value, args
+    r = ops.clip_by_value([x, x], -1.0, 1.0)
+    assert isinstance(r, tuple) and [t.asnumpy().tolist() for t in r] == [[-1, 0.5, 1]] * 2
+    with pytest.raises(ValueError, match="at least one"):
+        ops.clip_by_value(x)
+    g = ms.grad(_clipped_sum)(ms.Tensor(np.array([-2.0, 0.5, 3.0, 0.0, -1.0], np.float32)))
+    assert g.asnumpy().tolist() == [0, 0.5, 0, 1, 0.5]
