@@ -288,3 +288,23 @@ def test_int_inputs_get_no_gradient(backend, mode):
     gx, gi = ms.grad(lambda x, i: ms.ops.sum(ms.ops.gather(x, i, 0)), grad_position=(0, 1))(x, idx)
     assert_close(gx.asnumpy(), np.array([1.0, 0.0, 1.0], np.float32), 0, 0, "gather grad")
     assert gi.dtype is dt.int32 and not gi.asnumpy().any()
+
+
+def _max_sum(x, y):
+    return ms.ops.maximum(x, y).sum()
+
+
+def _min_sum(x, y):
+    return ms.ops.minimum(x, y).sum()
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_maximum_minimum_share_the_gradient_of_a_tie(mode):
+    # MindSpore 2.10: grad of ops.maximum(x, -1.).sum() at [-2, 0.5, 3, 0, -1] is
+    # [0, 1, 1, 1, 0.5] and of ops.minimum(x, 0.5).sum() [1, 0.5, 0, 1, 1]: where x == y
+    # each input gets half
+    x = ms.Tensor(np.array([-2.0, 0.5, 3.0, 0.0, -1.0], np.float32))
+    gx, gy = ms.grad(_max_sum, grad_position=(0, 1))(x, ms.Tensor(np.float32(-1.0)))
+    assert gx.asnumpy().tolist() == [0, 1, 1, 1, 0.5] and gy.asnumpy().item() == 1.5
+    gx, gy = ms.grad(_min_sum, grad_position=(0, 1))(x, ms.Tensor(np.float32(0.5)))
+    assert gx.asnumpy().tolist() == [1, 0.5, 0, 1, 1] and gy.asnumpy().item() == 1.5

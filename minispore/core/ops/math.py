@@ -183,8 +183,12 @@ def _minmax_bprop(pick_x):
     def bprop(i, o, g):
         x, y = i
         m = pick_x(x, y)
-        gx = where(m, g, 0)
-        gy = where(m, 0, g)
+        if g.dtype.is_float:
+            # where x == y the gradient is shared, half to each input, as MindSpore's
+            gt = where(equal(x, y), mul(g, 0.5), g)
+            gx, gy = where(m, gt, 0), where(m, where(equal(x, y), gt, 0), g)
+        else:
+            gx, gy = where(m, g, 0), where(m, 0, g)
         return sum_to(gx, x.shape), sum_to(gy, y.shape)
     return bprop
 
