@@ -182,3 +182,19 @@ def clip_by_value(x, clip_value_min=None, clip_value_max=None):
     if clip_value_max is not None:
         y = _M.minimum(y, _bound(clip_value_max, x))
     return y
+
+
+def select(condition, input, other):
+    """input where condition is True, else other (broadcast); condition is a bool tensor. A
+    Python number takes part in type promotion as in ops.where (an int tensor with a float
+    number gives float32); two Python numbers give int64 when both are ints, else float32."""
+    if not isinstance(condition, Tensor) or condition.dtype is not _dt.bool_:
+        raise TypeError(f"For 'select', the condition must be a bool Tensor, got "
+                        f"{getattr(condition, 'dtype', type(condition).__name__)}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        if not all(_is_number(v) and not isinstance(v, bool) for v in (input, other)):
+            raise TypeError(f"For 'select', input and other must be Tensors or int/float "
+                            f"numbers, got {type(input).__name__} and {type(other).__name__}")
+        both_int = isinstance(input, int) and isinstance(other, int)
+        input = Tensor(input, _dt.int64 if both_int else _dt.float32)
+    return _M.where(condition, input, other)

@@ -127,3 +127,34 @@ def test_clip_by_value(mode):
         ops.clip_by_value(x)
     g = ms.grad(_clipped_sum)(ms.Tensor(np.array([-2.0, 0.5, 3.0, 0.0, -1.0], np.float32)))
     assert g.asnumpy().tolist() == [0, 0.5, 0, 1, 0.5]
+
+
+def _selected_sum(a, b):
+    return ms.ops.select(ms.Tensor(np.array([True, False, True])), a, b).sum()
+
+
+def test_select(mode):
+    # MindSpore, c = [T, F, T]: (c, x, y) -> [1, -2, 3]; (c, x, 0.5) -> [1, 0.5, 3] Float32;
+    # (c, 2, x) -> [2, 2, 2]; (c, int32 x, 7) -> [1, 7, 3] Int32; (c, int32 x, 0.5) -> Float32;
+    # a [[T], [F]] condition broadcasts; an int condition is a TypeError; (c, 1.0, 2.0) ->
+    # [1, 2, 1] Float32; (c, 1, 2) -> Int64; the gradient for other is [0, 1, 0]
+    from minispore import ops
+    from minispore.ops import functional as F
+    c = ms.Tensor(np.array([True, False, True]))
+    x = ms.Tensor(np.array([1.0, 2.0, 3.0], np.float32))
+    y = ms.Tensor(np.array([-1.0, -2.0, -3.0], np.float32))
+    xi = ms.Tensor(np.array([1, 2, 3], np.int32))
+    cases = [((c, x, y), [1, -2, 3], ms.float32), ((c, x, 0.5), [1, 0.5, 3], ms.float32),
+             ((c, 2, x), [2, 2, 2], ms.float32), ((c, xi, 7), [1, 7, 3], ms.int32),
+             ((c, xi, 0.5), [1, 0.5, 3], ms.float32), ((c, 1.0, 2.0), [1, 2, 1], ms.float32),
+             ((c, 1, 2), [1, 2, 1], ms.int64), ((c, 1, 2.0), [1, 2, 1], ms.float32)]
+    for args, value, dtype in cases:
+        for fn in (ops.select, F.select):
+            r = fn(*args)
+            assert r.dtype is dtype and r.asnumpy().tolist() == value, args
+    r = ops.select(ms.Tensor(np.array([[True], [False]])), x, y)
+    assert r.asnumpy().tolist() == [[1, 2, 3], [-1, -2, -3]]
+    with pytest.raises(TypeError, match="bool"):
+        ops.select(ms.Tensor(np.array([1, 0, 1], np.int32)), x, y)
+    gy = ms.grad(_selected_sum, grad_position=1)(x, y)
+    assert gy.asnumpy().tolist() == [0, 1, 0]
