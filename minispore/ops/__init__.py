@@ -24,11 +24,11 @@ from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean,
                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sum)
 from .functional import (argmin, div, divide, floor_div, floor_mod, gather, relu,  # noqa: F811
                          round, softplus, sqrt, subtract, truncate_div)
-from .functional_namespace import (clip_by_value, dtype, identity, partial, rank,
-                                   scalar_to_tensor, select, shape, shape_mul, size, tensor_add,
-                                   tensor_div, tensor_exp, tensor_floordiv, tensor_ge, tensor_gt,
-                                   tensor_le, tensor_lt, tensor_mod, tensor_mul, tensor_pow,
-                                   tensor_sub, tuple_to_array)
+from .functional_namespace import (clip_by_global_norm, clip_by_value, dtype, identity,
+                                   partial, rank, scalar_to_tensor, select, shape, shape_mul,
+                                   size, tensor_add, tensor_div, tensor_exp, tensor_floordiv,
+                                   tensor_ge, tensor_gt, tensor_le, tensor_lt, tensor_mod,
+                                   tensor_mul, tensor_pow, tensor_sub, tuple_to_array)
 from ..core.primitive import Primitive
 from .losses import (binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss,
                      nll_loss)

@@ -198,3 +198,27 @@ def select(condition, input, other):
         both_int = isinstance(input, int) and isinstance(other, int)
         input = Tensor(input, _dt.int64 if both_int else _dt.float32)
     return _M.where(condition, input, other)
+
+
+def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
+    """The tensors of x scaled by clip_norm / max(global_norm, clip_norm), global_norm the L2
+    norm of all of them together, in MindSpore's order of operations: float32 square sums of
+    shape (1,), their sum, its square root, then x * clip_norm / global_norm cast back to each
+    tensor's dtype. Returns a tuple."""
+    if use_norm is not None:
+        raise ValueError(f"For 'clip_by_global_norm', input 'use_norm' only supports None "
+                         f"currently, but got 'use_norm': {use_norm}")
+    if isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float)) or clip_norm <= 0:
+        raise ValueError(f"For 'clip_by_global_norm', clip_norm must be a number > 0, got "
+                         f"{clip_norm!r}")
+    if not isinstance(x, (tuple, list)) or not all(isinstance(t, Tensor) for t in x):
+        raise TypeError("For 'clip_by_global_norm', x must be a tuple or list of Tensors")
+    from ..core.ops import reduce as _R
+    clip = Tensor([clip_norm], _dt.float32)
+    total = None
+    for t in x:
+        s = _A.expand_dims(_M.cast(_R.sum(_M.square(t), ()), _dt.float32), 0)
+        total = s if total is None else _M.add(total, s)
+    norm = _M.sqrt(total)
+    norm = _M.where(_M.greater_equal(norm, clip), norm, clip)
+    return tuple(_M.cast(_M.div(_M.mul(t, clip), norm), t.dtype) for t in x)

@@ -158,3 +158,36 @@ def test_select(mode):
         ops.select(ms.Tensor(np.array([1, 0, 1], np.int32)), x, y)
     gy = ms.grad(_selected_sum, grad_position=1)(x, y)
     assert gy.asnumpy().tolist() == [0, 1, 0]
+
+
+class _GlobalClip(nn.Cell):
+    def construct(self, a, b):
+        return ms.ops.clip_by_global_norm((a, b), 1.0)
+
+
+def test_clip_by_global_norm(mode):
+    # MindSpore: ((x1, x2), 1.0) with x1 = [[2, 3], [1, 2]], x2 = [[1, 4], [3, 1]] ->
+    # ([[0.2981424, 0.4472136], [0.1490712, 0.2981424]], [[0.1490712, 0.5962848],
+    # [0.4472136, 0.1490712]]); clip_norm 100 leaves them; a float16 tensor stays float16
+    # ([[0.745, 1.118], [0.3726, 0.745]] at 2.5); a 0-d tensor comes back of shape (1,);
+    # clip_norm 0 and use_norm=2.0 raise ValueError
+    from minispore import ops
+    x1 = ms.Tensor(np.array([[2.0, 3.0], [1.0, 2.0]], np.float32))
+    x2 = ms.Tensor(np.array([[1.0, 4.0], [3.0, 1.0]], np.float32))
+    a, b = _GlobalClip()(x1, x2)
+    np.testing.assert_allclose(a.asnumpy(), [[0.2981424, 0.4472136], [0.1490712, 0.2981424]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(b.asnumpy(), [[0.1490712, 0.5962848], [0.4472136, 0.1490712]],
+                               rtol=1e-6)
+    r = ops.clip_by_global_norm([x1, x2], 100)
+    assert isinstance(r, tuple) and r[0].asnumpy().tolist() == [[2, 3], [1, 2]]
+    h, _ = ops.clip_by_global_norm((x1.astype(ms.float16), x2), 2.5)
+    assert h.dtype is ms.float16
+    np.testing.assert_allclose(h.asnumpy().astype(np.float32), [[0.7451, 1.118], [0.3726, 0.7451]],
+                               rtol=1e-3)
+    s, _ = ops.clip_by_global_norm((ms.Tensor(3.0), x2), 1.0)
+    assert s.shape == (1,) and abs(s.asnumpy().item() - 0.5) < 1e-7
+    with pytest.raises(ValueError, match="clip_norm"):
+        ops.clip_by_global_norm((x1,), 0.0)
+    with pytest.raises(ValueError, match="use_norm"):
+        ops.clip_by_global_norm((x1,), 1.0, 2.0)
