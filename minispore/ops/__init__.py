@@ -25,7 +25,7 @@ from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean,
 from .functional import (argmin, div, divide, floor_div, floor_mod, gather, relu,  # noqa: F811
                          round, softplus, sqrt, subtract, truncate_div)
 from .functional_namespace import (clip_by_global_norm, clip_by_value, dtype, identity,
-                                   partial, rank, scalar_to_tensor, select, shape, shape_mul,
+                                   norm, partial, rank, scalar_to_tensor, select, shape, shape_mul,
                                    size, tensor_add, tensor_div, tensor_exp, tensor_floordiv,
                                    tensor_ge, tensor_gt, tensor_le, tensor_lt, tensor_mod,
                                    tensor_mul, tensor_pow, tensor_sub, tuple_to_array)

@@ -83,7 +83,7 @@ def argmin(input, axis=None, keepdims=False):
 
 from .functional_namespace import (  # noqa: E402
     assign, cast, clip_by_global_norm, clip_by_value, depend, dtype, identity, partial, rank,
-    reshape, scalar_to_tensor, select, shape, shape_mul, size, stop_gradient, tensor_add,
+    norm, reshape, scalar_to_tensor, select, shape, shape_mul, size, stop_gradient, tensor_add,
     tensor_div, tensor_exp, tensor_floordiv, tensor_ge, tensor_gt, tensor_le, tensor_lt,
     tensor_mod, tensor_mul, tensor_pow, tensor_sub, tuple_to_array)
 

@@ -222,3 +222,78 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     norm = _M.sqrt(total)
     norm = _M.where(_M.greater_equal(norm, clip), norm, clip)
     return tuple(_M.cast(_M.div(_M.mul(t, clip), norm), t.dtype) for t in x)
+
+
+_INF = float("inf")
+
+
+def _vector_norm(x, ord, dim, keepdim):
+    from ..core.ops import reduce as _R
+    if ord is None or ord == 2:
+        return _M.sqrt(_R.sum(_M.square(x), dim, keepdim))
+    ax = _M.abs(x)
+    if ord == _INF:
+        return _R.amax(ax, dim, keepdim)
+    if ord == -_INF:
+        return _R.amin(ax, dim, keepdim)
+    if ord == 0:
+        return _R.sum(_M.cast(_M.not_equal(x, 0), x.dtype), dim, keepdim)
+    if ord == 1:
+        return _R.sum(ax, dim, keepdim)
+    return _M.pow(_R.sum(_M.pow(ax, float(ord)), dim, keepdim), 1.0 / float(ord))
+
+
+def _matrix_norm(x, ord, dims, keepdim):
+    from ..core.ops import reduce as _R
+    d0, d1 = dims
+    if ord is None or ord == "fro":
+        return _M.sqrt(_R.sum(_M.square(x), dims, keepdim))
+    if ord in (1, -1, _INF, -_INF):
+        inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
+        s = _R.sum(_M.abs(x), inner, True)
+        r = (_R.amax if ord in (1, _INF) else _R.amin)(s, outer, True)
+        return r if keepdim else _A.squeeze(r, tuple(sorted((d0, d1))))
+    raise NotImplementedError(f"norm: the matrix norm ord={ord!r} (singular values) is not "
+                              f"supported by minispore; supported: None, 'fro', 1, -1, inf, -inf")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """The vector or matrix norm of A (MindSpore's ops.norm): with dim None and ord None the
+    2-norm of all of A; ord with dim None is a vector norm of a 1-D A and a matrix norm of a
+    2-D A; an int dim gives vector norms along it, a pair of dims matrix norms. Integer inputs
+    give float32; `dtype` casts A first."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"For 'norm', A must be a Tensor, got {type(A).__name__}")
+    x = A
+    if dtype is not None:
+        x = _M.cast(x, _dt.to_dtype(dtype))
+    elif not x.dtype.is_float:
+        x = _M.cast(x, _dt.float32)
+    rank = len(x.shape)
+    if isinstance(ord, str) and ord not in ("fro", "nuc"):
+        raise ValueError(f"For 'norm', ord must be a number, 'fro' or 'nuc', got {ord!r}")
+    if dim is None:
+        if ord is None:
+            return _vector_norm(_A.reshape(x, (-1,)) if rank != 1 else x, None, 0, False) \
+                if not keepdim else _M.sqrt(_sum_all_keep(x))
+        if rank == 1:
+            return _vector_norm(x, ord, 0, keepdim)
+        if rank == 2:
+            return _matrix_norm(x, ord, (0, 1), keepdim)
+        raise ValueError(f"For 'norm', with ord={ord!r} and dim None, A must be 1-D or 2-D, "
+                         f"got rank {rank}")
+    if isinstance(dim, int):
+        if isinstance(ord, str):
+            raise ValueError(f"For 'norm', ord={ord!r} needs two dims (a matrix norm)")
+        return _vector_norm(x, ord, dim, keepdim)
+    dims = tuple(int(d) % rank for d in dim)
+    if len(dims) == 1:
+        return _vector_norm(x, ord, dims[0], keepdim)
+    if len(dims) != 2:
+        raise ValueError(f"For 'norm', dim must be an int or a tuple of 1 or 2 ints, got {dim!r}")
+    return _matrix_norm(x, ord, dims, keepdim)
+
+
+def _sum_all_keep(x):
+    from ..core.ops import reduce as _R
+    return _R.sum(_M.square(x), tuple(range(len(x.shape))), True)
