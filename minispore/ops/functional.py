@@ -6,9 +6,10 @@ indices are int32 in MindSpore. Each composes core ops (so PyNative, graph mode 
 share them) and refuses, by name, what minispore cannot do.
 
 It is also MindSpore's `mindspore.ops.functional` namespace (`from mindspore.ops import
-functional as F`): its own helpers (shape, dtype, rank, size, shape_mul, tuple_to_array,
-scalar_to_tensor, identity, partial, tensor_add) are defined in functional_namespace.py, and every
-other lower-case name resolves to `minispore.ops`'s function of that name."""
+functional as F`): its own functions (shape, dtype, rank, size, shape_mul, tuple_to_array,
+scalar_to_tensor, identity, partial, the tensor_* aliases, select, clip_by_value,
+clip_by_global_norm, norm) are defined in functional_namespace.py, and every other lower-case
+name resolves to `minispore.ops`'s function of that name."""
 from __future__ import annotations
 
 from ..core.ops import index_ops as X

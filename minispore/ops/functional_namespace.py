@@ -1,6 +1,7 @@
-"""The helpers of MindSpore's `mindspore.ops.functional` (also in `mindspore.ops`) that are not
-tensor ops: shape queries that give Python values (constants in a graph, as MindSpore's), the
-conversion of Python scalars and tuples to tensors, and the aliases MindSpore keeps there."""
+"""Functions of MindSpore's `mindspore.ops.functional` (also in `mindspore.ops`) composed of core
+ops: shape queries that give Python values (constants in a graph, as MindSpore's), the
+conversion of Python scalars and tuples to tensors, the tensor_* aliases MindSpore keeps there,
+select, clip_by_value, clip_by_global_norm and norm."""
 from __future__ import annotations
 
 import functools
@@ -277,6 +278,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
             return _vector_norm(_A.reshape(x, (-1,)) if rank != 1 else x, None, 0, False) \
                 if not keepdim else _M.sqrt(_sum_all_keep(x))
         if rank == 1:
+            if isinstance(ord, str):
+                raise ValueError(f"For 'norm', ord={ord!r} is a matrix norm; A is 1-D")
             return _vector_norm(x, ord, 0, keepdim)
         if rank == 2:
             return _matrix_norm(x, ord, (0, 1), keepdim)
