@@ -98,3 +98,9 @@ def __getattr__(name):
         if value is not None and not isinstance(value, type(ops)):
             return value
     raise AttributeError(f"module 'minispore.ops.functional' has no attribute {name!r}")
+
+
+def __dir__():
+    from .. import ops
+    return sorted(set(globals()) | {n for n, v in vars(ops).items()
+                                    if n[:1].islower() and not isinstance(v, type(ops))})
