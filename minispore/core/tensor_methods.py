@@ -429,11 +429,7 @@ _METHODS = {
 def _clip(x, lo, hi):
     if lo is None and hi is None:
         raise ValueError("Tensor.clip: at least one of 'min' or 'max' must not be None")
-    if lo is not None:
-        x = M.maximum(x, lo)
-    if hi is not None:
-        x = M.minimum(x, hi)
-    return x
+    return M.clamp(x, lo, hi)
 
 
 def _copy(x):

@@ -102,8 +102,7 @@ def _clamp(self, min=None, max=None):
     """Elements limited to [min, max]; at least one bound is needed."""
     if min is None and max is None:
         raise ValueError("Tensor.clamp: at least one of 'min' or 'max' must not be None")
-    x = self if min is None else M.maximum(self, min)
-    return x if max is None else M.minimum(x, max)
+    return M.clamp(self, min, max)
 
 
 def _float_test(name, on_float, on_int):

@@ -308,3 +308,23 @@ def test_maximum_minimum_share_the_gradient_of_a_tie(mode):
     assert gx.asnumpy().tolist() == [0, 1, 1, 1, 0.5] and gy.asnumpy().item() == 1.5
     gx, gy = ms.grad(_min_sum, grad_position=(0, 1))(x, ms.Tensor(np.float32(0.5)))
     assert gx.asnumpy().tolist() == [1, 0.5, 0, 1, 1] and gy.asnumpy().item() == 1.5
+
+
+def _clamp_sum(x, lo, hi):
+    return x.clamp(lo, hi).sum()
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_clamp_gradient_keeps_ties_and_reaches_the_bounds(mode):
+    # MindSpore 2.10: grad of x.clamp(-1., 0.5).sum() (and x.clip) at [-2, 0.5, 3, 0, -1] is
+    # [0, 1, 0, 1, 1] (a tie with a bound is inside, unlike ops.maximum's shared tie); Tensor
+    # bounds get 1 each (one element below, one above); with min 1 > max 0.5 every element is
+    # max: x gets zeros, min 0 and max 5
+    x = ms.Tensor(np.array([-2.0, 0.5, 3.0, 0.0, -1.0], np.float32))
+    lo, hi = ms.Tensor(np.float32(-1.0)), ms.Tensor(np.float32(0.5))
+    gx, glo, ghi = ms.grad(_clamp_sum, grad_position=(0, 1, 2))(x, lo, hi)
+    assert gx.asnumpy().tolist() == [0, 1, 0, 1, 1]
+    assert (glo.asnumpy().item(), ghi.asnumpy().item()) == (1, 1)
+    gx, glo, ghi = ms.grad(_clamp_sum, grad_position=(0, 1, 2))(x, ms.Tensor(np.float32(1.0)), hi)
+    assert not gx.asnumpy().any() and (glo.asnumpy().item(), ghi.asnumpy().item()) == (0, 5)
+    assert ms.grad(lambda t: t.clip(-1.0, 0.5).sum())(x).asnumpy().tolist() == [0, 1, 0, 1, 1]

@@ -349,3 +349,18 @@ def true_divide(dividend, divisor):
     return div(dividend, divisor)
 floor_divide, floor_mod, remainder = floor_div, mod, mod
 eq, ne, lt, le, gt, ge = equal, not_equal, less, less_equal, greater, greater_equal
+
+
+def clamp(x, lo=None, hi=None):
+    """x limited to [lo, hi] (either may be None), with the values of
+    minimum(maximum(x, lo), hi) (hi everywhere when lo > hi) and MindSpore's clamp gradient: x's
+    where lo <= x <= hi (ties included, not shared), lo's where x is below it, hi's where x is
+    above it."""
+    if hi is not None:
+        above = greater(x, hi)
+        if lo is not None:
+            above = logical_or(above, greater(lo, hi))
+    if lo is None:
+        return where(above, hi, x)
+    y = where(less(x, lo), lo, x)
+    return y if hi is None else where(above, hi, y)
