@@ -207,6 +207,19 @@ def _control(x, idx):
     return x
 
 
+def _native_with_pynatives_bits(op, *args, compiled=None):
+    """Run `op` in PyNative and `compiled` (default `op`, whose run_op compiles the op) at O2:
+    one NativeProgram, no warning, PyNative's bits for every output; returns PyNative's
+    outputs."""
+    eager = _pynative(op, *args)
+    sunk, program, messages = _o2(compiled or op, *args)
+    assert program == "NativeProgram" and not messages, messages
+    assert len(eager) == len(sunk)
+    for k, (e, g) in enumerate(zip(eager, sunk)):
+        assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g)), f"output {k}"
+    return eager
+
+
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
 @pytest.mark.parametrize("graph", ["reductions", "movement", "arith", "control"])
 def test_half_graphs_are_native_with_pynatives_bits(graph, half):
@@ -219,12 +232,7 @@ def test_half_graphs_are_native_with_pynatives_bits(graph, half):
     rng = np.random.default_rng(5)
     x = ms.Tensor((rng.standard_normal((3, 4, 5)) * 2).astype(np.float32).astype(nd))
     idx = ms.Tensor(np.array([[1, 3], [0, 0], [2, 1]], np.int32))
-    eager = _pynative(fn, x, idx)
-    sunk, program, messages = _o2(ms.jit(fn), x, idx)
-    assert program == "NativeProgram" and not messages, messages
-    assert len(eager) == len(sunk)
-    for k, (e, g) in enumerate(zip(eager, sunk)):
-        assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g)), f"output {k}"
+    _native_with_pynatives_bits(fn, x, idx, compiled=ms.jit(fn))
 
 
 _DECLINED = {   # op -> (args, attrs): its eager half kernel rounds every partial product
@@ -268,11 +276,7 @@ def test_half_norms_are_native_with_pynatives_bits(name, dtype):
 
     def op(*ts):
         return run_op(name, ts, attrs)
-    eager = _pynative(op, *args)
-    sunk, program, messages = _o2(op, *args)
-    assert program == "NativeProgram" and not messages, messages
-    for e, g in zip(eager, sunk):
-        assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g))
+    _native_with_pynatives_bits(op, *args)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -283,11 +287,7 @@ def test_half_logsumexp_is_native_with_pynatives_bits(dtype):
 
     def op(t):
         return run_op("logsumexp", (t,), {"axis": 1})
-    eager = _pynative(op, x)
-    sunk, program, messages = _o2(op, x)
-    assert program == "NativeProgram" and not messages, messages
-    for e, g in zip(eager, sunk):
-        assert e.dtype == g.dtype and np.array_equal(_bits(e), _bits(g))
+    _native_with_pynatives_bits(op, x)
 
 
 @pytest.mark.parametrize("parts", [("float32", "int32"), ("float16", "int32", "bool"),
@@ -332,8 +332,5 @@ def test_half_random_ops_are_native_with_pynatives_bits(name, half):
 
     def op(*ts):
         return run_op(name, ts, attrs)
-    eager = _pynative(op, *args)
-    sunk, program, messages = _o2(op, *args)
-    assert program == "NativeProgram" and not messages, messages
-    for e, g in zip(eager, sunk):
-        assert e.dtype == nd and np.array_equal(_bits(e), _bits(g))
+    for e in _native_with_pynatives_bits(op, *args):
+        assert e.dtype == nd
