@@ -50,22 +50,32 @@ def render(e: E.Expr, names) -> str:
             return repr(v)
         lit = repr(v) if not isinstance(v, float) or v == v else "np.nan"
         return f"DT({lit})"      # typed: a bare Python float would promote float32 to float64
+    src = render_operator(op, a, lambda x: render(x, names))
+    if src is None:
+        raise NotImplementedError(f"cpu codegen: no rendering for scalar op {op!r}")
+    return src
+
+
+def render_operator(op: str, a: tuple, sub) -> str | None:
+    """numba source of a scalar_expr operator or function applied to args `a`, each rendered by
+    `sub` (None for an op this table does not render: leaves, loads, casts). Shared by the
+    elementwise kernels (`render`) and the loop-nest renderer (render/numba_source.py)."""
     if op in BINARY_OPERATORS:
-        return f"({render(a[0], names)} {BINARY_OPERATORS[op]} {render(a[1], names)})"
+        return f"({sub(a[0])} {BINARY_OPERATORS[op]} {sub(a[1])})"
     if op == "neg":
-        return f"(-{render(a[0], names)})"
+        return f"(-{sub(a[0])})"
     if op == "bnot":
-        return f"(~{render(a[0], names)})"
+        return f"(~{sub(a[0])})"
     if op == "not":
-        return f"(not {render(a[0], names)})"
+        return f"(not {sub(a[0])})"
     if op == "isnan":
-        x = render(a[0], names)
+        x = sub(a[0])
         return f"({x} != {x})"
     if op == "where":
-        return f"({render(a[1], names)} if {render(a[0], names)} else {render(a[2], names)})"
+        return f"({sub(a[1])} if {sub(a[0])} else {sub(a[2])})"
     if op in FUNCTION_NAMES:
-        return f"{FUNCTION_NAMES[op]}({', '.join(render(x, names) for x in a)})"
-    raise NotImplementedError(f"cpu codegen: no rendering for scalar op {op!r}")
+        return f"{FUNCTION_NAMES[op]}({', '.join(sub(x) for x in a)})"
+    return None
 
 
 HEADER_IMPORTS = ("import math\nimport numpy as np\nfrom numba import njit, prange\n"

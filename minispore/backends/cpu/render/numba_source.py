@@ -33,7 +33,7 @@ FAIL_TAG = "loop check"          # the first argument of a Fail's IndexError
 
 def expr(ex: E.Expr) -> str:
     """numba source of expression `ex`."""
-    from ..codegen import BINARY_OPERATORS, FUNCTION_NAMES
+    from ..codegen import render_operator
     op, a = ex.op, ex.args
     if op in ("var", "index"):
         return ex.name
@@ -61,20 +61,10 @@ def expr(ex: E.Expr) -> str:
         return f"np.{a[1]}({a[0]})"
     if op == "libm":
         return f"math.{a[0]}({expr(a[1])})"
-    if op == "isnan":
-        x = expr(a[0])
-        return f"({x} != {x})"
-    if op == "where":
-        return f"({expr(a[1])} if {expr(a[0])} else {expr(a[2])})"
-    if op == "neg":
-        return f"(-{expr(a[0])})"
-    if op == "not":
-        return f"(not {expr(a[0])})"
-    if op in BINARY_OPERATORS:
-        return f"({expr(a[0])} {BINARY_OPERATORS[op]} {expr(a[1])})"
-    if op in FUNCTION_NAMES:
-        return f"{FUNCTION_NAMES[op]}({', '.join(expr(x) for x in a)})"
-    raise NotImplementedError(f"numba loop renderer: no rendering for {op!r}")
+    src = render_operator(op, a, expr)
+    if src is None:
+        raise NotImplementedError(f"numba loop renderer: no rendering for {op!r}")
+    return src
 
 
 def _template(tmpl: E.Expr, args: tuple, compute: str, dtype: str) -> str:
