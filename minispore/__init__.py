@@ -19,6 +19,7 @@ from .train import (Callback, LossMonitor, Model, TimeMonitor, load_checkpoint, 
 from .profiler import Profiler  # noqa: E402
 from . import context, log  # noqa: E402  (MindSpore's module paths mindspore.context, .log)
 from . import communication  # noqa: E402
+from . import mint  # noqa: E402  (MindSpore's PyTorch-style API)
 from .context import (ParallelMode, get_auto_parallel_context, get_ps_context,  # noqa: E402
                       reset_auto_parallel_context, set_auto_parallel_context, set_ps_context)
 from .log import get_level, get_log_config  # noqa: E402

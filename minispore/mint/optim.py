@@ -1,0 +1,1 @@
+"""mindspore.mint.optim: PyTorch-style optimizers (torch.optim's signatures and defaults)."""
