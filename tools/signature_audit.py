@@ -21,7 +21,8 @@ Each finding is (kind, where, detail). The kinds, most dangerous first:
 
 Usage: python tools/signature_audit.py [--reference PATH] [--kinds slot,default,...]
 (exit status 1 when a silent finding is printed). The reference path defaults to
-$MINISPORE_MS_SIGNATURES or /work/shared/reference/mindspore-2.10-signatures.json.
+$MINISPORE_MS_SIGNATURES or the copy kept in the repository,
+tools/reference/mindspore-2.10-signatures.json (introspected from MindSpore 2.10.0's CPU wheel).
 """
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ import re
 import sys
 from dataclasses import dataclass
 
-DEFAULT_REFERENCE = "/work/shared/reference/mindspore-2.10-signatures.json"
+DEFAULT_REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference",
+                                 "mindspore-2.10-signatures.json")
 SILENT = ("slot", "default", "swallow", "return")
 KINDS = SILENT + ("missing", "keyword")
 
@@ -55,6 +57,11 @@ NAMESPACES = {
     "mindspore.train": "minispore.train",
     "mindspore.context": "minispore.context",
     "mindspore.communication": "minispore.communication",
+    "mindspore.ops.composite": "minispore.ops.composite",
+    "mindspore.mint": "minispore.mint",
+    "mindspore.mint.nn": "minispore.mint.nn",
+    "mindspore.mint.nn.functional": "minispore.mint.nn.functional",
+    "mindspore.mint.optim": "minispore.mint.optim",
 }
 
 # parameter names that mean the same thing on both sides (a keyword call still fails)

@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = os.environ.get("MINISPORE_MS_SIGNATURES",
-                           "/work/shared/reference/mindspore-2.10-signatures.json")
+                           str(ROOT / "tools" / "reference" / "mindspore-2.10-signatures.json"))
 
 # (where, detail prefix): the silent differences kept on purpose, each with its reason
 ALLOWED = {
