@@ -422,18 +422,11 @@ def test_python_value_differing_between_tensor_branches_is_a_type_error():
     assert_located(info.value, python_value_differs_in_tensor_if, "if x.sum() > 0:")
 
 
-@pytest.mark.parametrize("fn,needle", [
-    (break_in_tensor_while, "while x.sum() < 10:"),
-    (continue_under_tensor_if, "if x.sum() > i:"),
-], ids=["break-in-tensor-while", "continue-under-tensor-if"])
-def test_break_continue_under_tensor_conditions_are_rejected(fn, needle):
-    ms.set_context(mode=ms.GRAPH_MODE)
-    with pytest.raises(GraphSyntaxError) as info:
-        ms.jit(fn)(POS)
-    msg = str(info.value)
-    assert "break" in msg and "continue" in msg and "hint:" in msg, msg
-    assert_located(info.value, fn, needle)
-    assert info.value.lineno == line_of(fn, needle)
+@pytest.mark.parametrize("fn", [break_in_tensor_while, continue_under_tensor_if],
+                         ids=["break-in-tensor-while", "continue-under-tensor-if"])
+@pytest.mark.parametrize("x", INPUTS, ids=IDS)
+def test_break_continue_under_tensor_conditions_match_pynative(fn, x):
+    graph_vs_pynative(fn, x)
 
 
 def test_multi_element_condition_is_a_value_error_as_in_pynative():

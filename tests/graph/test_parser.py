@@ -946,14 +946,6 @@ def uses_native_if(x):
     return _native_helper(x) + 1
 
 
-def uses_break_under_tensor_if(x):
-    for _ in range(3):
-        if x.sum() > 0:
-            break
-        x = x + 1
-    return x
-
-
 def uses_async_comprehension_set(x):
     return x * len({i for i in range(3)})
 
@@ -972,7 +964,6 @@ REJECTED = [
     (uses_walrus, "(n := 3)", ":="),
     (uses_fstring, 'f"value {x}"', "f-string"),
     (uses_async_comprehension_set, "{i for i", "set comprehension"),
-    (uses_break_under_tensor_if, "if x.sum() > 0", "break"),
 ]
 
 

@@ -38,6 +38,7 @@ class GraphBuilder:
         self.loc: ir.Loc | None = None
         self._params: dict[int, ir.Value] = {}      # Parameter -> its graph input
         self._current: dict[int, ir.Value] = {}     # Parameter -> its value after assignments
+        self.param_objs: dict[int, Parameter] = {}  # id -> each Parameter assigned
         self._consts: dict = {}
         self.refs: dict[int, object] = {}           # value id -> tape identity (while on tape)
         # output value id -> (op, attrs, input values, output values) of each composite with a
@@ -166,10 +167,6 @@ class GraphBuilder:
     def assign(self, p: Parameter, value) -> None:
         """`p` takes `value` after the call; later reads of `p` in this graph see `value`."""
         from ..errors import ShapeError
-        if len(self.stack) > 1:
-            raise NotImplementedError(
-                f"assigning Parameter '{p.name}' under a tensor condition or loop is not "
-                f"supported; compute the new value with ops.where and assign it once")
         if not isinstance(value, Tensor):
             value = sym(self.const(to_numpy(value, p.dtype), p.dtype))
         if tuple(value.shape) != tuple(p.shape):
@@ -180,7 +177,12 @@ class GraphBuilder:
             value = cast(value, p.dtype)
         v = self.value_of(value)
         self.value_of(p)                           # make sure p is a graph input
-        self.emit(ir.ASSIGN, [v], (("param", p, Parameter),), [])
+        self.param_objs[id(p)] = p
+        if len(self.stack) == 1:
+            self.emit(ir.ASSIGN, [v], (("param", p, Parameter),), [])
+        # in an If/While region the new value only becomes p's current value there: the
+        # control flow that opened the region (control.py) makes it an output of the If/While
+        # and assigns it after the node
         # later reads of p are reads of the Parameter, not of the expression assigned: their own
         # IR value (a stop_gradient alias, free in the backends), so that control flow on the
         # tape (cf_grad looks tape identities up by value) sees p's identity, as a straight

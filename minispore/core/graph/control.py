@@ -16,9 +16,9 @@ from .. import dtype as dt
 from ..tensor import Parameter, Tensor
 from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
-from .cf_grad import record_if, record_while
+from .cf_grad import record_if
 from .guards import MISSING, record_attribute
-from .parser import BREAK, CONTINUE, _Flow, has_return
+from .parser import BREAK, CONTINUE, _Flow, has_exit
 from .semantics import first_store, truth_error, unbound_message
 from .source import Frame
 from .source import error as _error
@@ -100,65 +100,65 @@ def _run_branch(parser, b, stmts, frame, name):
     return g, fr, flow
 
 
+def _exits(stmts) -> bool:
+    """Whether these statements can leave their block early: a `return`, or a `break` or
+    `continue` not inside a loop of their own."""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.Return, ast.Break, ast.Continue)):
+            return True
+        if isinstance(n, (ast.For, ast.While)):
+            todo.extend(n.orelse)
+            todo.extend(x for x in ast.walk(n) if isinstance(x, ast.Return))
+            continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _param_outputs(b, cur0, curs):
+    """The Parameters either branch assigned, and each branch's value of them."""
+    keys = []
+    for cur in curs:
+        keys += [k for k, v in cur.items() if cur0.get(k) is not v and k not in keys]
+    vals = [[cur.get(k) or cur0.get(k) or b._params[k] for k in keys] for cur in curs]
+    return keys, vals
+
+
+def _assign_outputs(b, keys, outs):
+    for k, t in zip(keys, outs):
+        b.assign(b.param_objs[k], t)
+
+
 def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
     """`if <tensor>:` -> an If node. Without return/break/continue in the branches, assigned
-    variables are merged; when a branch returns, each branch continues with the rest of the
-    function (the rest of this block, the remaining loop iterations, the code after the loops:
-    parser.finish) up to its return, and the two return values become the If's outputs."""
+    variables (and assigned Parameters) are merged. When a branch can leave early, each branch
+    continues with the rest of the function (the rest of this block, the remaining loop
+    iterations, the code after the loops: parser.finish) up to its return, and the two return
+    values become the If's outputs; inside the body of a while loop on a tensor condition, up
+    to the end of the iteration, and the loop's carried values are the outputs
+    (control_while.py)."""
     b = _builder(parser, st, frame)
     cv = _cond_value(b, cond, st.test, frame)
     branches = (st.body, st.orelse)
-    if _has(branches[0] + branches[1], (ast.Break, ast.Continue)):
-        raise _error(frame.src, st, "break/continue under a tensor condition is not supported",
-                     hint="loop with `while <tensor condition>:` instead")
-    if _has(branches[0] + branches[1], ast.Return):
-        gs, flows = [], []
-        for name, body, other, label in zip(("then", "else"), branches, branches[::-1],
-                                            ("else-branch", "then-branch")):
-            fr = frame.copy()
-            for v in _assigned_names(other) - _assigned_names(body) - set(frame.local):
-                _mark_unbound(fr, v, label, st, other)
-            with b.region(name) as g:        # the branch, then the rest of the function
-                flow = parser.exec_block(body + rest, fr)
-                if flow is None or flow.kind != "return":
-                    flow = parser.finish(fr, flow)
-            value = flow.value if flow is not None else None
-            gs.append(g)
-            flows.append(value)
-        flat_a, tree_a = _flatten(flows[0])
-        flat_b, tree_b = _flatten(flows[1])
-        if tree_a != tree_b:
-            raise _error(frame.src, st, "the two branches of this tensor `if` return different "
-                         f"structures ({tree_a} vs {tree_b})", TypeError,
-                         hint="return the same number of tensors from every branch")
-        # leaf by leaf: equal Python values stay Python values; a tensor on either side makes
-        # both tensors of its dtype; different Python numbers become scalars of their own dtype
-        keep, like = [], []
-        for x, y in zip(flat_a, flat_b):
-            t = x if isinstance(x, Tensor) else y if isinstance(y, Tensor) else None
-            same = t is None and type(x) is type(y) and x == y
-            if t is None and not same and not isinstance(x, (bool, int, float)):
-                raise _error(frame.src, st, f"the two paths of this tensor `if` return different "
-                             f"Python values ({x!r} and {y!r})", TypeError,
-                             hint="return tensors, or branch on a Python condition")
-            keep.append(same)
-            like.append(t if t is not None else None if same else _scalar_like(b, x, y))
-        vals = []
-        for g, flat in zip(gs, (flat_a, flat_b)):
-            with _reopen(b, g):
-                vals.append([_as_value(b, v, lk) for v, lk, k in zip(flat, like, keep) if not k])
-            g.outputs = vals[-1]
-        _merge_types([f"return value {i}" for i, k in enumerate(keep) if not k], vals[0],
-                     vals[1], st, frame)
-        b.loc = frame.src.loc(st)
-        outs = iter(record_if(b, b.emit(ir.IF, [cv], (), [v.meta for v in vals[0]], gs),
-                              b.graph.nodes[-1]))
-        leaves = [x if k else next(outs) for x, k in zip(flat_a, keep)]
-        return _Flow("return", _unflatten(tree_a, leaves))
+    if _exits(branches[0]) or _exits(branches[1]):
+        runs = []
+        for body, other, label in zip(branches, branches[::-1], ("else-branch", "then-branch")):
+            def run(fr, body=body, other=other, label=label):
+                for v in _assigned_names(other) - _assigned_names(body) - set(frame.local):
+                    _mark_unbound(fr, v, label, st, other)
+                return parser.exec_block(body + rest, fr)
+            runs.append(run)
+        return exit_if(parser, st, cv, runs, frame)
 
     names = sorted(_assigned_names(branches[0] + branches[1]))
+    cur0 = dict(b._current)
     g1, f1, _ = _run_branch(parser, b, branches[0], frame, "then")
+    cur1, b._current = b._current, dict(cur0)
     g2, f2, _ = _run_branch(parser, b, branches[1], frame, "else")
+    cur2, b._current = b._current, cur0
     merged, vals1, vals2, locs = [], [], [], []
     for name in names:
         a, c = f1.local.get(name, _MISSING), f2.local.get(name, _MISSING)
@@ -172,10 +172,15 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
             if a is c or (type(a) is type(c) and a == c):
                 frame.local[name] = a
                 continue
-            raise _error(frame.src, st, f"'{name}' gets different Python values in the two "
-                         f"branches of a tensor `if` ({a!r} and {c!r})", TypeError,
-                         hint="make it a tensor, or branch on a Python condition")
-        like = a if isinstance(a, Tensor) else c
+            if not _number(a) or not _number(c):
+                raise _error(frame.src, st, f"'{name}' gets different Python values in the two "
+                             f"branches of a tensor `if` ({a!r} and {c!r})", TypeError,
+                             hint="make it a tensor, or branch on a Python condition")
+            # different numbers: a scalar tensor chosen at run time (MindSpore's variable
+            # scalar); reading it as a compile-time constant later is an error there
+            like = _scalar_like(b, a, c)
+        else:
+            like = a if isinstance(a, Tensor) else c
         with _reopen(b, g1):
             va = _as_value(b, a, like)
         with _reopen(b, g2):
@@ -188,24 +193,111 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
         vals2.append(vc)
         locs.append((f1.locs.get(name), f2.locs.get(name)))
     _merge_types(merged, vals1, vals2, st, frame, locs=locs)
-    g1.outputs, g2.outputs = vals1, vals2
+    keys, (pv1, pv2) = _param_outputs(b, cur0, (cur1, cur2))
+    g1.outputs, g2.outputs = vals1 + pv1, vals2 + pv2
     b.loc = frame.src.loc(st)
-    outs = b.emit(ir.IF, [cv], (), [v.meta for v in vals1], (g1, g2))
-    for name, t, (la, lb) in zip(merged, record_if(b, outs, b.graph.nodes[-1]), locs):
+    outs = b.emit(ir.IF, [cv], (), [v.meta for v in g1.outputs], (g1, g2))
+    outs = record_if(b, outs, b.graph.nodes[-1])
+    for name, t in zip(merged, outs):
         frame.local[name] = t
         frame.locs[name] = frame.src.loc(st)
+    _assign_outputs(b, keys, outs[len(merged):])
     return parser.exec_block(rest, frame)
+
+
+def _number(v) -> bool:
+    return isinstance(v, (bool, int, float))
+
+
+def returned_if(parser, st, flag: Tensor, value, frame: Frame):
+    """`if flag: return value`, the other path running the rest of the function."""
+    b = _builder(parser, st, frame)
+    cv = _cond_value(b, flag, st, frame)
+    runs = [lambda fr: _Flow("return", value), lambda fr: None]
+    return exit_if(parser, st, cv, runs, frame)
+
+
+def exit_if(parser, st, cv, runs, frame: Frame):
+    """An If whose two paths (runs[i](frame) -> how the block ended) continue to the function's
+    return, or to the end of the iteration of the innermost tensor while (its carried values
+    are then the outputs, and the flow is "iter_end")."""
+    from .control_while import end_iteration
+    b = _builder(parser, st, frame)
+    mark = parser.loop_mark()
+    cur0 = dict(b._current)
+    gs, results, curs, frames = [], [], [], []
+    for name, run in zip(("then", "else"), runs):
+        fr = frame.copy()
+        b._current = dict(cur0)
+        with b.region(name) as g:
+            flow = run(fr)
+            if flow is None or flow.kind not in ("return", "iter_end"):
+                flow = parser.finish(fr, flow)
+            if mark is not None:
+                end_iteration(b, fr, flow, mark, st, frame)
+        curs.append(b._current)
+        gs.append(g)
+        frames.append(fr)
+        results.append(flow.value if flow is not None and flow.kind == "return" else None)
+    b._current = cur0
+    if mark is not None:
+        flat_a = [frames[0].local[n] for n in mark.names]
+        flat_b = [frames[1].local[n] for n in mark.names]
+        tree_a = None
+    else:
+        flat_a, tree_a = _flatten(results[0])
+        flat_b, tree_b = _flatten(results[1])
+        if tree_a != tree_b:
+            raise _error(frame.src, st, "the two branches of this tensor `if` return different "
+                         f"structures ({tree_a} vs {tree_b})", TypeError,
+                         hint="return the same number of tensors from every branch")
+    # leaf by leaf: equal Python values stay Python values; a tensor on either side makes
+    # both tensors of its dtype; different Python numbers become scalars of their own dtype
+    keep, like = [], []
+    for x, y in zip(flat_a, flat_b):
+        t = x if isinstance(x, Tensor) else y if isinstance(y, Tensor) else None
+        same = t is None and type(x) is type(y) and x == y
+        if t is None and not same and not isinstance(x, (bool, int, float)):
+            raise _error(frame.src, st, f"the two paths of this tensor `if` return different "
+                         f"Python values ({x!r} and {y!r})", TypeError,
+                         hint="return tensors, or branch on a Python condition")
+        keep.append(same)
+        like.append(t if t is not None else None if same else _scalar_like(b, x, y))
+    keys, pvals = _param_outputs(b, cur0, curs)
+    vals = []
+    for g, flat, pv in zip(gs, (flat_a, flat_b), pvals):
+        with _reopen(b, g):
+            vals.append([_as_value(b, v, lk) for v, lk, k in zip(flat, like, keep) if not k])
+        g.outputs = vals[-1] + pv
+    labels = [f"return value {i}" for i, k in enumerate(keep) if not k] if mark is None else \
+        [n.lstrip("\0") for n, k in zip(mark.names, keep) if not k]
+    _merge_types(labels, vals[0], vals[1], st, frame)
+    b.loc = frame.src.loc(st)
+    outs = record_if(b, b.emit(ir.IF, [cv], (), [v.meta for v in gs[0].outputs], gs),
+                     b.graph.nodes[-1])
+    _assign_outputs(b, keys, outs[len(vals[0]):])
+    outs = iter(outs)
+    leaves = [x if k else next(outs) for x, k in zip(flat_a, keep)]
+    if mark is not None:
+        for n, v in zip(mark.names, leaves):
+            frame.local[n] = v
+        return _Flow("iter_end")
+    return _Flow("return", _unflatten(tree_a, leaves))
 
 
 def tensor_ifexp(parser, n: ast.IfExp, cond: Tensor, frame: Frame):
     b = _builder(parser, n, frame)
     cv = _cond_value(b, cond, n.test, frame)
     vals, gs = [], []
+    cur0 = dict(b._current)
     for name, expr in (("then", n.body), ("else", n.orelse)):
         with b.region(name) as g:
             v = parser.eval(expr, frame.copy())
             vals.append(v)
         gs.append(g)
+        if b._current != cur0:
+            raise _error(frame.src, n, "assigning a Parameter inside a conditional expression "
+                         "on a tensor is not supported", hint="use an `if` statement")
     like = _first_tensor(vals)
     out_vals = []
     for g, v in zip(gs, vals):
@@ -246,12 +338,13 @@ def select(parser, node, cond: Tensor, a, c, frame: Frame):
 def run_while(parser, st: ast.While, frame: Frame):
     """A while loop: unrolled while its condition is a Python value; from the first tensor
     condition on, the rest of the loop is a While node."""
-    track = has_return(st.body)
+    track = has_exit(st.body)
     for _ in range(parser.MAX_UNROLL):
         parser._at(frame, st)
         cond = parser.eval(st.test, frame)
         if is_symbolic(cond):
-            return _tensor_while(parser, st, frame)
+            from .control_while import tensor_while
+            return tensor_while(parser, st, frame)
         if not parser.truth(cond, st, frame):
             return parser.exec_block(st.orelse, frame)
         flow = parser.continued(track, ("while", st), lambda: parser.exec_block(st.body, frame))
@@ -262,64 +355,6 @@ def run_while(parser, st: ast.While, frame: Frame):
     raise _error(frame.src, st, f"while loop unrolled more than {parser.MAX_UNROLL} times at "
                  f"compile time", hint="make the condition a tensor so the loop runs on the "
                                        "device")
-
-
-def _tensor_while(parser, st: ast.While, frame: Frame):
-    b = _builder(parser, st, frame)
-    if _has(st.body, (ast.Break, ast.Continue, ast.Return)) or st.orelse:
-        raise _error(frame.src, st, "break/continue/return/else in a while loop on a tensor "
-                     "condition is not supported",
-                     hint="fold the exit test into the loop condition")
-    names = [n for n in sorted(_assigned_names(st.body)) if n in frame.local]
-    body_only = sorted(_assigned_names(st.body) - set(frame.local))
-    carried, init = [], []
-    for n in names:
-        v = frame.local[n]
-        if isinstance(v, Tensor):
-            carried.append(n)
-            init.append(b.value_of(v))
-        elif isinstance(v, (int, float, bool)):
-            raise _error(frame.src, st, f"'{n}' is a Python {type(v).__name__} changed by a "
-                         f"loop on a tensor condition", TypeError,
-                         hint=f"make it a tensor before the loop, e.g. {n} = ms.Tensor({v!r})")
-    # cond subgraph
-    with b.region("cond") as gc:
-        fc = frame.copy()
-        gc.inputs = [ir.Value(v.shape, v.dtype) for v in init]
-        for n, v in zip(carried, gc.inputs):
-            fc.local[n] = sym(v)
-        c = parser.eval(st.test, fc)
-        if not isinstance(c, Tensor):
-            raise _error(frame.src, st.test, "the loop condition must stay a tensor once it is "
-                         "one", TypeError)
-        gc.outputs = [_cond_value(b, c, st.test, frame)]
-    with b.region("body") as gb:
-        fb = frame.copy()
-        gb.inputs = [ir.Value(v.shape, v.dtype) for v in init]
-        for n, v in zip(carried, gb.inputs):
-            fb.local[n] = sym(v)
-        parser.exec_block(st.body, fb)
-        outs = []
-        for n, v0 in zip(carried, init):
-            v = fb.local[n]
-            val = _as_value(b, v, sym(v0))
-            if val is None:
-                raise _error(frame.src, st, f"'{n}' stops being a tensor in the loop body",
-                             TypeError)
-            outs.append(val)
-        gb.outputs = outs
-    _merge_types(carried, init, outs, st, frame, ("loop input", "loop body result"))
-    b.loc = frame.src.loc(st)
-    res = b.emit(ir.WHILE, init, (), [v.meta for v in init], (gc, gb))
-    init_t = [frame.local[n] for n in carried]
-    for n, t in zip(carried, record_while(b, res, b.graph.nodes[-1], init_t)):
-        frame.local[n] = t
-    for n in body_only:                     # the body's own names: unusable after the loop
-        frame.unbound[n] = (unbound_message(n, frame, "in the body of the tensor `while`", st,
-                                            first_store(st.body, n),
-                                            "when the loop runs zero times"),
-                            f"define '{n}' before the loop")
-    return None
 
 
 def emit_print(parser, args, kwargs, node, frame):

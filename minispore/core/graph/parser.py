@@ -145,10 +145,12 @@ class Parser(Expressions):
         stack = self.conts
         try:
             for j in range(len(stack) - 1, -1, -1):
-                if flow is not None and flow.kind == "return":
+                if flow is not None and flow.kind in ("return", "iter_end"):
                     break
                 self.conts = stack[:j]               # what encloses entry j
                 kind, *data = stack[j]
+                if kind == "loop":                   # the end of a tensor while's iteration
+                    return flow
                 if kind == "block":
                     if flow is None:
                         flow = self.exec_block(data[0], frame)
@@ -161,7 +163,14 @@ class Parser(Expressions):
                     flow = run_while(self, data[0], frame)
         finally:
             self.conts = stack
-        return flow if flow is not None and flow.kind == "return" else None
+        return flow if flow is not None and flow.kind in ("return", "iter_end") else None
+
+    def loop_mark(self):
+        """The mark of the innermost tensor while whose body is being built, if any."""
+        for kind, *data in reversed(self.conts):
+            if kind == "loop":
+                return data[0]
+        return None
 
     def _bind(self, a: ast.arguments, frame, args, kwargs, fn, defaults=None):
         if fn is not None:
@@ -232,7 +241,7 @@ class Parser(Expressions):
     def _nested(self, body, rest, frame, run):
         """Run a compound statement with `rest` (the statements after it) on the continuation
         stack, which only a `return` inside it can need."""
-        return self.continued(has_return(body), ("block", rest), run)
+        return self.continued(has_exit(body), ("block", rest), run)
 
     def continued(self, track: bool, entry, run):
         """run() with `entry` on the continuation stack while it runs, when `track` (a `return`
@@ -310,14 +319,14 @@ class Parser(Expressions):
 
     def _iterate(self, st: ast.For, items: list, frame: Frame):
         """Run the loop body for `items`, then its else (unless a break)."""
-        track = has_return(st.body)
+        track = has_exit(st.body)
         for k, item in enumerate(items):
             self.assign(st.target, item, frame)
             flow = self.continued(track, ("for", st, items[k + 1:]),
                                   lambda: self.exec_block(st.body, frame))
             if flow is BREAK:
                 return None
-            if flow is not None and flow.kind == "return":
+            if flow is not None and flow.kind in ("return", "iter_end"):
                 return flow
         return self.exec_block(st.orelse, frame)
 
@@ -457,6 +466,20 @@ def has_return(stmts) -> bool:
     while todo:
         n = todo.pop()
         if isinstance(n, ast.Return):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def has_exit(stmts) -> bool:
+    """Whether a `return`, `break` or `continue` occurs in these statements: a tensor `if`
+    among them may need the code after them (the continuation stack, see Parser.finish)."""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.Return, ast.Break, ast.Continue)):
             return True
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue

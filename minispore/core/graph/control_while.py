@@ -1,0 +1,214 @@
+"""A `while` on a tensor condition as a While node, with `break`, `continue` and `return` in its
+body and Parameters assigned in it.
+
+The While carries the variables its body assigns that exist before the loop, the Parameters it
+assigns (assigned their final values after the node), and, when the body can leave the loop, a
+`broken` flag (a `break` was reached) and a `returned` flag with the returned values; the loop's
+condition is `<test> and not broken and not returned`. A `break`/`continue`/`return` under a
+tensor `if` in the body ends the iteration on that path: each branch of the If runs the rest of
+the body up to the loop's mark on the parser's continuation stack (control.tensor_if), and the
+flags are If outputs like the other carried values. After the loop, a `return` in the body is
+`if returned: return <values>`, the other path running the rest of the function.
+"""
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from .. import dtype as dt
+from ..primitive import apply
+from ..tensor import Parameter, Tensor
+from . import ir
+from .builder import sym
+from .cf_grad import record_while
+from .control import (_as_value, _assigned_names, _builder, _cond_value, _flatten, _merge_types,
+                      _unflatten, returned_if)
+from .parser import BREAK, CONTINUE, has_return
+from .semantics import first_store, unbound_message
+from .source import error as _error
+
+BRK, RET = "\0broken", "\0returned"
+
+
+def _ret_slot(i: int) -> str:
+    return f"\0return{i}"
+
+
+class LoopMark:
+    """The continuation-stack entry ("loop", mark) of a tensor while's body: the values an
+    iteration hands to the next one (carried locals, flags and return slots, in order)."""
+
+    def __init__(self, names, ret_tree):
+        self.names = names
+        self.ret_tree = ret_tree        # the returned value's structure (None: not met yet)
+        self.found = None               # (structure, leaves) of a return met before that
+
+
+def breaks_loop(stmts) -> bool:
+    """Whether a `break` in these statements leaves the loop they are the body of."""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Break):
+            return True
+        if isinstance(n, (ast.For, ast.While)):
+            todo.extend(n.orelse)           # a nested loop's own body breaks that loop
+            continue
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _const(b, value, dtype=dt.bool_):
+    return sym(b.const(np.asarray(value, dtype.np), dtype))
+
+
+def end_iteration(b, fr, flow, mark: LoopMark, node, frame) -> None:
+    """Record in `fr` how an iteration ended (`flow`, as it reached the loop's mark)."""
+    if flow is None or flow is CONTINUE or flow.kind == "iter_end":
+        return
+    if flow is BREAK:
+        fr.local[BRK] = _const(b, True)
+        return
+    leaves, tree = _flatten(flow.value)
+    for v in leaves:
+        if not isinstance(v, Tensor):
+            raise _error(frame.src, node, f"a `return` inside a while loop on a tensor condition "
+                         f"must return tensors (got a {type(v).__name__})", TypeError,
+                         hint="return tensors, e.g. ms.Tensor(value)")
+    if mark.ret_tree is None:
+        mark.found = (tree, leaves)
+        return
+    if tree != mark.ret_tree:
+        raise _error(frame.src, node, f"the returns inside this loop return different "
+                     f"structures ({tree} vs {mark.ret_tree})", TypeError,
+                     hint="return the same number of tensors from every `return`")
+    fr.local[RET] = _const(b, True)
+    for i, v in enumerate(leaves):
+        fr.local[_ret_slot(i)] = v
+
+
+def _enter(b, fr, names, params, values) -> None:
+    """Bind a region's inputs: carried names in the frame, Parameters' current values."""
+    for n, v in zip(names, values):
+        fr.local[n] = sym(v)
+    for k, v in zip(params, values[len(names):]):
+        b._current[k] = v
+
+
+class _Retry(Exception):
+    pass
+
+
+def tensor_while(parser, st: ast.While, frame):
+    b = _builder(parser, st, frame)
+    if st.orelse:
+        raise _error(frame.src, st, "`else` on a while loop on a tensor condition is not "
+                     "supported", hint="put that code after the loop")
+    state = {"params": [], "ret": None}
+    for _ in range(16):                 # each retry adds what the body was found to carry
+        try:
+            return _build(parser, b, st, frame, state)
+        except _Retry:
+            continue
+    raise _error(frame.src, st, "internal: the loop's carried values did not settle")
+
+
+def _build(parser, b, st, frame, state):
+    from ..ops.math import LOGICAL_AND, LOGICAL_NOT, LOGICAL_OR
+    params, ret = state["params"], state["ret"]
+    names = [n for n in sorted(_assigned_names(st.body)) if n in frame.local]
+    body_only = sorted(_assigned_names(st.body) - set(frame.local))
+    carried, init = [], []
+    for n in names:
+        v = frame.local[n]
+        if isinstance(v, Tensor):
+            carried.append(n)
+            init.append(v)
+        elif isinstance(v, (int, float, bool)):
+            raise _error(frame.src, st, f"'{n}' is a Python {type(v).__name__} changed by a "
+                         f"loop on a tensor condition", TypeError,
+                         hint=f"make it a tensor before the loop, e.g. {n} = ms.Tensor({v!r})")
+    flags = ([BRK] if breaks_loop(st.body) else []) + ([RET] if has_return(st.body) else [])
+    for f in flags:
+        carried.append(f)
+        init.append(_const(b, False))
+    if ret is not None:
+        for i, like in enumerate(ret[1]):
+            carried.append(_ret_slot(i))
+            init.append(_const(b, np.zeros(like.shape), like.dtype))
+    for k in params:                    # a Parameter not assigned yet: its own tape identity
+        p = b.param_objs[k]
+        init.append(p if k not in b._current else sym(b._current[k]))
+    init_vals = [b.value_of(t) for t in init]
+    cur0 = dict(b._current)
+    try:
+        with b.region("cond") as gc:
+            gc.inputs = [ir.Value(v.shape, v.dtype) for v in init_vals]
+            fc = frame.copy()
+            _enter(b, fc, carried, params, gc.inputs)
+            c = parser.eval(st.test, fc)
+            if not isinstance(c, Tensor):
+                raise _error(frame.src, st.test, "the loop condition must stay a tensor once it "
+                             "is one", TypeError)
+            cv = sym(_cond_value(b, c, st.test, frame))
+            if flags:
+                stop = fc.local[flags[0]]
+                if len(flags) == 2:
+                    stop = apply(LOGICAL_OR, stop, fc.local[flags[1]])
+                cv = apply(LOGICAL_AND, cv, apply(LOGICAL_NOT, stop))
+            gc.outputs = [b.value_of(cv)]
+        b._current = dict(cur0)
+        with b.region("body") as gb:
+            gb.inputs = [ir.Value(v.shape, v.dtype) for v in init_vals]
+            fb = frame.copy()
+            _enter(b, fb, carried, params, gb.inputs)
+            entry = dict(b._current)
+            mark = LoopMark(list(carried), None if ret is None else ret[0])
+            parser.conts.append(("loop", mark))
+            try:
+                flow = parser.exec_block(st.body, fb)
+            finally:
+                parser.conts.pop()
+            end_iteration(b, fb, flow, mark, st, frame)
+            new = [k for k, v in b._current.items() if entry.get(k) is not v and k not in params]
+            if new or (mark.found is not None and ret is None):
+                state["params"] = params + new
+                if mark.found is not None and ret is None:
+                    state["ret"] = mark.found
+                raise _Retry
+            outs = []
+            for n, v0 in zip(carried, init_vals):
+                val = _as_value(b, fb.local[n], sym(v0))
+                if val is None:
+                    raise _error(frame.src, st, f"'{n}' stops being a tensor in the loop body",
+                                 TypeError)
+                outs.append(val)
+            outs += [b._current[k] for k in params]
+            gb.outputs = outs
+    finally:
+        b._current = cur0
+    shown = [n if not n.startswith("\0") else n[1:] for n in carried] + \
+        [f"Parameter '{b.param_objs[k].name}'" for k in params]
+    _merge_types(shown, init_vals, outs, st, frame, ("loop input", "loop body result"))
+    b.loc = frame.src.loc(st)
+    res = b.emit(ir.WHILE, init_vals, (), [v.meta for v in init_vals], (gc, gb))
+    outs_t = record_while(b, res, b.graph.nodes[-1], init)
+    for n, t in zip(carried, outs_t):
+        frame.local[n] = t
+    for k, t in zip(params, outs_t[len(carried):]):
+        b.assign(b.param_objs[k], t)
+    for n in body_only:                     # the body's own names: unusable after the loop
+        frame.unbound[n] = (unbound_message(n, frame, "in the body of the tensor `while`", st,
+                                            first_store(st.body, n),
+                                            "when the loop runs zero times"),
+                            f"define '{n}' before the loop")
+    frame.local.pop(BRK, None)
+    if RET not in flags:
+        return None
+    flag = frame.local.pop(RET)
+    vals = [frame.local.pop(_ret_slot(i)) for i in range(len(ret[1]))] if ret else []
+    value = _unflatten(ret[0], vals) if ret else None
+    return returned_if(parser, st, flag, value, frame)
