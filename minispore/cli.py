@@ -1,4 +1,4 @@
-"""Command line: `python -m minispore demo|info|bench` (or the `minispore` script)."""
+"""Command line: `python -m minispore demo|info|bench|check` (or the `minispore` script)."""
 from __future__ import annotations
 
 import argparse
@@ -21,7 +21,17 @@ def main(argv=None) -> int:
                                          "PyNative, Graph and loop sink, beside peers")
     from .bench import add_arguments
     add_arguments(bench)
+    check = sub.add_parser("check", help="run a script in PyNative and in GRAPH_MODE, compare "
+                                         "what it prints, and list its graph-syntax problems")
+    check.add_argument("script")
+    check.add_argument("script_args", nargs=argparse.REMAINDER)
+    check.add_argument("--rtol", type=float, default=1e-5,
+                       help="relative tolerance of printed numbers (default 1e-5)")
+    check.add_argument("--timeout", type=float, default=600, help="seconds per run")
     args = p.parse_args(argv)
+    if args.cmd == "check":
+        from .check_script import check as check_script
+        return check_script(args.script, args.script_args, rtol=args.rtol, timeout=args.timeout)
     if args.cmd == "bench":
         from .bench import main as bench_main
         return bench_main(args)
