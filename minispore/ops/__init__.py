@@ -1,6 +1,7 @@
 """minispore.ops: the functional API and MindSpore's Primitive classes, all thin views of the
 declarations in minispore.core.ops."""
-from ..core.autodiff import GradOperation
+from ..core.autodiff import GradOperation, grad, value_and_grad
+from ..core.multitype import HyperMap, Map, MultitypeFuncGraph
 from ..core.ops.array import (arange, broadcast_to, cat, concat, expand_dims, fill, flatten, full,
                               full_like, one_hot, ones, ones_like, permute, reshape, split, squeeze,
                               stack, stop_gradient, tile, transpose, unsqueeze, zeros, zeros_like)
@@ -20,6 +21,9 @@ from ..core.ops.norm import batch_norm, layer_norm
 from ..core.ops.random import (dropout, normal, rand, randint, randn, standard_normal,
                                uniform)
 from ..core.ops.state import Assign, Depend, Print, assign, depend, print_
+from ..core.hooks import HookBackward
+from ..core.ops.sorting import argsort, cumsum, sort, topk
+from .primitives_sorting import CumSum, Sort, TopK
 from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean, min, prod,
                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sum)
 from .functional import (argmin, div, divide, floor_div, floor_mod, gather, relu,  # noqa: F811
@@ -35,5 +39,6 @@ from .losses import (binary_cross_entropy_with_logits, cross_entropy, l1_loss, m
 from .primitives import *  # noqa: F401,F403
 from .primitives import _SIMPLE
 from . import functional, operations  # noqa: E402  (MindSpore's ops.functional, ops.operations)
+from . import composite  # noqa: E402  (MindSpore's ops.composite)
 
 __all__ = [n for n in dir() if not n.startswith("_")] + list(_SIMPLE)

@@ -1,0 +1,156 @@
+"""MindSpore's `mindspore.ops.composite` (`from mindspore.ops import composite as C`): the
+gradient operations, the overloaded-function machinery (MultitypeFuncGraph, HyperMap, Map,
+core/multitype.py) and the functions MindSpore keeps there, each composed of core ops."""
+from __future__ import annotations
+
+import numpy as _np
+
+from ..core import dtype as _dt
+from ..core.autodiff import GradOperation, grad, value_and_grad  # noqa: F401
+from ..core.multitype import HyperMap, Map, MultitypeFuncGraph  # noqa: F401
+from ..core.ops import array as _A
+from ..core.ops import index_ops as _I
+from ..core.ops import linalg as _L
+from ..core.ops import math as _M
+from ..core.ops import reduce as _R
+from ..core.tensor import Tensor
+
+__all__ = ["GradOperation", "HyperMap", "Map", "MultitypeFuncGraph", "zeros_like", "ones_like",
+           "matmul", "mm", "dot", "sequence_mask", "count_nonzero", "repeat_elements",
+           "repeat_interleave"]
+
+
+def _tensor(fn, name, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"For '{fn}', '{name}' must be a Tensor, but got {type(x).__name__}")
+    return x
+
+
+def zeros_like(x):
+    """A Tensor of zeros with x's shape and dtype."""
+    return _A.zeros_like(_tensor("zeros_like", "x", x))
+
+
+def ones_like(*args):
+    """Ones with the shape and dtype of a Tensor, mapped over nested tuples/lists of Tensors
+    (MindSpore's ones_like is a HyperMap)."""
+    if len(args) != 1:
+        raise TypeError(f"ones_like takes 1 argument, but got {len(args)}")
+    x = args[0]
+    if isinstance(x, (tuple, list)):
+        return tuple(ones_like(v) for v in x)
+    return _A.ones_like(_tensor("ones_like", "x", x))
+
+
+def matmul(x1, x2, dtype=None):
+    """numpy's matmul of x1 and x2 (1-D operands included), cast to `dtype` when given."""
+    out = _L.matmul(_tensor("matmul", "x1", x1), _tensor("matmul", "x2", x2))
+    if dtype is not None:
+        if not isinstance(dtype, _dt.DType):
+            raise TypeError(f"For 'matmul', 'dtype' must be a mindspore dtype, got {dtype!r}")
+        out = _M.cast(out, dtype)
+    return out
+
+
+def mm(input, mat2):
+    """The matrix product of two 2-D tensors."""
+    _tensor("mm", "input", input), _tensor("mm", "mat2", mat2)
+    if len(input.shape) != 2 or len(mat2.shape) != 2:
+        raise ValueError(f"For 'mm', the inputs must be 2-D, but got shapes {input.shape} and "
+                         f"{mat2.shape}")
+    return _L.matmul(input, mat2)
+
+
+def dot(input, other):
+    """The sum product over input's last axis and other's second-to-last (numpy's dot for N-D,
+    N >= 2): shape input.shape[:-1] + other.shape[:-2] + other.shape[-1:]; float16/float32."""
+    x1, x2 = _tensor("dot", "input", input), _tensor("dot", "other", other)
+    for name, t in (("input", x1), ("other", x2)):
+        if t.dtype not in (_dt.float16, _dt.float32):
+            raise TypeError(f"For 'dot', '{name}' must be float16 or float32, but got "
+                            f"{t.dtype}")
+    if x1.dtype != x2.dtype:
+        raise TypeError(f"For 'dot', the inputs must have the same dtype, but got {x1.dtype} "
+                        f"and {x2.dtype}")
+    s1, s2 = tuple(x1.shape), tuple(x2.shape)
+    if len(s1) < 2 or len(s2) < 2:
+        raise ValueError(f"For 'dot', the inputs should have dimension >= 2, but got shapes "
+                         f"{s1} and {s2}")
+    if s1[-1] != s2[-2]:
+        raise ValueError(f"For 'dot', input.shape[-1] must equal other.shape[-2], but got "
+                         f"{s1} and {s2}")
+    if len(s1) == 2 and len(s2) == 2:
+        return _L.matmul(x1, x2)
+    n = len(s2)
+    perm = (n - 2,) + tuple(range(n - 2)) + (n - 1,)
+    a = _A.reshape(x1, (-1, s1[-1]))
+    b = _A.reshape(_A.transpose(x2, perm), (s2[-2], -1))
+    out = _L.matmul(a, b)
+    return _A.reshape(out, s1[:-1] + s2[:-2] + s2[-1:])
+
+
+def sequence_mask(lengths, maxlen=None):
+    """mask[..., j] = j < lengths[...] (bool), j in range(maxlen); maxlen None: lengths' max
+    (a value read eagerly: pass maxlen in graph mode)."""
+    _tensor("sequence_mask", "lengths", lengths)
+    if lengths.dtype not in _dt.INTS:
+        raise TypeError(f"For 'sequence_mask', 'lengths' must be an integer Tensor, but got "
+                        f"{lengths.dtype}")
+    if maxlen is None:
+        maxlen = int(_np.asarray(_R.reduce_max(lengths).asnumpy()))
+    if isinstance(maxlen, bool) or not isinstance(maxlen, int):
+        raise TypeError(f"For 'sequence_mask', 'maxlen' must be an int, but got {maxlen!r}")
+    if maxlen <= 0:
+        raise ValueError(f"For 'sequence_mask', 'maxlen' must be positive, but got {maxlen}")
+    rng = _A.arange(0, maxlen, 1, dtype=lengths.dtype)
+    return _M.lt(rng, _A.expand_dims(lengths, -1))
+
+
+def count_nonzero(x, axis=(), keep_dims=False, dtype=_dt.int32):
+    """The number of non-zero entries of x along `axis` (() or []: all axes), as `dtype`."""
+    _tensor("count_nonzero", "x", x)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    nz = _M.cast(_M.ne(x, 0), _dt.int32)
+    out = _R.reduce_sum(nz, axis if axis != () else tuple(range(len(x.shape))), keep_dims)
+    return _M.cast(out, dtype)
+
+
+def _axis(fn, axis, ndim):
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"For '{fn}', 'axis' must be an int, but got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"For '{fn}', 'axis' must be in [{-ndim}, {ndim}), but got {axis}")
+    return axis % ndim
+
+
+def repeat_elements(x, rep, axis=0):
+    """Each slice of x along `axis` repeated `rep` times in place ([a, b] -> [a, a, b, b])."""
+    _tensor("repeat_elements", "x", x)
+    if isinstance(rep, bool) or not isinstance(rep, int) or rep <= 0:
+        raise ValueError(f"For 'repeat_elements', 'rep' must be a positive int, but got {rep!r}")
+    shape = tuple(x.shape)
+    axis = _axis("repeat_elements", axis, len(shape))
+    y = _A.expand_dims(x, axis + 1)
+    y = _A.broadcast_to(y, shape[:axis + 1] + (rep,) + shape[axis + 1:])
+    return _A.reshape(y, shape[:axis] + (shape[axis] * rep,) + shape[axis + 1:])
+
+
+def repeat_interleave(input, repeats, axis=None):
+    """Slices of input along `axis` repeated in place: `repeats` an int (each slice that many
+    times) or a sequence/Tensor of one count per slice; axis None: the flattened input."""
+    x = _tensor("repeat_interleave", "input", input)
+    if axis is None:
+        x, axis = _A.reshape(x, (-1,)), 0
+    if isinstance(repeats, int) and not isinstance(repeats, bool):
+        return repeat_elements(x, repeats, axis)
+    counts = _np.asarray(repeats.asnumpy() if isinstance(repeats, Tensor) else repeats)
+    if counts.ndim == 0:
+        return repeat_elements(x, int(counts), axis)
+    axis = _axis("repeat_interleave", axis, len(x.shape))
+    if counts.ndim != 1 or counts.shape[0] != x.shape[axis] or not _np.issubdtype(
+            counts.dtype, _np.integer) or (counts < 0).any():
+        raise ValueError(f"For 'repeat_interleave', 'repeats' must be non-negative ints, one "
+                         f"per slice along axis {axis} ({x.shape[axis]}), but got {repeats!r}")
+    index = Tensor(_np.repeat(_np.arange(x.shape[axis]), counts).astype(_np.int64))
+    return _I.gather(x, index, axis)

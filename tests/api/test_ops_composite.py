@@ -1,0 +1,292 @@
+"""mindspore.ops.composite (C): MultitypeFuncGraph, HyperMap, Map, the functions kept there, and
+ops.grad / ops.value_and_grad. Expected values were observed running MindSpore 2.10 (CPU)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import nn, ops, Tensor
+from minispore.ops import composite as C
+from minispore.ops import functional as F
+
+from helpers import in_mode
+
+
+def _add():
+    add = C.MultitypeFuncGraph("add")
+
+    @add.register("Number", "Number")
+    def _nn(x, y):
+        return x + y
+
+    @add.register("Tensor", "Tensor")
+    def _tt(x, y):
+        return ops.add(x, y)
+
+    @add.register("Tensor", "Number")
+    def _tn(x, y):
+        return x * y
+    return add
+
+
+def _np(x):
+    if isinstance(x, (tuple, list)):
+        return type(x)(_np(v) for v in x)
+    return x.asnumpy().tolist() if isinstance(x, Tensor) else x
+
+
+def test_exported_at_ops_like_mindspore():
+    # MindSpore: C.HyperMap is ops.HyperMap, ops.grad is ms.grad, ... (all True)
+    assert C.HyperMap is ops.HyperMap and C.Map is ops.Map
+    assert C.MultitypeFuncGraph is ops.MultitypeFuncGraph
+    assert C.GradOperation is ops.GradOperation
+    assert ops.grad is ms.grad and ops.value_and_grad is ms.value_and_grad
+
+
+def test_multitype_dispatch_pynative():
+    add = _add()
+    # MindSpore: 3, [4. 6.], [3. 6.]; a bool is a Number (add(True, 1) == 2)
+    assert add(1, 2) == 3
+    assert add(Tensor([1., 2.]), Tensor([3., 4.])).asnumpy().tolist() == [4., 6.]
+    assert add(Tensor([1., 2.]), 3).asnumpy().tolist() == [3., 6.]
+    assert add(True, 1) == 2
+
+
+def test_multitype_no_match_error():
+    add = _add()
+    # MindSpore raises ValueError "cannot find fn match given args"
+    with pytest.raises(ValueError, match=r"cannot find fn match.*String, Int64.*"
+                                         r"\(Number, Number\), \(Tensor, Tensor\)"):
+        add("a", 1)
+    with pytest.raises(TypeError):
+        add(1, Tensor([1.]))
+    with pytest.raises(TypeError, match="numpy.ndarray"):
+        add(np.ones(2), 1)
+
+
+def test_multitype_type_names():
+    # MindSpore: "Float32" matches no Python value (3.0 is Float64), "Int64" matches 3,
+    # "Tensor[Float32]" a float32 Tensor or Parameter but not an int64 Tensor
+    m = C.MultitypeFuncGraph("m")
+    m.register("Float32")(lambda x: 1)
+    m.register("Int64")(lambda x: 2)
+    m.register("Tensor[Float32]")(lambda x: 3)
+    m.register("Tuple")(lambda x: "tuple")
+    m.register("List")(lambda x: "list")
+    m.register("String")(lambda x: "str")
+    m.register("None")(lambda x: "none")
+    m.register("Function")(lambda x: "fn")
+    assert m(3) == 2
+    assert m(Tensor([1.])) == 3 and m(ms.Parameter(Tensor([1.]), name="p")) == 3
+    assert (m((1,)), m([1]), m("s"), m(None), m(lambda x: x), m(nn.ReLU())) == \
+        ("tuple", "list", "str", "none", "fn", "fn")
+    with pytest.raises(ValueError):
+        m(3.0)
+    with pytest.raises(ValueError):
+        m(Tensor([1]))
+    with pytest.raises(RuntimeError, match="unsupported type name"):
+        m.register("Scalar")
+
+
+def test_single_registration_skips_type_check():
+    # MindSpore calls the only registered function without matching the types
+    one = C.MultitypeFuncGraph("one")
+    one.register("Tensor")(lambda x: x * 2)
+    assert one(3) == 6
+
+
+def test_hypermap_map_pynative():
+    add = _add()
+    hm = C.HyperMap()
+    # MindSpore (PyNative): nested tuples recurse; a list gives a tuple; Map is one level
+    r = hm(add, (Tensor([1.]), (Tensor([2.]), 3)), (Tensor([1.]), (Tensor([2.]), 4)))
+    assert _np(r) == ([2.], ([4.], 7))
+    r = hm(add, [Tensor([1.]), 2], [Tensor([1.]), 3])
+    assert isinstance(r, tuple) and _np(r) == ([2.], 5)
+    assert C.Map()(add, (1, 2), (3, 4)) == (4, 6)
+    assert C.Map()(add, [1, 2], [3, 4]) == (4, 6)
+    assert C.HyperMap(add)((1, 2), (3, 4)) == (4, 6)
+    assert C.HyperMap(add)((1, 2), [3, 4]) == (4, 6)
+    assert C.HyperMap(add)(1, 2) == 3
+    assert hm(F.partial(add, 1), (1, 2)) == (2, 3)
+    assert hm(lambda x: x * 2, (1, 2)) == (2, 4)
+    assert C.HyperMap(add, reverse=True)((1, 2), (3, 4)) == (4, 6)
+    with pytest.raises(ValueError):             # Map does not recurse: add(tuple, tuple)
+        C.Map()(add, (1, (2,)), (3, (4,)))
+    with pytest.raises(ValueError, match="same length"):
+        C.HyperMap(add)((1, 2), (3,))
+    with pytest.raises(TypeError, match="MultitypeFuncGraph"):
+        C.HyperMap(F.partial(add, 1))
+
+
+def test_hypermap_graph_mode():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    add = _add()
+    hm, hma, mp = C.HyperMap(), C.HyperMap(add), C.Map()
+
+    @ms.jit
+    def f(a, b):
+        return (hm(add, [a, 2], [b, 3]), hm(add, (a, (b, 1)), (b, (a, 2))),
+                mp(add, (a, b), (2, 3)), hma(a, b), add(a, 2))
+    r = f(Tensor([1.]), Tensor([2.]))
+    # MindSpore (GRAPH_MODE): a list stays a list there
+    assert isinstance(r[0], list)
+    assert _np(r) == ([[3.], 5], ([3.], ([3.], 3)), ([2.], [6.]), [3.], [2.])
+
+
+def test_multitype_graph_parses_registered_function():
+    # the registered function has a tensor `if`: it compiles (parsed, not run as Python)
+    ms.set_context(mode=ms.GRAPH_MODE)
+    add, hm = _add(), C.HyperMap()
+    m = C.MultitypeFuncGraph("m")
+
+    @m.register("Tensor")
+    def _t(x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+    @ms.jit
+    def f(a):
+        return hm(m, (a, -a)), hm(F.partial(add, a), (3.0, a))
+    # MindSpore: ([2, 4], [-1, -2]) for the first part
+    assert _np(f(Tensor([1., 2.]))) == (([2., 4.], [-1., -2.]), ([3., 6.], [2., 4.]))
+
+    @ms.jit
+    def g(a):
+        return add("s", a)
+    with pytest.raises(TypeError, match=r"String, Tensor\[Float32\]"):
+        g(Tensor([1.]))
+
+
+_CLIP = C.MultitypeFuncGraph("clip_grad")
+
+
+@_CLIP.register("Number", "Number", "Tensor")
+def _clip_grad(clip_type, clip_value, grad):
+    dt = F.dtype(grad)
+    if clip_type == 0:
+        return ops.clip_by_value(grad, F.cast(F.tuple_to_array((-clip_value,)), dt),
+                                 F.cast(F.tuple_to_array((clip_value,)), dt))
+    return grad * clip_value
+
+
+class _Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        w = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+        self.fc = nn.Dense(4, 3, weight_init=Tensor(w), bias_init="zeros")
+
+    def construct(self, x, y):
+        return ((self.fc(x) - y) ** 2).mean()
+
+
+class _Step(nn.Cell):
+    def __init__(self, net, opt):
+        super().__init__()
+        self.net, self.opt = net, opt
+        self.weights = opt.parameters
+        self.grad = C.GradOperation(get_by_list=True)
+        self.hyper_map = C.HyperMap()
+
+    def construct(self, x, y):
+        loss = self.net(x, y)
+        grads = self.grad(self.net, self.weights)(x, y)
+        grads = self.hyper_map(F.partial(_CLIP, 0, 0.1), grads)
+        self.opt(grads)
+        return loss
+
+
+def test_hypermap_gradient_clipping_train_step(mode):
+    net = _Net()
+    step = _Step(net, nn.SGD(net.trainable_params(), learning_rate=0.5))
+    x = Tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+    y = Tensor(np.array([[1, 0, 0], [0, 1, 0]], np.float32))
+    losses = [float(step(x, y).asnumpy()) for _ in range(3)]
+    # MindSpore 2.10, both modes: losses and the parameters after 3 steps
+    np.testing.assert_allclose(losses, [2.091428518295288, 1.7912206649780273,
+                                        1.5225683450698853], rtol=1e-6)
+    np.testing.assert_allclose(net.fc.weight.asnumpy(), np.arange(12).reshape(3, 4) / 10 - 0.15,
+                               atol=1e-6)
+    np.testing.assert_allclose(net.fc.bias.asnumpy(), [0.15, 0.15, -0.10052910447120667],
+                               rtol=1e-6)
+
+
+A = np.arange(6).reshape(2, 3).astype(np.float32)
+B = np.arange(12).reshape(3, 4).astype(np.float32)
+X3 = np.arange(24).reshape(2, 3, 4).astype(np.float32)
+Y3 = np.arange(40).reshape(2, 4, 5).astype(np.float32)
+
+
+def test_matmul_mm_dot(mode):
+    a, b = Tensor(A), Tensor(B)
+    # MindSpore: [[20, 23, 26, 29], [56, 68, 80, 92]] for matmul/mm/dot of A, B
+    expect = [[20., 23., 26., 29.], [56., 68., 80., 92.]]
+    assert in_mode(lambda p, q: C.matmul(p, q), a, b).asnumpy().tolist() == expect
+    r = in_mode(lambda p, q: C.matmul(p, q, ms.float16), a, b)
+    assert r.dtype == ms.float16 and r.asnumpy().tolist() == expect
+    assert in_mode(lambda p, q: C.mm(p, q), a, b).asnumpy().tolist() == expect
+    assert in_mode(lambda p, q: C.dot(p, q), a, b).asnumpy().tolist() == expect
+    r = in_mode(lambda p, q: C.dot(p, q), Tensor(X3), Tensor(Y3))
+    assert r.shape == (2, 3, 2, 5)          # MindSpore: (2, 3, 2, 5), numpy's dot
+    np.testing.assert_array_equal(r.asnumpy(), np.dot(X3, Y3))
+    assert float(C.matmul(Tensor([1., 2.]), Tensor([3., 4.])).asnumpy()) == 11.0
+    with pytest.raises(ValueError):
+        C.mm(Tensor(np.ones((2, 2, 3), np.float32)), b)
+    with pytest.raises(TypeError):          # MindSpore: x1 must be float16/float32
+        C.dot(Tensor([[1, 2]]), Tensor([[3], [4]]))
+    with pytest.raises(ValueError):
+        C.dot(Tensor([1., 2.]), Tensor([3., 4.]))
+
+
+def test_sequence_mask_count_nonzero(mode):
+    # MindSpore's values
+    r = in_mode(lambda t: C.sequence_mask(t, 4), Tensor([1, 3, 2]))
+    assert r.dtype == ms.bool_ and r.asnumpy().tolist() == [
+        [True, False, False, False], [True, True, True, False], [True, True, False, False]]
+    assert C.sequence_mask(Tensor([1, 3, 2])).shape == (3, 3)
+    r = in_mode(lambda t: C.sequence_mask(t, 3), Tensor([[1, 3], [2, 0]]))
+    assert r.asnumpy().tolist() == [[[True, False, False], [True, True, True]],
+                                    [[True, True, False], [False, False, False]]]
+    r = in_mode(lambda t: C.count_nonzero(t), Tensor([[0, 1], [2, 0.]]))
+    assert r.dtype == ms.int32 and int(r.asnumpy()) == 2
+    r = in_mode(lambda t: C.count_nonzero(t, 1, True, ms.float32), Tensor([[0, 1], [2, 3.]]))
+    assert r.dtype == ms.float32 and r.asnumpy().tolist() == [[1.], [2.]]
+    assert int(C.count_nonzero(Tensor([[0, 1], [2, 3.]]), (0, -1)).asnumpy()) == 3
+
+
+def test_repeat_elements_interleave(mode):
+    x = Tensor([[1, 2], [3, 4]])
+    # MindSpore's values
+    r = in_mode(lambda t: C.repeat_elements(t, 2, 0), x)
+    assert r.dtype == ms.int64 and r.asnumpy().tolist() == [[1, 2], [1, 2], [3, 4], [3, 4]]
+    r = in_mode(lambda t: C.repeat_elements(t, 3, 1), Tensor([[1., 2]]))
+    assert r.asnumpy().tolist() == [[1., 1., 1., 2., 2., 2.]]
+    assert C.repeat_elements(Tensor([[1., 2]]), 2, -1).asnumpy().tolist() == [[1., 1., 2., 2.]]
+    r = in_mode(lambda t: C.repeat_interleave(t, 2, 0), x)
+    assert r.asnumpy().tolist() == [[1, 2], [1, 2], [3, 4], [3, 4]]
+    r = in_mode(lambda t: C.repeat_interleave(t, 2), x)
+    assert r.asnumpy().tolist() == [1, 1, 2, 2, 3, 3, 4, 4]
+    r = C.repeat_interleave(x, Tensor([1, 2]), 0)
+    assert r.asnumpy().tolist() == [[1, 2], [3, 4], [3, 4]]
+
+
+def test_zeros_ones_like(mode):
+    # MindSpore: zeros_like keeps int32; ones_like of a bool Tensor is all True; ones_like maps
+    # over tuples
+    r = in_mode(lambda t: C.zeros_like(t), Tensor(np.array([1, 2], np.int32)))
+    assert r.dtype == ms.int32 and r.asnumpy().tolist() == [0, 0]
+    r = in_mode(lambda t: C.ones_like(t), Tensor([True, False]))
+    assert r.dtype == ms.bool_ and r.asnumpy().tolist() == [True, True]
+    r = C.ones_like((Tensor([1.]), Tensor([2])))
+    assert _np(r) == ([1.], [1])
+
+
+def test_ops_grad_value_and_grad(mode):
+    def f(x):
+        return (x * x).sum()
+    x = Tensor([1., 2.])
+    assert ops.grad(f)(x).asnumpy().tolist() == [2., 4.]
+    v, g = ops.value_and_grad(f)(x)
+    assert float(v.asnumpy()) == 5.0 and g.asnumpy().tolist() == [2., 4.]
