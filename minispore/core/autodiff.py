@@ -3,7 +3,7 @@ structures (notes/mindspore.md section 5). In PyNative mode they run the functio
 tape records (pynative.TAPE), then chain the recorded bprops backwards."""
 from __future__ import annotations
 
-from . import context
+from . import context, hooks
 from .pynative import TAPE, Leaf, backward
 from .tensor import Parameter, ParameterTuple, Tensor
 
@@ -58,6 +58,7 @@ def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tup
             marked.append(t)
     targets = [t._node if isinstance(t, Tensor) and id(t) not in frozen else
                (_FROZEN if isinstance(t, Tensor) else None) for t in watched]
+    hooks.attach_pending(marked)        # Tensor.register_hook on an input before the call
     try:
         TAPE.depth += 1
         try:
@@ -210,6 +211,10 @@ def _in_graph_mode(compute, args, kwargs, name):
     if context.mode() != context.GRAPH_MODE or isinstance(executor.current, GraphBuilder) \
             or TAPE.depth:
         return None
+    if hooks.has_pending(args):
+        raise NotImplementedError(f"{name}: an input carries a hook from Tensor.register_hook; "
+                                  f"in GRAPH_MODE minispore does not run it: take this gradient "
+                                  f"in PYNATIVE_MODE")
     return (graph_compile.run(compute, args, kwargs, parse=False, name=name),)
 
 

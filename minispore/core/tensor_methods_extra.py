@@ -8,6 +8,7 @@ longer spellings (multiply, greater, absolute, ...)."""
 from __future__ import annotations
 
 from . import dtype as dt
+from . import hooks
 import numpy as np
 
 from .errors import ShapeError
@@ -441,6 +442,8 @@ METHODS = {
     "bitwise_xor": _cmp(M.bitwise_xor),
     "is_signed": lambda self: self.dtype.kind in "if",
     "repeat_interleave": _repeat_interleave,
+    "register_hook": lambda self, hook: hooks.register_tensor_hook(self, hook),
 }
 for _n, _f in METHODS.items():
     setattr(Tensor, _n, _f)
+from . import tensor_methods_sorting  # noqa: E402,F401  (sort, argsort, topk, cumsum)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ..core import context, custom_bprop
+from ..core import context, custom_bprop, hooks
 from ..core.cells import register_cell_class
 from ..core.graph import compile as graph_compile
 from ..core.graph.builder import GraphBuilder
@@ -78,18 +78,49 @@ class Cell:
         ex = executor.current
         if isinstance(ex, GraphBuilder):                 # a sub-Cell inside a graph: inline
             return ex.parser.call_cell(self, args, kwargs)
+        hooked = "_ms_hooks" in self.__dict__ and hooks.cell_hooks(self) is not None
         if context._state["mode"] == context.GRAPH_MODE or (self.jit_in_pynative and
                                                              not TAPE.depth):
+            if hooked:                                   # Parser.call_cell runs the hooks
+                return graph_compile.run(_hooked_entry, (self,) + args, kwargs, key_obj=self,
+                                         name=type(self).__name__)
             construct = type(self).construct
             if hasattr(construct, "__wrapped_jit__"):
                 # an @ms.jit construct compiles itself, with the options it was given
                 return construct(self, *args, **kwargs)
             return graph_compile.run(construct, (self,) + args, kwargs, key_obj=self,
                                      name=type(self).__name__)
+        if hooked:
+            return hooks.call(self, args, kwargs, self._construct_or_bprop)
+        return self._construct_or_bprop(*args, **kwargs)
+
+    def _construct_or_bprop(self, *args, **kwargs):
         if TAPE.depth and custom_bprop.has_bprop(self):   # a gradient through the Cell's bprop
             return custom_bprop.call(self, args, kwargs,
                                      lambda *a: self.construct(*a, **kwargs))
         return self.construct(*args, **kwargs)
+
+    # -- hooks (core/hooks.py) --------------------------------------------------------------
+    def register_forward_pre_hook(self, hook_fn, *, prepend=False, with_kwargs=False):
+        """hook_fn(cell, args) (with_kwargs: hook_fn(cell, args, kwargs)) before construct;
+        its result, if not None, replaces the inputs. Returns a handle with remove()."""
+        return hooks.register(self, "forward_pre", hook_fn, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook_fn, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """hook_fn(cell, args, output) (with_kwargs: hook_fn(cell, args, kwargs, output))
+        after construct; its result, if not None, replaces the output."""
+        return hooks.register(self, "forward", hook_fn, prepend, with_kwargs, always_call)
+
+    def register_backward_hook(self, hook_fn):
+        """hook_fn(cell, grad_input, grad_output) once the gradients of the Cell's Tensor
+        inputs are computed; its result, if not None, replaces grad_input."""
+        return hooks.register(self, "backward", hook_fn)
+
+    def register_backward_pre_hook(self, hook_fn):
+        """hook_fn(cell, grad_output) before the Cell's backward; its result, if not None,
+        replaces grad_output."""
+        return hooks.register(self, "backward_pre", hook_fn)
 
     # -- introspection ------------------------------------------------------------------------
     def cells_and_names(self, cells=None, name_prefix=""):
@@ -242,6 +273,12 @@ class CellList(Cell):
 
     def construct(self, *inputs):
         raise NotImplementedError("CellList is a container: iterate over it in construct()")
+
+
+def _hooked_entry(cell, *args, **kwargs):
+    """A GRAPH_MODE call of a Cell with hooks: traced, so the parser's call_cell (which runs
+    the hooks, parsed) is where the Cell is called."""
+    return executor.current.parser.call_cell(cell, args, kwargs)
 
 
 def _check_cell(c):

@@ -105,12 +105,16 @@ class Parser(Expressions):
     def call_parsed(self, node, frame, args, kwargs, defaults=None):
         return self._invoke(node, frame.copy(), args, kwargs, None, defaults)
 
-    def call_cell(self, cell, args, kwargs=None):
+    def call_cell(self, cell, args, kwargs=None, run_hooks=True):
         seen = getattr(self, "called_cells", None)
         if seen is not None:                # compile.run keys its cache on their `training`
             seen[id(cell)] = cell
+        from .. import custom_bprop, hooks
+        hooks.guard()                       # a hook registered later recompiles
+        if run_hooks and hooks.cell_hooks(cell) is not None:
+            return hooks.call(cell, tuple(args), kwargs or {},
+                              lambda *a, **k: self.call_cell(cell, a, k, run_hooks=False))
         fn = type(cell).construct
-        from .. import custom_bprop
         from ..pynative import TAPE
         if TAPE.depth and custom_bprop.has_bprop(cell):   # a gradient through the Cell's bprop
             return custom_bprop.call(cell, tuple(args), kwargs or {},
@@ -295,6 +299,9 @@ class Parser(Expressions):
         return None
 
     def unsupported(self, node, frame):
+        from . import fallback
+        if fallback.enabled() and isinstance(node, (ast.stmt, ast.expr)):
+            return fallback.run(self, node, frame)  # JIT Fallback (LAX): Python, now
         what = _UNSUPPORTED.get(type(node), f"'{type(node).__name__}'")
         raise _error(frame.src, node, f"graph mode does not support {what}", hint=_HINT)
 
