@@ -4,8 +4,9 @@ set/get/reset_auto_parallel_context, set/get/reset_ps_context)."""
 from .core.auto_parallel import (ParallelMode, get_auto_parallel_context,
                                  reset_auto_parallel_context, set_auto_parallel_context)
 from .core.context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from .core.context import COMPATIBLE, LAX, STRICT
 from .core.ps_context import get_ps_context, reset_ps_context, set_ps_context
 
-__all__ = ["GRAPH_MODE", "PYNATIVE_MODE", "ParallelMode", "get_auto_parallel_context",
-           "get_context", "reset_auto_parallel_context", "set_auto_parallel_context",
+__all__ = ["GRAPH_MODE", "PYNATIVE_MODE", "STRICT", "COMPATIBLE", "LAX", "ParallelMode",
+           "get_auto_parallel_context", "get_context", "reset_auto_parallel_context", "set_auto_parallel_context",
            "set_context", "get_ps_context", "set_ps_context", "reset_ps_context"]

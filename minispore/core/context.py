@@ -8,6 +8,12 @@ from typing import Any, Callable
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
+# MindSpore's jit_syntax_level values: STRICT converts only what graph mode supports; LAX (the
+# default) also runs the Python-only code it cannot convert at compile time (graph/fallback.py);
+# COMPATIBLE is MindSpore's middle level, which minispore compiles as LAX
+STRICT = 0
+COMPATIBLE = 1
+LAX = 2
 
 _TARGETS = ("CPU", "GPU", "Ascend")
 _JIT_LEVELS = ("O0", "O1", "O2")
@@ -26,6 +32,7 @@ _state: dict[str, Any] = {
     # the simulated Ascend device (backends/ascend_sim): precision mode and device profile
     "ascend_config": {},
     "max_device_memory": None,          # e.g. "2GB": the simulated HBM capacity
+    "jit_syntax_level": LAX,
 }
 
 
@@ -59,6 +66,16 @@ def _set_device_id(v):
 def _set_jit_level(v):
     _check_choice("jit_level", v, _JIT_LEVELS)
     _state["jit_level"] = v
+
+
+def _set_jit_syntax_level(v):
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"The parameter 'jit_syntax_level' must be <class 'int'>, but got "
+                        f"{type(v)}")
+    if v not in (STRICT, COMPATIBLE, LAX):
+        raise ValueError(f"For 'jit_syntax_level', the value should be context.STRICT or "
+                         f"context.LAX, but got {v}.")
+    _state["jit_syntax_level"] = v
 
 
 def _set_save_graphs(v):
@@ -142,6 +159,7 @@ _SETTERS = {
     "device_target": _set_device_target,
     "device_id": _set_device_id,
     "jit_level": _set_jit_level,
+    "jit_syntax_level": _set_jit_syntax_level,
     "save_graphs": _set_save_graphs,
     "save_graphs_path": _set_save_graphs_path,
     "ascend_config": _set_ascend_config,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import context
+from .. import context, mutable
 from ..device import current, get_backend, on_program_made
 from ..primitive import executor
 from ..pynative import TAPE
@@ -77,6 +77,8 @@ def _flatten_args(args, objs: list | None = None):
             a = Tensor(a)
         if isinstance(a, Tensor):
             tensors.append(a)
+            if isinstance(a, mutable.ScalarInput):      # keyed by its type, not its value
+                return mutable.input_signature(a)
             return ("T", a.shape, a.dtype)
         if isinstance(a, (tuple, list)):
             return (type(a).__name__, tuple(visit(x) for x in a))
@@ -113,10 +115,14 @@ def _tree_map(leaf, obj):
 def _symbolic_args(b: GraphBuilder, args):
     """The arguments with every tensor replaced by a new graph input of its type (in the order
     _flatten_args lists the tensors)."""
-    return _tree_map(lambda a: b.input(a.shape, a.dtype) if isinstance(a, Tensor) else a, args)
+    return _tree_map(lambda a: mutable.symbolic_input(b, a) if isinstance(a, mutable.ScalarInput)
+                     else b.input(a.shape, a.dtype) if isinstance(a, Tensor) else a, args)
 
 
 def _flatten_out(obj, b: GraphBuilder, values: list):
+    if isinstance(obj, mutable.SymScalar):          # a variable scalar: a Python number
+        values.append(b.value_of(mutable.output_value(obj)))
+        return ("S", len(values) - 1, obj.kind)
     if isinstance(obj, Tensor):
         values.append(b.value_of(obj))
         return ("T", len(values) - 1)
@@ -134,6 +140,8 @@ def _rebuild(tree, outs):
     kind = tree[0]
     if kind == "T":
         return outs[tree[1]]
+    if kind == "S":
+        return mutable.python_value(outs[tree[1]], tree[2])
     if kind == "C":
         return tree[1]
     if kind == "dict":
@@ -159,7 +167,8 @@ def _params_match(g) -> bool:
 def _options() -> tuple:
     s = context._state
     return (s["device_target"], s["jit_level"], tuple(sorted(s["ascend_config"].items())),
-            s["max_device_memory"], os.environ.get("MINISPORE_NATIVE_SINK", "1"))
+            s["max_device_memory"], os.environ.get("MINISPORE_NATIVE_SINK", "1"),
+            s["jit_syntax_level"])
 
 
 def build(fn, args, kwargs, parse: bool, name: str):
@@ -253,6 +262,7 @@ def _entry(fn, args, kwargs, parse, key_obj, name):
     """The compiled entry for this call's signature and the Python values it read (compiling it
     the first time: cache.py) and the call's tensors in graph-input order."""
     objs: list = []
+    args, kwargs = mutable.graph_args(args, kwargs)     # ms.mutable scalars: graph inputs
     tensors, sig = _flatten_args(list(args) + [kwargs], objs)
     site = (cache.fn_id(fn, objs), id(key_obj) if key_obj is not None else None)
     base = site + (sig, _options())

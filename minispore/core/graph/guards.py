@@ -416,7 +416,7 @@ class Recorder:
     def side_effects(self, fn, graph_name):
         """Warn (once per source line) for each touched value that changed while compiling."""
         for loc, before, where in self.touched.values():
-            if loc.snap(fn) == before:
+            if not loc.alive() or loc.snap(fn) == before:   # (an object made while compiling)
                 continue
             line = (where.file, where.line) if where is not None else None
             once = (line, loc.ident[0], getattr(loc, "name", ""))

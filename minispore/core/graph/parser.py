@@ -299,9 +299,6 @@ class Parser(Expressions):
         return None
 
     def unsupported(self, node, frame):
-        from . import fallback
-        if fallback.enabled() and isinstance(node, (ast.stmt, ast.expr)):
-            return fallback.run(self, node, frame)  # JIT Fallback (LAX): Python, now
         what = _UNSUPPORTED.get(type(node), f"'{type(node).__name__}'")
         raise _error(frame.src, node, f"graph mode does not support {what}", hint=_HINT)
 

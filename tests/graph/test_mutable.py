@@ -1,0 +1,174 @@
+"""ms.mutable: scalars, tuples, lists and dicts passed to a compiled function as run-time inputs
+of the graph (one compile for every value), following MindSpore's scalar rules inside the graph
+(core/mutable.py). Expected values were observed running MindSpore 2.10 on the same code."""
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import Tensor, dtype as mstype, nn
+from minispore.core.graph import compile as graph_compile
+
+
+@pytest.fixture(autouse=True)
+def _graph_mode():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    yield
+    ms.set_context(mode=ms.GRAPH_MODE)
+
+
+X = Tensor(np.ones(2, np.float32))
+X16 = Tensor(np.ones(2, np.float16))
+XI = Tensor(np.ones(2, np.int32))
+
+
+def compiles(call):
+    """(result of call(), how many graphs it compiled)."""
+    before = graph_compile.stats["compiles"]
+    out = call()
+    return out, graph_compile.stats["compiles"] - before
+
+
+@ms.jit
+def _affine(x, n):
+    y = n * 2 + 1
+    return x * y, y
+
+
+def test_a_mutable_scalar_is_a_graph_input_and_the_graph_is_reused():
+    # MindSpore: (Tensor [5. 5.], 5) then (Tensor [7. 7.], 7); y is a Python int
+    (out, y), n = compiles(lambda: _affine(X, ms.mutable(2)))
+    assert n == 1 and out.asnumpy().tolist() == [5.0, 5.0] and y == 5 and type(y) is int
+    g = graph_compile.last_compiled().graph
+    assert any(v.shape == () for v in g.inputs)         # the scalar is a run-time input
+    (out, y), n = compiles(lambda: _affine(X, ms.mutable(3)))
+    assert n == 0 and out.asnumpy().tolist() == [7.0, 7.0] and y == 7
+    # without mutable each value is a constant of its own graph
+    _, n = compiles(lambda: _affine(X, 11))
+    assert n == 1
+
+
+@ms.jit
+def _add(x, n):
+    return x + n
+
+
+def test_a_mutable_scalar_with_a_tensor_takes_the_python_number_dtype_rule():
+    # MindSpore: float32 [3.5 3.5]; int32 [3 3]; float16 [3.5 3.5]; int32+2.5 float32; int32+True
+    # int32 [2 2]
+    cases = [(X, 2.5, mstype.float32, [3.5, 3.5]), (XI, 2, mstype.int32, [3, 3]),
+             (X16, 2.5, mstype.float16, [3.5, 3.5]), (XI, 2.5, mstype.float32, [3.5, 3.5]),
+             (XI, True, mstype.int32, [2, 2])]
+    for x, v, d, expect in cases:
+        out = _add(x, ms.mutable(v))
+        assert out.dtype == d and out.asnumpy().tolist() == expect, (x.dtype, v)
+        assert out.dtype == _add(x, v).dtype            # as with the constant
+
+
+@ms.jit
+def _scalar_math(n, m):
+    return n * 3, n / 2, n // 2, m * 3, n + m, n > 1, -n, n ** 2
+
+
+def test_arithmetic_on_mutable_scalars_follows_python_types_and_float32():
+    # MindSpore: (15, 2.5, 2, 0.30000001192092896, 5.099999904632568, True, -5, 25)
+    out = ms.jit(_scalar_math.__wrapped_jit__, jit_level="O1")(ms.mutable(5), ms.mutable(0.1))
+    assert out == (15, 2.5, 2, 0.30000001192092896, 5.099999904632568, True, -5, 25)
+    assert [type(v) for v in out] == [int, float, int, float, float, bool, int, int]
+
+
+@ms.jit
+def _identity(n):
+    return n
+
+
+def test_a_mutable_returned_unchanged_keeps_its_value():
+    # MindSpore: 2 2.5 0.1 (1, 2)
+    assert _identity(ms.mutable(2)) == 2 and type(_identity(ms.mutable(2))) is int
+    assert _identity(ms.mutable(2.5)) == 2.5
+    assert _identity(ms.mutable(0.1)) == 0.1
+    assert _identity(ms.mutable((1, 2))) == (1, 2)
+
+
+@ms.jit
+def _from_tuple(x, t):
+    return x * t[0] + t[1], t
+
+
+@ms.jit
+def _from_dict(x, d):
+    return x * d["a"], d
+
+
+def test_mutable_tuple_list_and_dict_elements_are_inputs():
+    # MindSpore: (Tensor [5. 5.], (2, 3)); (Tensor [5. 5.], [2.0, 3]); (Tensor [2. 2.], {'a': 2})
+    (out, t), _ = compiles(lambda: _from_tuple(X, ms.mutable((2, 3))))
+    assert out.asnumpy().tolist() == [5.0, 5.0] and t == (2, 3) and type(t) is tuple
+    (out, t), n = compiles(lambda: _from_tuple(X, ms.mutable((4, 1))))
+    assert n == 0 and out.asnumpy().tolist() == [5.0, 5.0] and t == (4, 1)
+    out, t = _from_tuple(X, ms.mutable([2.0, 3]))
+    assert out.asnumpy().tolist() == [5.0, 5.0] and t == [2.0, 3] and type(t) is list
+    out, d = _from_dict(X, ms.mutable({"a": 2}))
+    assert out.asnumpy().tolist() == [2.0, 2.0] and d == {"a": 2}
+
+
+@ms.jit
+def _branch(x, n):
+    if n > 2:
+        return x + 1
+    return x - 1
+
+
+def test_a_condition_on_a_mutable_scalar_is_decided_at_run_time():
+    # MindSpore: [2. 2.] [0. 0.]
+    (a, _), (b, n) = compiles(lambda: _branch(X16, ms.mutable(3))), \
+        compiles(lambda: _branch(X16, ms.mutable(1)))
+    assert a.asnumpy().tolist() == [2.0, 2.0] and b.asnumpy().tolist() == [0.0, 0.0]
+    assert n == 0
+
+
+class _Scale(nn.Cell):
+    def construct(self, x, k):
+        return x * k[0] - k[1]
+
+
+def test_a_cell_takes_a_mutable_tuple():
+    net = _Scale()
+    (a, _), (b, n) = compiles(lambda: net(X, ms.mutable((3.0, 1.0)))), \
+        compiles(lambda: net(X, ms.mutable((5.0, 2.0))))
+    assert a.asnumpy().tolist() == [2.0, 2.0] and b.asnumpy().tolist() == [3.0, 3.0] and n == 0
+
+
+def test_in_pynative_mutable_behaves_as_the_value():
+    # MindSpore: repr 2, (1, 2), True; a mutable Tensor is the Tensor itself
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    assert repr(ms.mutable(2)) == "2" and ms.mutable(2) + 1 == 3
+    assert ms.mutable((1, 2)) == (1, 2) and repr(ms.mutable(True)) == "True"
+    assert isinstance(ms.mutable(True), bool) and isinstance(ms.mutable(1.5), float)
+    assert ms.mutable(X) is X
+    assert _add(X, ms.mutable(2)).asnumpy().tolist() == [3.0, 3.0]
+
+
+def test_mutable_rejects_other_types_with_mindspore_message():
+    # MindSpore's TypeError text
+    for bad in ["a", None, {1, 2}, 1.5j, (1, "a")]:
+        with pytest.raises(TypeError, match=r"For 'mutable', the 'input_data' should be one of "
+                                            r"\(bool, int, float, Tensor, tuple, list, dict\)"):
+            ms.mutable(bad)
+    with pytest.raises(TypeError, match="when the variable_len is True, the first input should "
+                                        "be list or tuple, but got: int"):
+        ms.mutable(3, dynamic_len=True)
+
+
+def test_dynamic_len_is_refused_when_a_graph_gets_it():
+    v = ms.mutable((1, 2), dynamic_len=True)       # MindSpore accepts it here
+    assert v == (1, 2)
+    with pytest.raises(NotImplementedError, match="dynamic_len=True"):
+        _identity(v)
+
+
+def test_a_mutable_scalar_cannot_be_a_compile_time_value():
+    @ms.jit
+    def shape_from(x, n):
+        return x.reshape((n, 1))
+    with pytest.raises(Exception, match="mutable"):
+        shape_from(X, ms.mutable(2))
