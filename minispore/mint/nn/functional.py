@@ -1,2 +1,371 @@
 """mindspore.mint.nn.functional: PyTorch-style functional layers (torch.nn.functional's
-signatures and defaults) over the op declarations."""
+signatures and defaults) over the op declarations. Every function is a composition of existing
+ops, so it differentiates and compiles (GRAPH_MODE) like any op sequence.
+
+Arguments minispore does not implement (in-place updates, ceil_mode, dilation of max pooling,
+max_norm of embedding, ...) raise NotImplementedError naming the argument; none is ignored.
+The losses live in `_losses.py`, the padding and pooling in `_pooling.py`."""
+from __future__ import annotations
+
+import numbers
+
+from ...core import dtype as dt
+from ...core.ops import array as _a
+from ...core.ops import conv as _cv
+from ...core.ops import index_ops as _ix
+from ...core.ops import linalg as _la
+from ...core.ops import math as _m
+from ...core.ops import nn as _nn
+from ...core.ops import norm as _nm
+from ...core.ops import random as _rnd
+from ...core.ops import reduce as _r
+from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
+                      cosine_embedding_loss, cross_entropy, kl_div, l1_loss, mse_loss, nll_loss,
+                      smooth_l1_loss, soft_margin_loss)
+from ._pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d,  # noqa: F401
+                       avg_pool2d, max_pool2d, pad)
+
+
+def not_supported(who: str, what: str, value, default):
+    """NotImplementedError when `value` differs from the only value minispore implements."""
+    if value is not default and value != default:
+        raise NotImplementedError(f"{who}: {what}={value!r} is not supported by minispore; use "
+                                  f"the default {what}={default!r}")
+
+
+def _no_inplace(who, inplace):
+    not_supported(who, "inplace", inplace, False)
+
+
+def _check_real(who, name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{who}: {name} must be a number, got {v!r} ({type(v).__name__})")
+    return float(v)
+
+
+def _check_int(who, name, v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{who}: {name} must be an int, got {v!r} ({type(v).__name__})")
+    return int(v)
+
+
+def _expm1(x):
+    """exp(x) - 1 without the cancellation near 0: tanh(x / 2) * (exp(x) + 1)."""
+    return _m.tanh(x * 0.5) * (_m.exp(x) + 1.0)
+
+
+# ---------------------------------------------------------------- activations -------------------
+def relu(input, inplace=False):
+    _no_inplace("relu", inplace)
+    return _m.relu(input)
+
+
+def relu6(input, inplace=False):
+    _no_inplace("relu6", inplace)
+    return _m.clamp(input, 0.0, 6.0)
+
+
+def gelu(input, *, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _m.gelu(input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    _no_inplace("silu", inplace)
+    return input * _m.sigmoid(input)
+
+
+def sigmoid(input):
+    return _m.sigmoid(input)
+
+
+def tanh(input):
+    return _m.tanh(input)
+
+
+def mish(input):
+    """x * tanh(softplus(x))."""
+    return input * _m.tanh(_m.softplus(input))
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = -softplus(-x)."""
+    return -_m.softplus(-input)
+
+
+def hardsigmoid(input):
+    """relu6(x + 3) / 6."""
+    return _m.clamp(input + 3.0, 0.0, 6.0) / 6.0
+
+
+def hardswish(input):
+    """x * relu6(x + 3) / 6."""
+    return input * _m.clamp(input + 3.0, 0.0, 6.0) / 6.0
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    _no_inplace("hardtanh", inplace)
+    lo, hi = _check_real("hardtanh", "min_val", min_val), _check_real("hardtanh", "max_val",
+                                                                       max_val)
+    if lo > hi:
+        raise ValueError(f"hardtanh: min_val={min_val} must be <= max_val={max_val}")
+    return _m.clamp(input, lo, hi)
+
+
+def leaky_relu(input, negative_slope=0.01):
+    s = _check_real("leaky_relu", "negative_slope", negative_slope)
+    return _m.where(input > 0, input, input * s)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
+    _no_inplace("elu", inplace)
+    a = _check_real("elu", "alpha", alpha)
+    return _m.where(input > 0, input, _expm1(_m.minimum(input, 0.0)) * a)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input):
+    """scale * (x where x > 0, alpha * (exp(x) - 1) elsewhere), PyTorch's constants."""
+    neg = _expm1(_m.minimum(input, 0.0)) * _SELU_ALPHA
+    return _m.where(input > 0, input, neg) * _SELU_SCALE
+
+
+def softplus(input, beta=1, threshold=20):
+    """log(1 + exp(beta * x)) / beta, and x where beta * x > threshold."""
+    b = _check_real("softplus", "beta", beta)
+    t = _check_real("softplus", "threshold", threshold)
+    bx = input * b if b != 1.0 else input
+    soft = _m.softplus(bx) if b == 1.0 else _m.softplus(bx) / b
+    return _m.where(bx > t, input, soft)
+
+
+def hardshrink(input, lambd=0.5):
+    lam = _check_real("hardshrink", "lambd", lambd)
+    return _m.where(_m.abs(input) > lam, input, _m.zeros_like(input))
+
+
+def softshrink(input, lambd=0.5):
+    lam = _check_real("softshrink", "lambd", lambd)
+    if lam < 0:
+        raise ValueError(f"softshrink: lambd must be >= 0, got {lambd}")
+    return _m.where(input > lam, input - lam,
+                    _m.where(input < -lam, input + lam, _m.zeros_like(input)))
+
+
+def threshold(input, threshold, value, inplace=False):
+    """x where x > threshold, value elsewhere."""
+    _no_inplace("threshold", inplace)
+    t = _check_real("threshold", "threshold", threshold)
+    v = _check_real("threshold", "value", value)
+    return _m.where(input > t, input, _m.zeros_like(input) + v)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the two halves of `input` along dim."""
+    d = _check_int("glu", "dim", dim)
+    n = input.shape[d]
+    if n % 2:
+        raise ValueError(f"glu: the size of dim {dim} must be even, got {n} (shape "
+                         f"{tuple(input.shape)})")
+    a, b = _a.split(input, n // 2, d)
+    return a * _m.sigmoid(b)
+
+
+def prelu(input, weight):
+    """x where x > 0, weight * x elsewhere; weight (1,) or (C,), C = input.shape[1]."""
+    w = weight
+    if len(weight.shape) == 1 and weight.shape[0] != 1 and len(input.shape) >= 2:
+        w = _a.reshape(weight, (1, -1) + (1,) * (len(input.shape) - 2))
+    return _m.where(input > 0, input, input * w)
+
+
+def _implicit_dim(ndim):
+    """PyTorch's dim for softmax(dim=None): 0 for 0-, 1- and 3-d inputs, else 1."""
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = _m.cast(input, dtype)
+    d = _implicit_dim(len(input.shape)) if dim is None else _check_int("softmax", "dim", dim)
+    if len(input.shape) == 0:
+        return _a.ones_like(input)
+    return _nn.softmax(input, d)
+
+
+def log_softmax(input, dim=None, *, dtype=None):
+    if dtype is not None:
+        input = _m.cast(input, dtype)
+    d = _implicit_dim(len(input.shape)) if dim is None else _check_int("log_softmax", "dim", dim)
+    if len(input.shape) == 0:
+        return _a.zeros_like(input)
+    return _nn.log_softmax(input, d)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """x / max(||x||_p over dim, eps)."""
+    pv = _check_real("normalize", "p", p)
+    d = _check_int("normalize", "dim", dim)
+    if pv == 2.0:
+        n = _m.sqrt(_r.sum(_m.square(input), d, True))
+    elif pv == 1.0:
+        n = _r.sum(_m.abs(input), d, True)
+    elif pv == float("inf"):
+        n = _r.amax(_m.abs(input), d, True)
+    elif pv > 0:
+        n = _m.pow(_r.sum(_m.pow(_m.abs(input), pv), d, True), 1.0 / pv)
+    else:
+        raise ValueError(f"normalize: p must be > 0, got {p}")
+    return input / _m.maximum(n, _check_real("normalize", "eps", eps))
+
+
+# ---------------------------------------------------------------- layers ------------------------
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias; weight (out_features, in_features)."""
+    if len(weight.shape) == 1:
+        out = _r.sum(input * weight, -1)
+    elif len(input.shape) == 2:
+        out = _la.matmul(input, weight, transpose_b=True)
+    else:
+        shape = tuple(input.shape)
+        out = _la.matmul(_a.reshape(input, (-1, shape[-1])), weight, transpose_b=True)
+        out = _a.reshape(out, shape[:-1] + (weight.shape[0],))
+    return out if bias is None else out + bias
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p, scale the rest by 1 / (1 - p) (training only)."""
+    _no_inplace("dropout", inplace)
+    pv = _check_real("dropout", "p", p)
+    if not 0.0 <= pv <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or pv == 0.0:
+        return input
+    if pv == 1.0:
+        return input * 0.0
+    return _rnd.dropout(input, pv, True)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (N, C_in, H, W) or (C_in, H, W); padding an int, a pair, 'valid' or
+    'same' (stride 1; the odd extra row/column after, as PyTorch)."""
+    if len(input.shape) == 3:
+        return _a.squeeze(conv2d(_a.expand_dims(input, 0), weight, bias, stride, padding,
+                                 dilation, groups), 0)
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(f"conv2d: padding must be 'valid', 'same', an int or a pair, got "
+                             f"{padding!r}")
+        if padding == "same" and _cv.pair("conv2d", "stride", stride) != (1, 1):
+            raise ValueError("conv2d: padding='same' needs stride=1 (as PyTorch)")
+        if padding == "same":
+            k = tuple(weight.shape[2:])
+            dl = _cv.pair("conv2d", "dilation", dilation)
+            pads = []
+            for kk, dd in zip(k, dl):
+                total = dd * (kk - 1)
+                pads += [total // 2, total - total // 2]
+            return _cv.conv2d(input, weight, bias, stride, "pad", tuple(pads), dilation, groups)
+        return _cv.conv2d(input, weight, bias, stride, "valid", 0, dilation, groups)
+    if isinstance(padding, (tuple, list)) and len(padding) != 2:
+        raise TypeError(f"conv2d: padding must be an int, a pair of ints, 'valid' or 'same', got "
+                        f"{padding!r}")
+    return _cv.conv2d(input, weight, bias, stride, "pad", _cv.pad4("conv2d", padding), dilation,
+                      groups)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    return _nm.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    """Normalise over every axis but 1 with the batch statistics (training) or running_mean /
+    running_var; in training, Parameters running_* become (1 - momentum) * running + momentum *
+    batch (the batch variance unbiased), PyTorch's rule."""
+    c = input.shape[1]
+    if weight is None:
+        weight = _a.ones((c,), input.dtype)
+    if bias is None:
+        bias = _a.zeros((c,), input.dtype)
+    if running_mean is None or running_var is None:
+        if not training:
+            raise ValueError("batch_norm: running_mean and running_var are needed when "
+                             "training=False")
+        running_mean = _a.zeros((c,), input.dtype) if running_mean is None else running_mean
+        running_var = _a.ones((c,), input.dtype) if running_var is None else running_var
+    return _nm.batch_norm(input, running_mean, running_var, weight, bias, bool(training),
+                          _check_real("batch_norm", "momentum", momentum), eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    """Normalise (N, C, *) over each group of C / num_groups channels and the spatial axes."""
+    g = _check_int("group_norm", "num_groups", num_groups)
+    shape = tuple(input.shape)
+    n, c = shape[0], shape[1]
+    if g <= 0 or c % g:
+        raise ValueError(f"group_norm: num_groups={num_groups} must divide the channels {c}")
+    x = _a.reshape(input, (n, g, -1))
+    mu = _r.mean(x, 2, True)
+    xc = x - mu
+    var = _r.mean(_m.square(xc), 2, True)
+    y = _a.reshape(xc * _m.rsqrt(var + float(eps)), shape)
+    cshape = (1, c) + (1,) * (len(shape) - 2)
+    if weight is not None:
+        y = y * _a.reshape(weight, cshape)
+    if bias is not None:
+        y = y + _a.reshape(bias, cshape)
+    return y
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False):
+    """Rows of `weight` at the indices `input`; the padding_idx rows get no gradient."""
+    not_supported("embedding", "max_norm", max_norm, None)
+    not_supported("embedding", "scale_grad_by_freq", scale_grad_by_freq, False)
+    _check_real("embedding", "norm_type", norm_type)
+    out = _ix.gather(weight, input, 0)
+    if padding_idx is None:
+        return out
+    p = _check_int("embedding", "padding_idx", padding_idx)
+    num = weight.shape[0]
+    if not -num <= p < num:
+        raise ValueError(f"embedding: padding_idx must be in [{-num}, {num}), got {p}")
+    pad = _a.expand_dims(_m.equal(input, p % num), -1)
+    return _m.where(pad, _a.stop_gradient(out), out)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    return _a.flatten(input, start_dim=start_dim, end_dim=end_dim)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot of the integer `tensor`, classes on a new last axis; num_classes=-1 takes
+    max(tensor) + 1 (PyNative only: the value decides the shape)."""
+    n = _check_int("one_hot", "num_classes", num_classes)
+    if tensor.dtype.np.kind not in "iu":
+        raise TypeError(f"one_hot: tensor must hold integer class indices, got {tensor.dtype}")
+    if n == -1:
+        from ...core.graph.builder import is_symbolic
+        if is_symbolic(tensor):
+            raise ValueError("one_hot: num_classes=-1 (from the data) cannot be used in "
+                             "GRAPH_MODE; pass num_classes")
+        n = int(tensor.asnumpy().max()) + 1 if tensor.size else 0
+    out = _a.one_hot(tensor, n, 1, 0, -1)
+    return out if out.dtype is dt.int64 else _m.cast(out, dt.int64)
+
+
+__all__ = ["relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "mish", "logsigmoid",
+           "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "elu", "selu", "softplus",
+           "hardshrink", "softshrink", "threshold", "glu", "prelu", "softmax", "log_softmax",
+           "normalize", "linear", "dropout", "conv2d", "layer_norm", "batch_norm", "group_norm",
+           "embedding", "flatten", "one_hot", "max_pool2d", "avg_pool2d", "avg_pool1d",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "pad", "cross_entropy", "nll_loss",
+           "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
+           "cosine_embedding_loss"]

@@ -1,0 +1,220 @@
+"""Pooling and padding of mint.nn.functional (PyTorch's signatures and rules) over the pooling
+op declarations, slicing, concat and gather: max_pool2d, avg_pool2d, avg_pool1d,
+adaptive_avg_pool1d/2d and pad ('constant', 'reflect', 'replicate', 'circular')."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ...core.ops import array as _a
+from ...core.ops import conv as _cv
+from ...core.ops import index_ops as _ix
+from ...core.ops import reduce as _r
+
+
+def _no(who, what, value, default):
+    if value is not default and value != default:
+        raise NotImplementedError(f"{who}: {what}={value!r} is not supported by minispore; use "
+                                  f"the default {what}={default!r}")
+
+
+def _as4d(who, x, fn):
+    """fn over a 4-D (N, C, H, W) view of x, which may also be (C, H, W)."""
+    if len(x.shape) == 3:
+        return _a.squeeze(fn(_a.expand_dims(x, 0)), 0)
+    if len(x.shape) != 4:
+        raise ValueError(f"{who}: the input must be 3-D (C, H, W) or 4-D (N, C, H, W), got shape "
+                         f"{tuple(x.shape)}")
+    return fn(x)
+
+
+def _pads(who, padding, k):
+    if isinstance(padding, (tuple, list)) and len(padding) != 2:
+        raise TypeError(f"{who}: padding must be an int or a pair of ints, got {padding!r}")
+    p = _cv.pad4(who, padding)
+    if p[0] * 2 > k[0] or p[2] * 2 > k[1]:
+        raise ValueError(f"{who}: padding={padding!r} must be at most half of kernel_size={k}")
+    return p
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The maximum of each window (stride defaults to kernel_size; padding pads -inf)."""
+    _no("max_pool2d", "dilation", dilation, 1)
+    _no("max_pool2d", "ceil_mode", ceil_mode, False)
+    _no("max_pool2d", "return_indices", return_indices, False)
+    k = _cv.pair("max_pool2d", "kernel_size", kernel_size)
+    s = k if stride is None else _cv.pair("max_pool2d", "stride", stride)
+    p = _pads("max_pool2d", padding, k)
+    return _as4d("max_pool2d", input, lambda x: _cv.max_pool2d(x, k, s, p, pad_mode="pad"))
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """The mean of each window (stride defaults to kernel_size); with padding, the padded zeros
+    count unless count_include_pad=False; divisor_override divides each window's sum by it."""
+    _no("avg_pool2d", "ceil_mode", ceil_mode, False)
+    k = _cv.pair("avg_pool2d", "kernel_size", kernel_size)
+    s = k if stride is None else _cv.pair("avg_pool2d", "stride", stride)
+    p = _pads("avg_pool2d", padding, k)
+    if divisor_override is not None:
+        if isinstance(divisor_override, bool) or not isinstance(divisor_override,
+                                                                numbers.Integral) \
+                or divisor_override == 0:
+            raise ValueError(f"avg_pool2d: divisor_override must be a non-zero int or None, got "
+                             f"{divisor_override!r}")
+        scale = k[0] * k[1] / float(divisor_override)
+        return _as4d("avg_pool2d", input, lambda x: _cv.avg_pool2d(
+            x, k, s, p, count_include_pad=True, pad_mode="pad") * scale)
+    return _as4d("avg_pool2d", input, lambda x: _cv.avg_pool2d(
+        x, k, s, p, count_include_pad=bool(count_include_pad), pad_mode="pad"))
+
+
+def _one(who, what, v):
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise TypeError(f"{who}: {what} must be an int or a 1-tuple, got {v!r}")
+        v = v[0]
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{who}: {what} must be an int or a 1-tuple, got {v!r}")
+    return int(v)
+
+
+def _as1d(who, x, fn):
+    """fn over a (N, C, 1, L) view of x, which is (N, C, L) or (C, L)."""
+    if len(x.shape) not in (2, 3):
+        raise ValueError(f"{who}: the input must be 2-D (C, L) or 3-D (N, C, L), got shape "
+                         f"{tuple(x.shape)}")
+    return _a.squeeze(fn(_a.expand_dims(x, -2)), -2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    k = _one("avg_pool1d", "kernel_size", kernel_size)
+    s = k if stride is None else _one("avg_pool1d", "stride", stride)
+    p = _one("avg_pool1d", "padding", padding)
+    _no("avg_pool1d", "ceil_mode", ceil_mode, False)
+    if p * 2 > k:
+        raise ValueError(f"avg_pool1d: padding={padding!r} must be at most half of kernel_size="
+                         f"{k}")
+    return _as1d("avg_pool1d", input, lambda x: _cv.avg_pool2d(
+        x, (1, k), (1, s), (0, 0, p, p), count_include_pad=bool(count_include_pad),
+        pad_mode="pad"))
+
+
+def _bins(n, out):
+    """PyTorch's adaptive bins: [floor(i * n / out), ceil((i + 1) * n / out))."""
+    return [(i * n // out, -(-(i + 1) * n // out)) for i in range(out)]
+
+
+def _adaptive_mean(x, axis, out):
+    n = x.shape[axis]
+    if out == n:
+        return x
+    if n % out == 0:
+        shape = tuple(x.shape)
+        y = _a.reshape(x, shape[:axis] + (out, n // out) + shape[axis + 1:])
+        return _r.mean(y, axis + 1)
+    parts = []
+    for lo, hi in _bins(n, out):
+        key = (slice(None),) * axis + (slice(lo, hi),)
+        parts.append(_r.mean(x[key], axis, True))
+    return _a.concat(parts, axis)
+
+
+def _out_size(who, output_size, n):
+    out = []
+    sizes = (output_size,) * n if isinstance(output_size, numbers.Integral) else output_size
+    if not isinstance(sizes, (tuple, list)) or len(sizes) != n:
+        raise TypeError(f"{who}: output_size must be an int or a tuple of {n}, got "
+                        f"{output_size!r}")
+    for v in sizes:
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral)
+                              or v <= 0):
+            raise ValueError(f"{who}: output_size entries must be positive ints or None, got "
+                             f"{output_size!r}")
+        out.append(v)
+    return out
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Means over PyTorch's adaptive bins of the last two axes (None keeps an axis's size)."""
+    if len(input.shape) not in (3, 4):
+        raise ValueError(f"adaptive_avg_pool2d: the input must be 3-D or 4-D, got shape "
+                         f"{tuple(input.shape)}")
+    oh, ow = _out_size("adaptive_avg_pool2d", output_size, 2)
+    nd = len(input.shape)
+    y = input if oh is None else _adaptive_mean(input, nd - 2, oh)
+    return y if ow is None else _adaptive_mean(y, nd - 1, ow)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    if len(input.shape) not in (2, 3):
+        raise ValueError(f"adaptive_avg_pool1d: the input must be 2-D or 3-D, got shape "
+                         f"{tuple(input.shape)}")
+    (o,) = _out_size("adaptive_avg_pool1d", output_size, 1)
+    return _adaptive_mean(input, len(input.shape) - 1, o)
+
+
+_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _index(mode, n, lo, hi):
+    i = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        if lo >= n or hi >= n:
+            raise ValueError(f"pad: reflect padding ({lo}, {hi}) must be smaller than the "
+                             f"dimension's size {n}")
+        i = np.abs(i)
+        i = np.where(i >= n, 2 * (n - 1) - i, i)
+    elif mode == "replicate":
+        i = np.clip(i, 0, n - 1)
+    else:
+        if lo > n or hi > n:
+            raise ValueError(f"pad: circular padding ({lo}, {hi}) must be at most the "
+                             f"dimension's size {n}")
+        i = np.mod(i, n)
+    return i.astype(np.int32)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """PyTorch's F.pad: `pad` = (left, right) of the last axis, then of the one before, ...;
+    'constant' fills with value (0 by default; negative pads crop), 'reflect' mirrors without
+    the edge, 'replicate' repeats the edge, 'circular' wraps around."""
+    if not isinstance(pad, (tuple, list)) or len(pad) % 2 or not all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in pad):
+        raise TypeError(f"pad: pad must be a tuple of an even number of ints, got {pad!r}")
+    nd = len(input.shape)
+    if len(pad) // 2 > nd:
+        raise ValueError(f"pad: {len(pad) // 2} padded dims for an input of rank {nd}")
+    if mode not in _MODES:
+        raise ValueError(f"pad: mode must be one of {_MODES}, got {mode!r}")
+    if mode != "constant" and value is not None:
+        raise ValueError(f"pad: value={value!r} is only used with mode='constant'")
+    fill = 0 if value is None else value
+    y = input
+    for k in range(len(pad) // 2):
+        axis = nd - 1 - k
+        lo, hi = int(pad[2 * k]), int(pad[2 * k + 1])
+        if lo == 0 and hi == 0:
+            continue
+        n = y.shape[axis]
+        if mode != "constant":
+            if lo < 0 or hi < 0:
+                raise ValueError(f"pad: mode={mode!r} needs non-negative pads, got {pad!r}")
+            y = _ix.gather(y, _index(mode, n, lo, hi), axis)
+            continue
+        if lo < 0 or hi < 0:
+            key = (slice(None),) * axis + (slice(max(-lo, 0), n - max(-hi, 0)),)
+            y = y[key]
+            lo, hi = max(lo, 0), max(hi, 0)
+        shape = tuple(y.shape)
+        parts = []
+        if lo:
+            parts.append(_a.full(shape[:axis] + (lo,) + shape[axis + 1:], fill, dtype=y.dtype))
+        parts.append(y)
+        if hi:
+            parts.append(_a.full(shape[:axis] + (hi,) + shape[axis + 1:], fill, dtype=y.dtype))
+        y = _a.concat(parts, axis) if len(parts) > 1 else y
+    return y
