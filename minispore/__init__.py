@@ -5,8 +5,10 @@ ms.grad, ms.value_and_grad, ms.nn, ms.ops, dtypes such as ms.float32."""
 from .core import tensor_methods as _tensor_methods  # noqa: F401  (attaches operators)
 from .core.autodiff import grad, value_and_grad
 from .core.jit import jit
+from .core.vmap import vmap
 from .core.mutable import mutable
 from .core.data_sink import data_sink
+from .core.check_modes import check_modes
 from .core.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, set_device)
 from .core.context import COMPATIBLE, LAX, STRICT
 from .core.dtype import (DType, bfloat16, bool_, dtype_to_nptype, float16, float32, float64,

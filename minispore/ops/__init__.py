@@ -22,6 +22,7 @@ from ..core.ops.random import (dropout, normal, rand, randint, randn, standard_n
                                uniform)
 from ..core.ops.state import Assign, Depend, Print, assign, depend, print_
 from ..core.hooks import HookBackward
+from ..core.vmap import vmap
 from ..core.ops.sorting import argsort, cumsum, sort, topk
 from .primitives_sorting import CumSum, Sort, TopK
 from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean, min, prod,
