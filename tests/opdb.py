@@ -479,6 +479,8 @@ CASES = [
 
 from opdb_nn import nn_cases  # noqa: E402  (conv, pooling, norms, random ops)
 CASES += nn_cases(OpCase)
+from opdb_sorting import sorting_cases  # noqa: E402  (sort, cumsum)
+CASES += sorting_cases(OpCase, Sample)
 
 OPDB = {c.name: c for c in CASES}
 assert len(OPDB) == len(CASES), "duplicate OpCase"

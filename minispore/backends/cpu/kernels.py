@@ -48,6 +48,8 @@ def register_all(backend) -> None:
     kernels_row.register(backend)
     from . import kernels_index              # gather, scatter, one_hot, label checks
     kernels_index.register(backend, ref_kernel)
+    from . import kernels_sorting            # sort, cumsum
+    kernels_sorting.register(backend, ref_kernel)
 
     @backend.register("matmul")
     def matmul(in_metas, attrs, out_meta):

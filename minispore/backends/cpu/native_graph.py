@@ -17,6 +17,7 @@ from ...core.graph.memplan import aligned
 from ...core.primitive import OpDef, attrs_dict
 from ...core.shape import size_of
 from . import (native_index, native_lower, native_matmul, native_norms, native_pool,
+               native_sorting,
                native_random, native_reduce, native_rows, native_windows)
 from .native_emit import I8, I32, Emitter, NativeUnsupported, const, storage
 from .native_half import HALF
@@ -24,7 +25,7 @@ from .native_registry import HALF_AS_FLOAT32, LOWER, SCRATCH
 
 # the modules whose @lowering registrations fill LOWER and SCRATCH
 FAMILIES = (native_lower, native_reduce, native_matmul, native_rows, native_windows, native_pool,
-            native_norms, native_random, native_index)
+            native_norms, native_random, native_index, native_sorting)
 
 
 def check(g: ir.Graph, nested: bool = False):

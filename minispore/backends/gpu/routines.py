@@ -401,8 +401,9 @@ def build(xp, ctx, op_name: str, in_metas, attrs: dict, out_meta):
 
 
 def _load_nn():
-    from . import routines_nn
+    from . import routines_nn, routines_sorting
     TABLE.update(routines_nn.TABLE)
+    TABLE.update(routines_sorting.TABLE)
 
 
 _load_nn()

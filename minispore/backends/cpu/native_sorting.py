@@ -1,0 +1,172 @@
+"""sort and cumsum in the native sink: the numpy references' results (kernels_sorting.py, the
+eager kernels) as loops in LLVM IR over the (outer, n, inner) view of the sorted or scanned axis.
+
+sort is a bottom-up merge sort of each line, stable (a tie takes the left run's element first),
+with NaN after every number ascending and before them descending, as core/ops/sorting.py's order
+rule: since that rule fixes the output, the merge sort and numpy's stable sort give the same
+bits. Each line is copied into the node's arena scratch (values and int64 positions, two
+ping-pong copies of each); every merge pass runs over run-time pair indices with static run
+widths, its step branch-free (both heads loaded at clamped positions, one selected). Half
+tensors sort as their float32 twin (a half value and its float32 order alike, and convert back
+exactly).
+
+cumsum adds left to right (right to left with reverse) in the tensor's dtype, as numpy's
+add.accumulate: the first sum is the first element itself (a -0.0 stays -0.0), an integer sum
+wraps, a half partial sum is formed in float32 and rounded to
+the half dtype at every step (numpy's half loop). Registered in native_registry.py.
+"""
+from __future__ import annotations
+
+from llvmlite import ir as L
+
+from ...core import dtype as dt
+from ...core.shape import normalize_axis, size_of
+from .native_emit import I8, I64, INTS, Emitter, NativeUnsupported, const, storage
+from .native_half import HALF
+from .native_registry import register
+
+
+def line_view(shape, axis: int):
+    """(outer, n, inner) of `shape` around `axis`."""
+    return size_of(shape[:axis]), shape[axis], size_of(shape[axis + 1:])
+
+
+def _sort_scratch(n) -> int:
+    x = n.inputs[0]
+    length = x.shape[normalize_axis("sort", n.attr("axis"), len(x.shape))]
+    return 2 * length * (_itemsize(x.dtype) + 8)
+
+
+def _itemsize(d: dt.DType) -> int:
+    return 8 if d in (dt.float64, dt.int64) else 4 if d in (dt.float32, dt.int32) else \
+        2 if d in (dt.int16, dt.float16, dt.bfloat16) else 1
+
+
+def _before(e: Emitter, p, q, d: dt.DType, descending: bool):
+    """i1: p comes strictly before q (ascending: p < q, a number before NaN; descending: p > q,
+    NaN before a number)."""
+    b = e.b
+    if d in INTS:
+        cmp = b.icmp_unsigned if d is dt.uint8 else b.icmp_signed
+        return cmp(">" if descending else "<", p, q)
+    if descending:
+        return b.or_(b.fcmp_ordered(">", p, q),
+                     b.and_(b.fcmp_unordered("uno", p, p), b.fcmp_ordered("ord", q, q)))
+    return b.or_(b.fcmp_ordered("<", p, q),
+                 b.and_(b.fcmp_ordered("ord", p, p), b.fcmp_unordered("uno", q, q)))
+
+
+def _merge(e: Emitter, src, dst, lo, w_left: int, w_right: int, d, descending):
+    """dst[lo, lo + w_left + w_right) = the stable merge of the sorted runs src[lo, lo + w_left)
+    and src[lo + w_left, lo + w_left + w_right); src and dst are (values, positions) pointers."""
+    b = e.b
+    (sv, si), (dv, di) = src, dst
+    mid = b.add(lo, const(w_left))
+    end = b.add(mid, const(w_right))
+    ip, jp = e.alloca(I64), e.alloca(I64)
+    b.store(lo, ip)
+    b.store(mid, jp)
+    with e.loop(w_left + w_right) as k:
+        i, j = b.load(ip), b.load(jp)
+        left_in = b.icmp_signed("<", i, mid)
+        right_in = b.icmp_signed("<", j, end)
+        ic = b.select(left_in, i, b.sub(mid, const(1)))
+        jc = b.select(right_in, j, b.sub(end, const(1)))
+        a, c = b.load(b.gep(sv, [ic])), b.load(b.gep(sv, [jc]))
+        take_right = b.and_(right_in, b.or_(b.not_(left_in), _before(e, c, a, d, descending)))
+        at = b.add(lo, k)
+        b.store(b.select(take_right, c, a), b.gep(dv, [at]))
+        b.store(b.select(take_right, b.load(b.gep(si, [jc])), b.load(b.gep(si, [ic]))),
+                b.gep(di, [at]))
+        step = b.zext(take_right, I64)
+        b.store(b.add(j, step), jp)
+        b.store(b.add(i, b.sub(const(1), step)), ip)
+
+
+def _copy_run(e: Emitter, src, dst, lo: int, count: int):
+    b = e.b
+    with e.loop(count) as k:
+        at = b.add(const(lo), k)
+        for s, t in zip(src, dst):
+            b.store(b.load(b.gep(s, [at])), b.gep(t, [at]))
+
+
+def _sort(e: Emitter, n, a):
+    x = n.inputs[0]
+    vals, idxs = n.outputs
+    d = x.dtype
+    if d in HALF or not (d.is_float or d in INTS):
+        raise NativeUnsupported(f"sort of {d}")
+    b = e.b
+    axis = normalize_axis("sort", a["axis"], len(x.shape))
+    outer, length, inner = line_view(x.shape, axis)
+    if not size_of(x.shape):
+        return
+    ty, item = storage(d), _itemsize(d)
+    base = e.scratch(n, I8)
+
+    def buf(offset, t):
+        return b.bitcast(b.gep(base, [const(offset)]), t.as_pointer())
+    bufs = [(buf(16 * length, ty), buf(0, I64)),             # the positions first: aligned
+            (buf((16 + item) * length, ty), buf(8 * length, I64))]
+    with e.loop(outer) as o, e.loop(inner) as c:
+        start = b.add(b.mul(o, const(length * inner)), c)
+
+        def at(k):
+            return b.add(start, b.mul(k, const(inner)))
+        with e.loop(length) as k:
+            b.store(e.load(x, at(k)), b.gep(bufs[0][0], [k]))
+            b.store(k, b.gep(bufs[0][1], [k]))
+        cur, w = 0, 1
+        while w < length:
+            src, dst = bufs[cur], bufs[1 - cur]
+            pairs, rest = divmod(length, 2 * w)
+            if pairs:
+                with e.loop(pairs) as p:
+                    _merge(e, src, dst, b.mul(p, const(2 * w)), w, w, d, a["descending"])
+            lo = pairs * 2 * w
+            if rest > w:
+                _merge(e, src, dst, const(lo), w, rest - w, d, a["descending"])
+            elif rest:
+                _copy_run(e, src, dst, lo, rest)
+            cur, w = 1 - cur, 2 * w
+        with e.loop(length) as k:
+            e.store(b.load(b.gep(bufs[cur][0], [k])), vals, at(k))
+            e.store(e.convert(b.load(b.gep(bufs[cur][1], [k])), dt.int64, idxs.dtype), idxs,
+                    at(k))
+
+
+def _cumsum(e: Emitter, n, a):
+    x, out = n.inputs[0], n.outputs[0]
+    d = x.dtype
+    if not (d.is_float or d in INTS):
+        raise NativeUnsupported(f"cumsum of {d}")
+    b = e.b
+    axis = normalize_axis("cumsum", a["axis"], len(x.shape))
+    outer, length, inner = line_view(x.shape, axis)
+    if not size_of(x.shape):
+        return
+    half = d in HALF
+    wide = dt.float32 if half else d
+    acc_ty = storage(wide)
+    zero = L.Constant(acc_ty, 0.0 if wide.is_float else 0)
+    acc = e.alloca(acc_ty)
+    with e.loop(outer) as o, e.loop(inner) as c:
+        start = b.add(b.mul(o, const(length * inner)), c)
+        b.store(zero, acc)
+        with e.loop(length) as k:
+            pos = b.sub(const(length - 1), k) if a["reverse"] else k
+            at = b.add(start, b.mul(pos, const(inner)))
+            v = e.convert(e.load(x, at), d, wide) if half else e.load(x, at)
+            prev = b.load(acc)
+            s = b.fadd(prev, v) if wide.is_float else b.add(prev, v)
+            s = b.select(b.icmp_signed("==", k, const(0)), v, s)    # the first is x's (-0.0)
+            if half:                 # every partial sum rounded to the half dtype
+                s = e.convert(e.convert(s, wide, d), d, wide)
+            b.store(s, acc)
+            shown = prev if a["exclusive"] else s
+            e.store(e.convert(shown, wide, d) if half else shown, out, at)
+
+
+register("sort", _sort, scratch=_sort_scratch, half_as_float32=True)
+register("cumsum", _cumsum)

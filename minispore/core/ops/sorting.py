@@ -1,0 +1,196 @@
+"""Sorting and scan primitives: sort (values and int32 indices along an axis, stable) and cumsum
+(an inclusive or exclusive, forward or reverse running sum). topk and argsort are the public
+layer's compositions of sort (ops/sorting.py).
+
+Both stay primitives: a sort is no composition of the other ops (no elementwise or indexing op
+orders values), and a running sum written with the others (a triangular matmul or a log-step
+scan) would not give MindSpore CPU's bits, which add left to right in the tensor's dtype.
+
+Order: ascending puts smaller values first and NaN after every number (numpy's order);
+descending is its mirror (NaN first, as a NaN is the largest value topk returns); ties keep
+their order in the input in both directions (MindSpore's CPU sort is stable). -0.0 and 0.0 are
+ties. A bool tensor and a 0-d tensor are errors, as in MindSpore."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as dt
+from ..errors import DTypeError, ShapeError
+from ..primitive import Meta, apply, defop
+from ..shape import normalize_axis
+from .declare import ref_array_dtype
+
+
+def _check_input(op, x):
+    if x.dtype is dt.bool_ or not (x.dtype.is_float or x.dtype.kind in "iu"):
+        raise DTypeError(f"{op}: input dtype {x.dtype} is not supported (MindSpore's {op} takes "
+                         f"integer and float tensors); cast it, e.g. x.astype(ms.int32)")
+    if not x.shape:
+        raise ShapeError(f"{op}: the input must have at least one dimension, got a 0-d tensor")
+
+
+def _sort_infer(x, axis, descending):
+    _check_input("sort", x)
+    normalize_axis("sort", axis, len(x.shape))
+    return Meta(tuple(x.shape), x.dtype), Meta(tuple(x.shape), dt.int32)
+
+
+def sort_order(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """The int64 positions along `axis` that order x (stable; NaN last ascending, first
+    descending): numpy's stable argsort, and for descending that of x reversed along the axis,
+    reversed back (so ties keep their input order)."""
+    a = axis % x.ndim
+    keys = x.astype(ref_array_dtype(dt.to_dtype(x.dtype)), copy=False)
+    if not descending:
+        return np.argsort(keys, axis=a, kind="stable")
+    n = x.shape[a]
+    return (n - 1) - np.flip(np.argsort(np.flip(keys, a), axis=a, kind="stable"), a)
+
+
+def _sort_ref(x, axis, descending):
+    order = sort_order(x, axis, descending)
+    return np.take_along_axis(x, order, axis % x.ndim), order.astype(np.int32)
+
+
+def scatter_back(g, indices, axis: int):
+    """dx with dx[..., indices[..., k, ...], ...] = g[..., k, ...] along `axis` (indices a
+    permutation of each line): g scattered by flat positions with scatter_add, written with
+    existing ops so it differentiates again (scatter_add's gradient is a gather)."""
+    from .array import reshape, zeros
+    from .index_ops import scatter_add
+    from .math import cast
+    from ..tensor import Tensor
+    shape = tuple(g.shape)
+    a = axis % len(shape)
+    n = shape[a]
+    inner = int(np.prod(shape[a + 1:], dtype=np.int64))
+    outer = int(np.prod(shape[:a], dtype=np.int64))
+    base = (np.arange(outer, dtype=np.int64)[:, None, None] * (n * inner)
+            + np.arange(inner, dtype=np.int64)[None, None, :])
+    flat_pos = cast(indices, dt.int64) * inner
+    flat_pos = reshape(flat_pos, (outer, n, inner)) + Tensor(base)
+    total = outer * n * inner
+    out = scatter_add(zeros((total,), g.dtype), reshape(flat_pos, (total,)),
+                      reshape(g, (total,)), 0)
+    return reshape(out, shape)
+
+
+def _sort_bprop(i, o, g, axis, descending):
+    gv = g[0] if isinstance(g, tuple) else g
+    if gv is None:
+        return (None,)
+    return (scatter_back(gv, o[1], axis),)
+
+
+SORT = defop("sort", infer=_sort_infer, ref=_sort_ref, bprop=_sort_bprop,
+             attrs={"axis": -1, "descending": False}, arity=1)
+
+
+# ---------------------------------------------------------------- cumsum -------------------------
+def _cumsum_infer(x, axis, exclusive, reverse):
+    _check_input("cumsum", x)
+    normalize_axis("cumsum", axis, len(x.shape))
+    return Meta(tuple(x.shape), x.dtype)
+
+
+def _cumsum_ref(x, axis, exclusive, reverse):
+    """Added left to right (right to left with reverse) in x's dtype, each sum rounded to it
+    (numpy's add.accumulate; its half loop rounds every partial sum to the half dtype, as
+    MindSpore's CPU kernel does); exclusive: the sum of the elements before each one."""
+    a = axis % x.ndim
+    d = dt.to_dtype(x.dtype)
+    y = np.flip(x, a) if reverse else x
+    if d is dt.bfloat16:             # ml_dtypes has no accumulate loop: each sum in float32, rounded
+        acc = np.empty(y.shape, x.dtype)
+        run = None
+        for k in range(y.shape[a]):
+            v = np.take(y, k, a)
+            with np.errstate(invalid="ignore", over="ignore"):
+                run = v if run is None else (run.astype(np.float32) + v.astype(np.float32)
+                                             ).astype(x.dtype)
+            acc[(slice(None),) * a + (k,)] = run
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):      # inf - inf, a half overflow
+            acc = np.cumsum(y, axis=a, dtype=x.dtype)
+    if exclusive:
+        shifted = np.zeros_like(acc)
+        src = (slice(None),) * a + (slice(0, -1),)
+        dst = (slice(None),) * a + (slice(1, None),)
+        shifted[dst] = acc[src]
+        acc = shifted
+    return np.ascontiguousarray(np.flip(acc, a) if reverse else acc)
+
+
+CUMSUM = defop("cumsum", infer=_cumsum_infer, ref=_cumsum_ref,
+               bprop=lambda i, o, g, axis, exclusive, reverse: (
+                   apply(CUMSUM, g, axis=axis, exclusive=exclusive, reverse=not reverse),),
+               attrs={"axis": 0, "exclusive": False, "reverse": False}, arity=1)
+
+
+# ---------------------------------------------------------------- functional API ----------------
+def _int_arg(op, name, v):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{op}: {name} must be an int, got {type(v).__name__} {v!r}")
+    return int(v)
+
+
+def _bool_arg(op, name, v):
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{op}: {name} must be a bool, got {type(v).__name__} {v!r}")
+    return bool(v)
+
+
+def sort(input_x, axis=-1, descending=False):
+    """(values, int32 indices) of input_x sorted along `axis` (MindSpore's ops.sort): stable,
+    NaN last ascending and first descending."""
+    return apply(SORT, input_x, axis=_int_arg("sort", "axis", axis),
+                 descending=_bool_arg("sort", "descending", descending))
+
+
+def argsort(input, axis=-1, descending=False):
+    """The int32 indices that sort `input` along `axis` (ops.sort's second output)."""
+    return apply(SORT, input, axis=_int_arg("argsort", "axis", axis),
+                 descending=_bool_arg("argsort", "descending", descending))[1]
+
+
+def topk(input, k, dim=None, largest=True, sorted=True):
+    """(values, int32 indices) of the k largest (largest=False: smallest) elements along `dim`
+    (None: the last axis), the first k of a stable descending (ascending) sort: a tie keeps the
+    lower index first, and a NaN counts as the largest value. sorted=False gives them sorted
+    too (any order is allowed; MindSpore's CPU kernel also returns them sorted)."""
+    from .index_ops import STRIDED_SLICE
+    k = _int_arg("topk", "k", k)
+    dim = -1 if dim is None else _int_arg("topk", "dim", dim)
+    largest = _bool_arg("topk", "largest", largest)
+    _bool_arg("topk", "sorted", sorted)
+    shape = tuple(input.shape)
+    if not shape:
+        raise ShapeError("topk: the input must have at least one dimension, got a 0-d tensor")
+    a = normalize_axis("topk", dim, len(shape))
+    if not 0 < k <= shape[a]:
+        raise ValueError(f"topk: k must be in (0, {shape[a]}] (the length of dim {dim} of shape "
+                         f"{shape}), got {k}")
+    values, indices = apply(SORT, input, axis=a, descending=largest)
+    if k == shape[a]:
+        return values, indices
+    begin, end = [0] * len(shape), list(shape)
+    end[a] = k
+    sl = {"begin": tuple(begin), "end": tuple(end), "strides": (1,) * len(shape)}
+    return apply(STRIDED_SLICE, values, **sl), apply(STRIDED_SLICE, indices, **sl)
+
+
+def cumsum(x, axis, dtype=None):
+    """The running sum of x along `axis` (x cast to `dtype` first when given), added in order
+    in x's dtype (MindSpore's ops.cumsum)."""
+    from .math import cast
+    if dtype is not None:
+        x = cast(x, dtype)
+    return cumsum_scan(x, axis)
+
+
+def cumsum_scan(x, axis, exclusive=False, reverse=False):
+    """ops.CumSum(exclusive, reverse)(x, axis): the running sum, from the end with reverse, of
+    the elements before each one (not including it) with exclusive."""
+    return apply(CUMSUM, x, axis=_int_arg("cumsum", "axis", axis),
+                 exclusive=_bool_arg("CumSum", "exclusive", exclusive),
+                 reverse=_bool_arg("CumSum", "reverse", reverse))

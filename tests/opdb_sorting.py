@@ -1,0 +1,68 @@
+"""Op-database entries (see opdb.py) for sort and cumsum (core/ops/sorting.py): several ranks
+and axes (negative ones too), descending, ties (a stable order), NaN and -0.0 among the values,
+lines of odd and power-of-two lengths (the native merge sort's last run), a size-0 tensor, and
+cumsum's exclusive and reverse forms. Gradient samples have distinct values (a tie moves no
+finite-difference probe across another value)."""
+from __future__ import annotations
+
+import numpy as np
+
+from minispore.core import dtype as dt
+
+from helpers import rand_default, rand_distinct
+
+f16, f32, f64, i32, i64, u8, i8 = (dt.float16, dt.float32, dt.float64, dt.int32, dt.int64,
+                                   dt.uint8, dt.int8)
+
+SORT_SHAPES = (((5,), 0), ((2, 3, 4), 1), ((3, 8), -1), ((9, 2), 0), ((2, 17), 1), ((0, 3), 1))
+
+
+def _with_ties(dtype, shape, rng):
+    v = rng.integers(0 if dtype.kind == "u" else -2, 3, shape)
+    if not dtype.is_float:
+        return v.astype(dtype.np)
+    x = v * 0.5
+    x[rng.random(shape) < 0.2] = np.nan
+    x[rng.random(shape) < 0.15] = -0.0
+    return x.astype(dtype.np)
+
+
+def sort_samples(Sample):
+    def gen(rng, dtype):
+        out = []
+        for shape, axis in SORT_SHAPES:
+            for desc in (False, True):
+                out.append(Sample((rand_distinct(rng, shape, dtype),),
+                                  {"axis": axis, "descending": desc},
+                                  f"x{shape} axis={axis} descending={desc}"))
+        for shape, axis in (((4, 6), 1), ((13,), 0)):
+            for desc in (False, True):
+                out.append(Sample((_with_ties(dtype, shape, rng),),
+                                  {"axis": axis, "descending": desc},
+                                  f"ties/NaN x{shape} axis={axis} descending={desc}",
+                                  grad=False))
+        return out
+    return gen
+
+
+def cumsum_samples(Sample):
+    def gen(rng, dtype):
+        out = []
+        for shape, axis in (((5,), 0), ((2, 3, 4), 1), ((3, 4), -1), ((4, 3), 0), ((0, 3), 1)):
+            for exc, rev in ((False, False), (True, False), (False, True), (True, True)):
+                out.append(Sample((rand_default(rng, shape, dtype),),
+                                  {"axis": axis, "exclusive": exc, "reverse": rev},
+                                  f"x{shape} axis={axis} exclusive={exc} reverse={rev}"))
+        if dtype.is_float:
+            x = np.array([[-0.0, 1.5, np.nan, 2.0], [-0.0, -0.0, np.inf, -np.inf]], dtype.np)
+            out.append(Sample((x,), {"axis": 1, "exclusive": False, "reverse": False},
+                              "-0.0/NaN/inf x(2, 4)", grad=False))
+        return out
+    return gen
+
+
+def sorting_cases(OpCase, Sample):
+    return [
+        OpCase("sort", sort_samples(Sample), (f32, f64, i32, f16, u8, i64)),
+        OpCase("cumsum", cumsum_samples(Sample), (f32, f64, i32, f16, i8), accum=True),
+    ]
