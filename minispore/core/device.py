@@ -176,6 +176,9 @@ class Backend:
         return False
 
     def kernel(self, op: OpDef, in_metas: tuple, attrs: dict, out_meta) -> Callable:
+        host = getattr(op, "host_kernel", None)      # a host callback (core/custom_op.py)
+        if host is not None:
+            return host(self, in_metas, attrs, out_meta)
         factory = self._kernels.get(op.name)
         if factory is not None:
             return factory(in_metas, attrs, out_meta)

@@ -35,6 +35,7 @@ from .functional_namespace import (clip_by_global_norm, clip_by_value, dtype, id
                                    tensor_ge, tensor_gt, tensor_le, tensor_lt, tensor_mod,
                                    tensor_mul, tensor_pow, tensor_sub, tuple_to_array)
 from ..core.primitive import Primitive
+from .custom import Custom
 from .losses import (binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss,
                      nll_loss)
 from .primitives import *  # noqa: F401,F403

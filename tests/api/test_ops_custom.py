@@ -1,0 +1,173 @@
+"""ops.Custom(func_type="pyfunc"): a Python function on numpy arrays as an op, forward and
+gradient (a user bprop) in PyNative and graph mode. Expected values were observed running
+MindSpore 2.10 (CPU) on the same calls; they are numpy's."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import nn, ops, Tensor
+
+X = np.array([1., 2., 3.], np.float32)
+Y = np.array([4., 5., 6.], np.float32)
+
+
+def _fwd(x, y):
+    assert isinstance(x, np.ndarray) and x.dtype == np.float32
+    return x * y + 1
+
+
+def _bp_np(x, y, out, dout):
+    return dout * y, dout * x
+
+
+_BP = ops.Custom(_bp_np, out_shape=lambda a, b, c, d: (a, b), out_dtype=lambda a, b, c, d: (a, b))
+
+
+def _bprop(x, y, out, dout):
+    return _BP(x, y, out, dout)
+
+
+def _mul_add():
+    return ops.Custom(_fwd, out_shape=lambda a, b: a, out_dtype=lambda a, b: a,
+                      func_type="pyfunc", bprop=_bprop)
+
+
+class _Net(nn.Cell):
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+    def construct(self, a, b):
+        return self.op(a, b) * 2
+
+
+@pytest.fixture(autouse=True)
+def _quiet_o2():
+    with warnings.catch_warnings():          # O2's "runs kernel by kernel" note
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def test_custom_forward_and_grad(mode):
+    net = _Net(_mul_add())
+    x, y = Tensor(X), Tensor(Y)
+    # MindSpore, both modes: [10, 22, 38]; grads (2y, 2x) = [8, 10, 12], [2, 4, 6]
+    assert net(x, y).asnumpy().tolist() == [10., 22., 38.]
+    gx, gy = ms.grad(net, grad_position=(0, 1))(x, y)
+    assert gx.asnumpy().tolist() == [8., 10., 12.] and gy.asnumpy().tolist() == [2., 4., 6.]
+
+
+def test_custom_pynative_direct_call():
+    cus = _mul_add()
+    x, y = Tensor(X), Tensor(Y)
+    r = cus(x, y)
+    assert r.dtype == ms.float32 and r.asnumpy().tolist() == [5., 11., 19.]
+    gx, gy = ms.grad(lambda a, b: cus(a, b).sum(), grad_position=(0, 1))(x, y)
+    assert gx.asnumpy().tolist() == [4., 5., 6.] and gy.asnumpy().tolist() == [1., 2., 3.]
+    # out_shape / out_dtype as values; func_type defaults to "pyfunc" (MindSpore 2.10)
+    c2 = ops.Custom(_fwd, out_shape=[3], out_dtype=ms.float32)
+    assert c2(x, y).asnumpy().tolist() == [5., 11., 19.]
+
+
+def test_custom_shape_callable_gets_lists():
+    seen = []
+
+    def shp(a):
+        seen.append(a)
+        return a
+    c = ops.Custom(lambda x: x * 2, out_shape=shp, out_dtype=lambda d: d)
+    assert c(Tensor(np.ones((2, 3), np.float32))).shape == (2, 3)
+    assert seen[0] == [2, 3] and isinstance(seen[0], list)      # MindSpore: a list
+
+
+def test_custom_two_outputs_grad(mode):
+    def two(x):
+        return x + 1, x * 2
+
+    def two_bp(x, out, dout):
+        assert isinstance(out, tuple) and isinstance(dout, tuple) and len(dout) == 2
+        return (dout[0] + dout[1] * 2,)
+    c3 = ops.Custom(two, out_shape=lambda s: (s, s), out_dtype=lambda d: (d, d), bprop=two_bp)
+
+    class Both(nn.Cell):
+        def construct(self, a):
+            p, q = c3(a)
+            return p.sum() + 3 * q.sum()
+
+    class First(nn.Cell):
+        def construct(self, a):
+            return c3(a)[0].sum()
+    x = Tensor(np.array([1., 2.], np.float32))
+    # MindSpore: [7, 7], and [1, 1] when only the first output is used
+    assert ms.grad(Both())(x).asnumpy().tolist() == [7., 7.]
+    assert ms.grad(First())(x).asnumpy().tolist() == [1., 1.]
+    p, q = c3(x)
+    assert p.asnumpy().tolist() == [2., 3.] and q.asnumpy().tolist() == [2., 4.]
+
+
+def test_custom_mixed_output_dtypes():
+    c = ops.Custom(lambda x: (x + 1, (x * 2).astype(np.int32)), out_shape=lambda s: (s, s),
+                   out_dtype=lambda d: (d, ms.int32))
+    p, q = c(Tensor(X))
+    assert q.dtype == ms.int32 and q.asnumpy().tolist() == [2, 4, 6]
+    assert p.asnumpy().tolist() == [2., 3., 4.]
+
+
+def test_custom_graph_calls_back_every_run():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x + 1
+    c = ops.Custom(f, out_shape=lambda s: s, out_dtype=lambda d: d)
+
+    class Net(nn.Cell):
+        def construct(self, a):
+            return c(a) + c(ops.ones((3,), ms.float32))   # a constant input: not folded
+    net = Net()
+    for k in range(3):
+        assert net(Tensor(X)).asnumpy().tolist() == [4., 5., 6.]
+    assert len(calls) == 6
+
+
+def test_custom_graph_o2(mode):
+    ms.set_context(jit_level="O2")
+    net = _Net(_mul_add())
+    assert net(Tensor(X), Tensor(Y)).asnumpy().tolist() == [10., 22., 38.]
+
+
+def test_custom_without_bprop_gradient_is_an_error(mode):
+    c = ops.Custom(_fwd, out_shape=lambda a, b: a, out_dtype=lambda a, b: a)
+    # MindSpore: RuntimeError "Illegal primitive Custom's bprop not defined"
+    with pytest.raises(RuntimeError, match="Custom op '_fwd'.*no bprop"):
+        ms.grad(_Net(c))(Tensor(X), Tensor(Y))
+
+
+def test_custom_errors():
+    x = Tensor(X)
+    with pytest.raises(NotImplementedError, match="func_type='aot'.*pyfunc"):
+        ops.Custom("./x.so:f", out_shape=[3], out_dtype=ms.float32, func_type="aot")
+    with pytest.raises(NotImplementedError, match="hybrid"):
+        ops.Custom(_fwd, out_shape=[3], out_dtype=ms.float32, func_type="hybrid")
+    with pytest.raises(TypeError, match="out_shape"):
+        ops.Custom(_fwd)
+    with pytest.raises(NotImplementedError, match="reg_info"):
+        ops.Custom(_fwd, out_shape=[3], out_dtype=ms.float32, reg_info={"x": 1})
+    bad_dtype = ops.Custom(lambda a: a.astype(np.float64), out_shape=lambda a: a,
+                           out_dtype=ms.float32)
+    with pytest.raises(TypeError, match="float64.*Float32"):
+        bad_dtype(x)
+    bad_shape = ops.Custom(lambda a: a[:2], out_shape=lambda a: a, out_dtype=ms.float32)
+    with pytest.raises(ValueError, match=r"shape \(2,\).*\(3,\)"):
+        bad_shape(x)
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        bad_shape(np.ones(3))
+    wrong_count = ops.Custom(_fwd, out_shape=lambda a, b: a, out_dtype=lambda a, b: a,
+                             bprop=lambda a, b, out, dout: (dout,))
+    with pytest.raises(RuntimeError, match="one gradient per input"):
+        ms.grad(lambda a, b: wrong_count(a, b).sum())(x, Tensor(Y))
