@@ -19,7 +19,7 @@ from ..core.graph import compile as graph_compile
 from ..core.graph.builder import GraphBuilder
 from ..core.primitive import executor
 from ..core.pynative import TAPE
-from ..core.tensor import Parameter, ParameterTuple
+from ..core.tensor import Parameter, ParameterTuple, Tensor
 
 
 @register_cell_class
@@ -59,6 +59,14 @@ class Cell:
                     p.name = f"{name}.{p.name}"
             cells[name] = value
             params.pop(name, None)
+        elif params.get(name) is not None and value is not None:
+            # a Tensor assigned to a Parameter's name sets the Parameter's data, as MindSpore's
+            # Cell does (the graph-mode parser makes it an Assign: core/graph/control.py)
+            if not isinstance(value, Tensor):
+                raise TypeError(f"Parameter '{name}' already exists in network, can not assign "
+                                f"this type: '{type(value)}' as a parameter.")
+            params[name].set_data(value)
+            return
         else:
             params.pop(name, None)
             cells.pop(name, None)
