@@ -4,7 +4,7 @@
 ms.grad, ms.value_and_grad, ms.nn, ms.ops, dtypes such as ms.float32."""
 from .core import tensor_methods as _tensor_methods  # noqa: F401  (attaches operators)
 from .core.autodiff import grad, value_and_grad
-from .core.jit import jit
+from .core.jit import jit, jit_class, lazy_inline
 from .core.vmap import vmap
 from .core.mutable import mutable
 from .core.data_sink import data_sink

@@ -111,3 +111,62 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
         # @ms.jit above @staticmethod: still a static method of its class (no `self` passed)
         return staticmethod(wrapper) if isinstance(function, staticmethod) else wrapper
     return deco(function) if function is not None else deco
+
+
+def jit_class(cls):
+    """`@ms.jit_class`: the class's instances may be used inside graphs (attributes read,
+    methods parsed). minispore's parser already reads any object's attributes and parses its
+    methods, so this checks the target as MindSpore does and marks it `__ms_class__`."""
+    import inspect
+    from .cells import is_cell_class
+    if not inspect.isclass(cls):
+        raise TypeError(f"Decorator jit_class can only be used for class type, but got {cls}.")
+    if is_cell_class(cls):
+        raise TypeError(f"Decorator jit_class is used for user-defined classes and cannot be "
+                        f"used for nn.Cell: {cls}.")
+    cls.__ms_class__ = True
+    return cls
+
+
+def lazy_inline(fn=None, attrs=None, policy=None):
+    """`@ms.lazy_inline` on a Cell's `__init__` (MindSpore's compile-time hint for a repeated
+    sub-Cell). The Cell behaves the same; the call records, as MindSpore does,
+    `cell_init_args` ('lazy_inline_<class><init args or `attrs` values>') and, for
+    policy='front', `no_inline = False` on the instance, and `_lazy_inline = True` with the
+    bound init arguments (`_lazy_inline_args`) for minispore's compiler."""
+    import inspect
+
+    def wrap(init):
+        if inspect.isclass(init):
+            raise ValueError(f"The lazy_inline should decorate the __init__ function, not the "
+                             f"class {init.__name__}.")
+        if getattr(init, "__name__", None) != "__init__":
+            raise ValueError(f"The lazy_inline should decorate the __init__ function, not the "
+                             f"function: {getattr(init, '__name__', init)}.")
+
+        @functools.wraps(init)
+        def lazy_inline_init(self, *args, **kwargs):
+            bound = inspect.signature(init).bind(self, *args, **kwargs).arguments
+            bound.pop(next(iter(bound)))                   # self
+            init(self, *args, **kwargs)
+            if policy == "front":
+                self.no_inline = False
+            elif policy is not None:
+                raise ValueError("policy must be None or 'front'")
+            if attrs is not None and not isinstance(attrs, (list, str)):
+                raise ValueError("attrs must be list or string")
+            if attrs is None:
+                values = list(bound.values())
+            elif isinstance(attrs, str):
+                values = getattr(self, attrs) if hasattr(self, attrs) else []
+            else:
+                if not all(isinstance(a, str) for a in attrs):
+                    raise ValueError("attr must be a string")
+                values = [getattr(self, a) for a in attrs if hasattr(self, a)]
+            self.cell_init_args = "lazy_inline_" + type(self).__name__ + \
+                (str(dict(bound).values()) if attrs is None else str(values))
+            self.__dict__["_lazy_inline_args"] = dict(bound)
+            type(self)._lazy_inline = True
+        lazy_inline_init._lazy_inline = True
+        return lazy_inline_init
+    return wrap(fn) if fn is not None else wrap
