@@ -11,7 +11,7 @@ import operator
 
 from ..tensor import Tensor
 from .builder import is_symbolic
-from .guards import record_attribute
+from .guards import record_attribute, record_fresh
 from .semantics import truth_error
 from .source import Frame
 from .source import error as _error
@@ -42,6 +42,27 @@ class ParsedLambda:
         return self.parser.call_parsed(self.node, self.frame, args, kwargs,
                                        (self.defaults, self.kw_defaults))
 
+
+
+def make_cell(parser, cls, args, kwargs, node, frame: Frame):
+    """`cls(*args, **kwargs)` for a Cell class called in parsed code: the Cell is built now, at
+    compile time, from Python values (as MindSpore builds a Cell made in construct), and its
+    Parameters enter the graph like any Cell's. It lives with the compiled graph only, so the
+    compile cache neither guards its attributes nor keys on it."""
+    for i, a in enumerate(list(args) + list(kwargs.values())):
+        if is_symbolic(a):              # MindSpore's TypeError
+            raise _error(frame.src, node, f"When creating an instance of '{cls.__name__}', all "
+                         f"arguments are required to be constants, but input {i} is a tensor "
+                         f"computed in the graph", TypeError,
+                         hint="create it in __init__, or pass Python values (numbers, shapes)")
+    cell = parser._native(cls, args, kwargs, node, frame)
+    made = getattr(parser, "made_cells", None)
+    if made is None:
+        made = parser.made_cells = set()
+    for _, c in cell.cells_and_names():
+        made.add(id(c))
+        record_fresh(c)
+    return cell
 
 
 class Expressions:

@@ -367,6 +367,7 @@ class Recorder:
         self.covered = set(covered)
         self.codes = codes              # the code of the called function and those it holds
         self.touched: dict = {}         # ident -> (location, first snapshot, ir.Loc or None)
+        self.fresh: dict = {}           # id -> object made by the build (a Cell in construct)
 
     def touch_root(self, locs, fn):
         """The called function's closure cells and defaults, as they are before the build."""
@@ -381,7 +382,7 @@ class Recorder:
     def attribute(self, obj, name, value, frame=None, node=None):
         """`obj.name` read (or about to be written: `value` is then the old value) at `node`."""
         from .builder import is_symbolic
-        if _skip_attr_owner(obj) or is_symbolic(value):
+        if _skip_attr_owner(obj) or is_symbolic(value) or id(obj) in self.fresh:
             return
         loc = AttrLoc(obj, name)
         if loc.ident in self.touched:
@@ -459,6 +460,14 @@ def record_dynamic_attribute(obj, name, frame=None, node=None):
         except Exception:               # a property that raises: the call will report it
             return
         record_attribute(obj, name, value, frame, node)
+
+
+def record_fresh(obj):
+    """`obj` was made by the build in progress (a Cell created in construct): it lives with the
+    graph only, so its attributes are no guard of the cache."""
+    r = Recorder.active
+    if r is not None:
+        r.fresh[id(obj)] = obj          # (held until the build's recorder goes: ids stay unique)
 
 
 def record_name(frame, name, value, node=None):

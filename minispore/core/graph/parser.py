@@ -107,8 +107,8 @@ class Parser(Expressions):
 
     def call_cell(self, cell, args, kwargs=None, run_hooks=True):
         seen = getattr(self, "called_cells", None)
-        if seen is not None:                # compile.run keys its cache on their `training`
-            seen[id(cell)] = cell
+        if seen is not None and id(cell) not in getattr(self, "made_cells", ()):
+            seen[id(cell)] = cell           # compile.run keys its cache on their `training`
         from .. import custom_bprop, hooks
         hooks.guard()                       # a hook registered later recompiles
         if run_hooks and hooks.cell_hooks(cell) is not None:
@@ -406,9 +406,9 @@ class Parser(Expressions):
             return self.call_function(func.__func__, (func.__self__,) + tuple(args), kwargs)
         if is_user_function(func):
             return self.call_function(func, args, kwargs)
-        if is_cell_class(func):
-            raise _error(frame.src, node, f"creating a Cell ({func.__name__}) inside construct "
-                         f"is not supported", hint="create it in __init__ and call it here")
+        if is_cell_class(func):             # a Cell made in construct: now, from constants
+            from .expressions import make_cell
+            return make_cell(self, func, args, kwargs, node, frame)
         args = [InlineCall(self, a) if is_user_function(a) else a for a in args]
         return materialised(func, self._native(func, args, kwargs, node, frame))
 
