@@ -320,3 +320,28 @@ def output_value(s: SymScalar) -> Tensor:
 def python_value(t: Tensor, kind):
     """A graph output for a SymScalar as the Python number MindSpore returns."""
     return kind(t.item())
+
+
+def scalar_of(t: Tensor, kind) -> SymScalar:
+    """`float(t)`, `int(t)` or `bool(t)` of a one-element tensor computed in the graph: a
+    variable scalar of that type (MindSpore's graph mode converts it at run time): float in
+    float32, int truncated toward zero in int64, bool as `t != 0`."""
+    if t.size != 1:
+        raise ValueError(f"Can not convert Tensor with more than one element to Scalar, while "
+                         f"the data's shape is: {t.shape}")
+    plain = t._plain() if isinstance(t, SymScalar) else t
+    if plain.shape != ():
+        from .ops.array import reshape
+        plain = reshape(plain, ())
+    if kind is bool:
+        out = plain if plain.dtype is dt.bool_ else plain != 0
+    else:
+        out = _cast(plain, _COMPUTE[kind])
+    return wrap_result(out, kind)
+
+
+def tensor_of(s: SymScalar, dtype=None) -> Tensor:
+    """`Tensor(s)` of a variable scalar: a 0-d tensor of `dtype` (default: the scalar's own,
+    int64 / float32 / bool)."""
+    d = _COMPUTE[s.kind] if dtype is None else dt.to_dtype(dtype)
+    return s._plain(d)

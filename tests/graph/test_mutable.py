@@ -61,7 +61,6 @@ def test_a_mutable_scalar_with_a_tensor_takes_the_python_number_dtype_rule():
     for x, v, d, expect in cases:
         out = _add(x, ms.mutable(v))
         assert out.dtype == d and out.asnumpy().tolist() == expect, (x.dtype, v)
-        assert out.dtype == _add(x, v).dtype            # as with the constant
 
 
 @ms.jit
@@ -172,3 +171,84 @@ def test_a_mutable_scalar_cannot_be_a_compile_time_value():
         return x.reshape((n, 1))
     with pytest.raises(Exception, match="mutable"):
         shape_from(X, ms.mutable(2))
+
+
+# ------------------------------------------ float/int/bool of a tensor: run-time scalars -------
+XF = Tensor(np.array([1.5, -2.0, 3.25], np.float32))
+XN = Tensor(np.array([1, 2, 3], np.int32))
+H = Tensor(np.array([1, 2, 3], np.float16))
+
+
+def _f_sum(x):
+    return float(x.sum())
+
+
+def _i_sum(x):
+    return int(x.sum())
+
+
+def _i_neg(x):
+    return int(x[1] - 0.5)
+
+
+def _b_cmp(x):
+    return bool(x.sum() > 0)
+
+
+def _b_val(x):
+    return bool(x.sum())
+
+
+def _from_ints(xi):
+    return float(xi[0]), int(xi.sum()) // 4, int(xi.sum()) / 4
+
+
+def _with_tensors(x, h):
+    return h * float(x.sum()), XN * int(x[0]), h + int(x[2])
+
+
+def _f_math(x):
+    return float(x.sum()) + 0.1, float(x[0]) > 1
+
+
+def _f_tensor(x):
+    return Tensor(float(x.sum()))
+
+
+def _b_if(x):
+    return x * 2 if bool(x.sum() > 0) else x
+
+
+SCALARS = [  # MindSpore's results and types
+    (_f_sum, (XF,), 2.75), (_i_sum, (XF,), 2), (_i_neg, (XF,), -2), (_b_cmp, (XF,), True),
+    (_b_val, (XF,), True), (_from_ints, (XN,), (1.0, 1, 1.5)),
+    (_f_math, (XF,), (2.8499999046325684, True)),
+]
+
+
+@pytest.mark.parametrize("fn,args,expect", SCALARS, ids=[s[0].__name__ for s in SCALARS])
+def test_python_scalar_of_a_graph_tensor(fn, args, expect):
+    out = ms.jit(fn)(*args)
+    assert out == expect
+    types = [type(v) for v in out] if isinstance(out, tuple) else type(out)
+    assert types == ([type(v) for v in expect] if isinstance(expect, tuple) else type(expect))
+
+
+def test_python_scalar_of_a_graph_tensor_with_tensors():
+    # MindSpore: float16 [2.75 5.5 8.25], int32 [1 2 3], float16 [4. 5. 6.]; Tensor(2.75)
+    # float32; [3. -4. 6.5]
+    a, b, c = ms.jit(_with_tensors)(XF, H)
+    assert a.dtype == mstype.float16 and a.asnumpy().tolist() == [2.75, 5.5, 8.25]
+    assert b.dtype == mstype.int32 and b.asnumpy().tolist() == [1, 2, 3]
+    assert c.dtype == mstype.float16 and c.asnumpy().tolist() == [4.0, 5.0, 6.0]
+    t = ms.jit(_f_tensor)(XF)
+    assert t.dtype == mstype.float32 and t.shape == () and t.asnumpy() == 2.75
+    assert ms.jit(_b_if)(XF).asnumpy().tolist() == [3.0, -4.0, 6.5]
+
+
+def test_python_scalar_of_a_multi_element_graph_tensor_raises():
+    # MindSpore: ValueError "Can not convert Tensor with more than one element to Scalar"
+    def whole(x):
+        return float(x)
+    with pytest.raises(ValueError, match="more than one element"):
+        ms.jit(whole)(XF)

@@ -396,6 +396,13 @@ class Parser(Expressions):
                 and isinstance(args[1], str):
             from .guards import record_dynamic_attribute     # a value the graph depends on
             record_dynamic_attribute(args[0], args[1], frame, node)
+        if func in (float, int, bool, Tensor) and args and is_symbolic(args[0]):
+            from ..mutable import SymScalar, scalar_of, tensor_of
+            if func is not Tensor and len(args) == 1 and not kwargs:   # a run-time scalar
+                return self._located_call(lambda: scalar_of(args[0], func), node, frame)
+            if func is Tensor and isinstance(args[0], SymScalar) and len(args) <= 2 and \
+                    set(kwargs) <= {"dtype"}:
+                return self._located_call(lambda: tensor_of(*args, **kwargs), node, frame)
         if is_cell(func):
             return self._located_call(lambda: self.call_cell(func, args, kwargs), node, frame)
         if isinstance(func, ParsedLambda):
