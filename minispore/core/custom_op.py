@@ -104,6 +104,7 @@ def pyfunc_op(func, out_shape, out_dtype, bprop, name: str) -> OpDef:
             if isinstance(res, tuple):
                 return tuple(backend.to_device(r) for r in res)
             return backend.to_device(res)
+        kernel.host = True                  # a CUDA-graph capture leaves it on the host
         return kernel
 
     def grad(inputs, out, dout):

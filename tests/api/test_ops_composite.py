@@ -290,3 +290,56 @@ def test_ops_grad_value_and_grad(mode):
     assert ops.grad(f)(x).asnumpy().tolist() == [2., 4.]
     v, g = ops.value_and_grad(f)(x)
     assert float(v.asnumpy()) == 5.0 and g.asnumpy().tolist() == [2., 4.]
+
+
+_MOMENTUM = C.MultitypeFuncGraph("momentum_opt")
+
+
+@_MOMENTUM.register("Tensor", "Tensor", "Tensor", "Tensor", "Tensor")
+def _momentum_run(lr, momentum, gradient, weight, moment):
+    new_m = moment * momentum + gradient
+    F.assign(moment, new_m)
+    F.assign(weight, weight - lr * new_m)
+    return True
+
+
+class _Momentum(nn.Cell):
+    """An optimizer written the MindSpore way: hyper_map of a registered update."""
+
+    def __init__(self, params, lr, momentum):
+        super().__init__()
+        self.params = ms.ParameterTuple(params)
+        self.moments = ms.ParameterTuple([ms.Parameter(Tensor(np.zeros(p.shape, np.float32)),
+                                                       name="m_" + p.name) for p in params])
+        self.lr = Tensor(np.array(lr, np.float32))
+        self.momentum = Tensor(np.array(momentum, np.float32))
+        self.hyper_map = C.HyperMap()
+
+    def construct(self, grads):
+        return self.hyper_map(F.partial(_MOMENTUM, self.lr, self.momentum), grads, self.params,
+                              self.moments)
+
+
+class _GradStep(nn.Cell):
+    def __init__(self, net, opt):
+        super().__init__()
+        self.net, self.opt, self.weights = net, opt, opt.params
+        self.grad = C.GradOperation(get_by_list=True)
+
+    def construct(self, x, y):
+        loss = self.net(x, y)
+        self.opt(self.grad(self.net, self.weights)(x, y))
+        return loss
+
+
+def test_hypermap_optimizer_assigns_parameters(mode):
+    net = _Net()
+    step = _GradStep(net, _Momentum(net.trainable_params(), 0.1, 0.9))
+    x = Tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+    y = Tensor(np.array([[1, 0, 0], [0, 1, 0]], np.float32))
+    losses = [float(step(x, y).asnumpy()) for _ in range(4)]
+    # MindSpore 2.10, both modes
+    np.testing.assert_allclose(losses, [2.091428518295288, 1.7419277429580688,
+                                        1.1898380517959595, 0.6231696605682373], rtol=1e-6)
+    np.testing.assert_allclose(net.fc.bias.asnumpy(), [0.18592602014541626, 0.18592603504657745,
+                                                       -0.07437042146921158], rtol=1e-6)

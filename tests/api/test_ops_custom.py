@@ -171,3 +171,50 @@ def test_custom_errors():
                              bprop=lambda a, b, out, dout: (dout,))
     with pytest.raises(RuntimeError, match="one gradient per input"):
         ms.grad(lambda a, b: wrong_count(a, b).sum())(x, Tensor(Y))
+
+
+def test_custom_stays_on_the_host_in_a_captured_gpu_graph():
+    """GPU O2 captures runs of kernels as CUDA graphs: the callback is a host step between
+    them (checked on the CPU through the GPU tests' recording runtime)."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "gpu"))
+    from recording_runtime import RecordingRuntime
+    from minispore.backends.gpu import GPUBackend
+    from minispore.backends.gpu.graph import CudaGraphProgram
+    from minispore.core import device
+    from minispore.core.graph import compile as graph_compile
+
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x * 3
+
+    c = ops.Custom(f, out_shape=lambda s: s, out_dtype=lambda d: d)
+
+    class Net(nn.Cell):
+        def construct(self, a):
+            b = ops.exp(a) + 1
+            return ops.sin(c(b * 2)) + b
+
+    rt = RecordingRuntime()
+    saved = device.current.backend
+    graph_compile.clear_cache()
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    device.current.backend = GPUBackend(rt)
+    try:
+        net = Net()
+        outs = [net(Tensor(X)).asnumpy() for _ in range(3)]
+        (entry,) = graph_compile.cache.entries()
+        prog = entry.program
+        assert isinstance(prog, CudaGraphProgram) and prog.stats()["host_steps"] >= 1
+        assert all(not getattr(st[1], "host", False) for seg in prog.segments
+                   for st in seg.steps if st[0] == "k")
+    finally:
+        device.current.backend = saved
+        graph_compile.clear_cache()
+    b = np.exp(X) + 1
+    for o in outs:
+        np.testing.assert_allclose(o, np.sin(b * 2 * 3) + b, rtol=1e-5)
+    assert len(calls) == 3

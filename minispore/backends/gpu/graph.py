@@ -93,7 +93,8 @@ class CudaGraphProgram(Program):
         items: list = []
         run: list = []
         for st in steps:
-            if st[0] in KERNEL_STEPS:
+            # a host callback (ops.Custom pyfunc) stays on the host between segments
+            if st[0] in KERNEL_STEPS and not (st[0] == "k" and getattr(st[1], "host", False)):
                 run.append(st)
                 continue
             if run:
