@@ -1,7 +1,7 @@
-"""Op-database entries (see opdb.py) for sort and cumsum (core/ops/sorting.py): several ranks
+"""Op-database entries (see opdb.py) for sort, cumsum and cumprod (core/ops/sorting.py): several ranks
 and axes (negative ones too), descending, ties (a stable order), NaN and -0.0 among the values,
 lines of odd and power-of-two lengths (the native merge sort's last run), a size-0 tensor, and
-cumsum's exclusive and reverse forms. Gradient samples have distinct values (a tie moves no
+the scans' exclusive and reverse forms. Gradient samples have distinct values (a tie moves no
 finite-difference probe across another value)."""
 from __future__ import annotations
 
@@ -61,8 +61,28 @@ def cumsum_samples(Sample):
     return gen
 
 
+def cumprod_samples(Sample):
+    def gen(rng, dtype):
+        out = []
+        for shape, axis in (((5,), 0), ((2, 3, 4), 1), ((3, 4), -1), ((0, 3), 1)):
+            for exc, rev in ((False, False), (True, False), (False, True), (True, True)):
+                x = rand_default(rng, shape, dtype)
+                if dtype.is_float:       # away from 0: the gradient divides by x
+                    x = (np.sign(x) + (x == 0)) * (0.5 + np.abs(x) / 2)
+                    x = x.astype(dtype.np)
+                out.append(Sample((x,), {"axis": axis, "exclusive": exc, "reverse": rev},
+                                  f"x{shape} axis={axis} exclusive={exc} reverse={rev}"))
+        if dtype.is_float:
+            x = np.array([[-0.0, 1.5, np.nan, 2.0], [0.0, -3.0, np.inf, 0.5]], dtype.np)
+            out.append(Sample((x,), {"axis": 1, "exclusive": False, "reverse": False},
+                              "-0.0/NaN/inf x(2, 4)", grad=False))
+        return out
+    return gen
+
+
 def sorting_cases(OpCase, Sample):
     return [
         OpCase("sort", sort_samples(Sample), (f32, f64, i32, f16, u8, i64)),
         OpCase("cumsum", cumsum_samples(Sample), (f32, f64, i32, f16, i8), accum=True),
+        OpCase("cumprod", cumprod_samples(Sample), (f32, f64, i32, f16, i64), accum=True),
     ]

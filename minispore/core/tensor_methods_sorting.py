@@ -1,8 +1,7 @@
 """The sorting family's Tensor methods with MindSpore 2.10's overloads: sort and argsort
 (`(dim=-1, descending=False, stable=False)` and `(axis=-1, descending=False)`), topk (dim None
-and -1 both the last axis) and cumsum
-(`(dim, *, dtype=None)` and `(axis=None, dtype=None)`: no axis flattens first), attached to
-Tensor by core.tensor_methods_extra. The sort is always stable, so `stable=False` (any order
+and -1 both the last axis), cumsum (`(dim, *, dtype=None)` and `(axis=None, dtype=None)`: no
+axis flattens first), cumprod and msort, attached to Tensor by core.tensor_methods_extra. The sort is always stable, so `stable=False` (any order
 of ties allowed) and `stable=True` give the same result, as on MindSpore's CPU."""
 from __future__ import annotations
 
@@ -61,6 +60,8 @@ METHODS = {
     "topk": overloaded("Tensor", "topk", variant(_topk), variant(_topk_last)),   # one meaning
     "cumsum": overloaded("Tensor", "cumsum", variant(_cumsum_dim, lambda a: is_int(a["dim"])),
                          variant(_cumsum_axis)),
+    "cumprod": lambda self, dim, dtype=None: S.cumprod(self, dim, dtype),
+    "msort": lambda self: S.msort(self),
 }
 for _n, _f in METHODS.items():
     setattr(Tensor, _n, _f)

@@ -23,8 +23,8 @@ from ..core.ops.random import (dropout, normal, rand, randint, randn, standard_n
 from ..core.ops.state import Assign, Depend, Print, assign, depend, print_
 from ..core.hooks import HookBackward
 from ..core.vmap import vmap
-from ..core.ops.sorting import argsort, cumsum, sort, topk
-from .primitives_sorting import CumSum, Sort, TopK
+from ..core.ops.sorting import argsort, cumprod, cumsum, msort, sort, topk
+from .primitives_sorting import CumProd, CumSum, Sort, TopK
 from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean, min, prod,
                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sum)
 from .functional import (argmin, div, divide, floor_div, floor_mod, gather, relu,  # noqa: F811

@@ -1,4 +1,4 @@
-"""MindSpore's Primitive classes of the sorting family: Sort, TopK, CumSum (views of
+"""MindSpore's Primitive classes of the sorting family: Sort, TopK, CumSum, CumProd (views of
 core/ops/sorting.py)."""
 from __future__ import annotations
 
@@ -45,3 +45,16 @@ class CumSum(Primitive):
 
     def __call__(self, x, axis):
         return _S.cumsum_scan(x, axis, self.exclusive, self.reverse)
+
+
+class CumProd(Primitive):
+    """`CumProd(exclusive=False, reverse=False)(x, axis)`: the running product along axis, in
+    x's dtype (an integer product wraps)."""
+
+    def __init__(self, exclusive=False, reverse=False):
+        self.name = "CumProd"
+        self.exclusive = _flag("CumProd", "exclusive", exclusive)
+        self.reverse = _flag("CumProd", "reverse", reverse)
+
+    def __call__(self, x, axis):
+        return _S.cumprod_scan(x, axis, self.exclusive, self.reverse)

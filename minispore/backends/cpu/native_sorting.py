@@ -1,4 +1,4 @@
-"""sort and cumsum in the native sink: the numpy references' results (kernels_sorting.py, the
+"""sort, cumsum and cumprod in the native sink: the numpy references' results (kernels_sorting.py, the
 eager kernels) as loops in LLVM IR over the (outer, n, inner) view of the sorted or scanned axis.
 
 sort is a bottom-up merge sort of each line, stable (a tie takes the left run's element first),
@@ -10,10 +10,10 @@ widths, its step branch-free (both heads loaded at clamped positions, one select
 tensors sort as their float32 twin (a half value and its float32 order alike, and convert back
 exactly).
 
-cumsum adds left to right (right to left with reverse) in the tensor's dtype, as numpy's
-add.accumulate: the first sum is the first element itself (a -0.0 stays -0.0), an integer sum
-wraps, a half partial sum is formed in float32 and rounded to
-the half dtype at every step (numpy's half loop). Registered in native_registry.py.
+cumsum (cumprod) adds (multiplies) left to right (right to left with reverse) in the tensor's
+dtype, as numpy's add/multiply.accumulate: the first result is the first element itself (a
+-0.0 stays -0.0), an integer result wraps, a half one is formed in float32 and rounded to the
+half dtype at every step (numpy's half loop). Registered in native_registry.py.
 """
 from __future__ import annotations
 
@@ -136,37 +136,45 @@ def _sort(e: Emitter, n, a):
                     at(k))
 
 
-def _cumsum(e: Emitter, n, a):
-    x, out = n.inputs[0], n.outputs[0]
-    d = x.dtype
-    if not (d.is_float or d in INTS):
-        raise NativeUnsupported(f"cumsum of {d}")
-    b = e.b
-    axis = normalize_axis("cumsum", a["axis"], len(x.shape))
-    outer, length, inner = line_view(x.shape, axis)
-    if not size_of(x.shape):
-        return
-    half = d in HALF
-    wide = dt.float32 if half else d
-    acc_ty = storage(wide)
-    zero = L.Constant(acc_ty, 0.0 if wide.is_float else 0)
-    acc = e.alloca(acc_ty)
-    with e.loop(outer) as o, e.loop(inner) as c:
-        start = b.add(b.mul(o, const(length * inner)), c)
-        b.store(zero, acc)
-        with e.loop(length) as k:
-            pos = b.sub(const(length - 1), k) if a["reverse"] else k
-            at = b.add(start, b.mul(pos, const(inner)))
-            v = e.convert(e.load(x, at), d, wide) if half else e.load(x, at)
-            prev = b.load(acc)
-            s = b.fadd(prev, v) if wide.is_float else b.add(prev, v)
-            s = b.select(b.icmp_signed("==", k, const(0)), v, s)    # the first is x's (-0.0)
-            if half:                 # every partial sum rounded to the half dtype
-                s = e.convert(e.convert(s, wide, d), d, wide)
-            b.store(s, acc)
-            shown = prev if a["exclusive"] else s
-            e.store(e.convert(shown, wide, d) if half else shown, out, at)
+def _scan(product: bool):
+    op = "cumprod" if product else "cumsum"
+
+    def lower(e: Emitter, n, a):
+        x, out = n.inputs[0], n.outputs[0]
+        d = x.dtype
+        if not (d.is_float or d in INTS):
+            raise NativeUnsupported(f"{op} of {d}")
+        b = e.b
+        axis = normalize_axis(op, a["axis"], len(x.shape))
+        outer, length, inner = line_view(x.shape, axis)
+        if not size_of(x.shape):
+            return
+        half = d in HALF
+        wide = dt.float32 if half else d
+        acc_ty = storage(wide)
+        unit = L.Constant(acc_ty, (1.0 if product else 0.0) if wide.is_float else int(product))
+        acc = e.alloca(acc_ty)
+        with e.loop(outer) as o, e.loop(inner) as c:
+            start = b.add(b.mul(o, const(length * inner)), c)
+            b.store(unit, acc)
+            with e.loop(length) as k:
+                pos = b.sub(const(length - 1), k) if a["reverse"] else k
+                at = b.add(start, b.mul(pos, const(inner)))
+                v = e.convert(e.load(x, at), d, wide) if half else e.load(x, at)
+                prev = b.load(acc)
+                if wide.is_float:
+                    s = b.fmul(prev, v) if product else b.fadd(prev, v)
+                else:
+                    s = b.mul(prev, v) if product else b.add(prev, v)
+                s = b.select(b.icmp_signed("==", k, const(0)), v, s)   # the first is x's own
+                if half:                 # every partial result rounded to the half dtype
+                    s = e.convert(e.convert(s, wide, d), d, wide)
+                b.store(s, acc)
+                shown = prev if a["exclusive"] else s
+                e.store(e.convert(shown, wide, d) if half else shown, out, at)
+    return lower
 
 
 register("sort", _sort, scratch=_sort_scratch, half_as_float32=True)
-register("cumsum", _cumsum)
+register("cumsum", _scan(False))
+register("cumprod", _scan(True))

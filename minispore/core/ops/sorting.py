@@ -1,10 +1,11 @@
-"""Sorting and scan primitives: sort (values and int32 indices along an axis, stable) and cumsum
-(an inclusive or exclusive, forward or reverse running sum). topk and argsort are the public
+"""Sorting and scan primitives: sort (values and int32 indices along an axis, stable), cumsum and
+cumprod (an inclusive or exclusive, forward or reverse running sum or product). topk and argsort are the public
 layer's compositions of sort (ops/sorting.py).
 
-Both stay primitives: a sort is no composition of the other ops (no elementwise or indexing op
-orders values), and a running sum written with the others (a triangular matmul or a log-step
-scan) would not give MindSpore CPU's bits, which add left to right in the tensor's dtype.
+They stay primitives: a sort is no composition of the other ops (no elementwise or indexing op
+orders values), and a running sum or product written with the others (a triangular matmul, a
+log-step scan, exp of a sum of logs) would not give MindSpore CPU's bits, which accumulate left
+to right in the tensor's dtype.
 
 Order: ascending puts smaller values first and NaN after every number (numpy's order);
 descending is its mirror (NaN first, as a NaN is the largest value topk returns); ties keep
@@ -87,33 +88,37 @@ SORT = defop("sort", infer=_sort_infer, ref=_sort_ref, bprop=_sort_bprop,
 
 
 # ---------------------------------------------------------------- cumsum -------------------------
-def _cumsum_infer(x, axis, exclusive, reverse):
-    _check_input("cumsum", x)
-    normalize_axis("cumsum", axis, len(x.shape))
-    return Meta(tuple(x.shape), x.dtype)
+def _scan_infer(op):
+    def infer(x, axis, exclusive, reverse):
+        _check_input(op, x)
+        normalize_axis(op, axis, len(x.shape))
+        return Meta(tuple(x.shape), x.dtype)
+    return infer
 
 
-def _cumsum_ref(x, axis, exclusive, reverse):
-    """Added left to right (right to left with reverse) in x's dtype, each sum rounded to it
-    (numpy's add.accumulate; its half loop rounds every partial sum to the half dtype, as
-    MindSpore's CPU kernel does); exclusive: the sum of the elements before each one."""
+def scan_ref(x, axis, exclusive, reverse, product: bool):
+    """The running sum (product) of x along `axis`, left to right (right to left with
+    reverse) in x's dtype, each partial result rounded to it (numpy's add/multiply.accumulate,
+    whose half loops round every step to the half dtype, as MindSpore's CPU kernels do; the
+    first is the first element itself); exclusive: over the elements before each one (0, or 1
+    for the product, first)."""
     a = axis % x.ndim
     d = dt.to_dtype(x.dtype)
     y = np.flip(x, a) if reverse else x
-    if d is dt.bfloat16:             # ml_dtypes has no accumulate loop: each sum in float32, rounded
-        acc = np.empty(y.shape, x.dtype)
-        run = None
-        for k in range(y.shape[a]):
-            v = np.take(y, k, a)
-            with np.errstate(invalid="ignore", over="ignore"):
-                run = v if run is None else (run.astype(np.float32) + v.astype(np.float32)
-                                             ).astype(x.dtype)
-            acc[(slice(None),) * a + (k,)] = run
-    else:
-        with np.errstate(invalid="ignore", over="ignore"):      # inf - inf, a half overflow
-            acc = np.cumsum(y, axis=a, dtype=x.dtype)
+    ufunc = np.multiply if product else np.add
+    with np.errstate(invalid="ignore", over="ignore"):      # inf - inf, 0 * inf, overflow
+        if d is dt.bfloat16:         # ml_dtypes has no accumulate loop: each step in float32
+            acc = np.empty(y.shape, x.dtype)
+            run = None
+            for k in range(y.shape[a]):
+                v = np.take(y, k, a)
+                run = v if run is None else ufunc(run.astype(np.float32),
+                                                  v.astype(np.float32)).astype(x.dtype)
+                acc[(slice(None),) * a + (k,)] = run
+        else:
+            acc = ufunc.accumulate(y, axis=a, dtype=x.dtype)
     if exclusive:
-        shifted = np.zeros_like(acc)
+        shifted = np.ones_like(acc) if product else np.zeros_like(acc)
         src = (slice(None),) * a + (slice(0, -1),)
         dst = (slice(None),) * a + (slice(1, None),)
         shifted[dst] = acc[src]
@@ -121,10 +126,27 @@ def _cumsum_ref(x, axis, exclusive, reverse):
     return np.ascontiguousarray(np.flip(acc, a) if reverse else acc)
 
 
-CUMSUM = defop("cumsum", infer=_cumsum_infer, ref=_cumsum_ref,
+CUMSUM = defop("cumsum", infer=_scan_infer("cumsum"),
+               ref=lambda x, axis, exclusive, reverse: scan_ref(x, axis, exclusive, reverse,
+                                                                False),
                bprop=lambda i, o, g, axis, exclusive, reverse: (
                    apply(CUMSUM, g, axis=axis, exclusive=exclusive, reverse=not reverse),),
                attrs={"axis": 0, "exclusive": False, "reverse": False}, arity=1)
+
+
+def _cumprod_bprop(i, o, g, axis, exclusive, reverse):
+    """MindSpore's CumProd gradient: the reverse-direction running sum of out * dout, divided
+    by x (so a zero in x gives NaN where MindSpore gives NaN)."""
+    from .math import div, mul
+    s = apply(CUMSUM, mul(o, g), axis=axis, exclusive=exclusive, reverse=not reverse)
+    return (div(s, i[0]),)
+
+
+CUMPROD = defop("cumprod", infer=_scan_infer("cumprod"),
+                ref=lambda x, axis, exclusive, reverse: scan_ref(x, axis, exclusive, reverse,
+                                                                 True),
+                bprop=_cumprod_bprop,
+                attrs={"axis": 0, "exclusive": False, "reverse": False}, arity=1)
 
 
 # ---------------------------------------------------------------- functional API ----------------
@@ -194,3 +216,27 @@ def cumsum_scan(x, axis, exclusive=False, reverse=False):
     return apply(CUMSUM, x, axis=_int_arg("cumsum", "axis", axis),
                  exclusive=_bool_arg("CumSum", "exclusive", exclusive),
                  reverse=_bool_arg("CumSum", "reverse", reverse))
+
+
+def cumprod(input, dim, dtype=None):
+    """The running product of `input` along `dim` (MindSpore's ops.cumprod): `input` cast to
+    `dtype` first when given, else an integer or bool tensor to int64 (as MindSpore's functional
+    cumprod; ops.CumProd keeps the dtype)."""
+    from .math import cast
+    if dtype is not None:
+        input = cast(input, dtype)
+    elif input.dtype is dt.bool_ or input.dtype.kind in "iu":
+        input = cast(input, dt.int64)
+    return cumprod_scan(input, dim)
+
+
+def cumprod_scan(x, axis, exclusive=False, reverse=False):
+    """ops.CumProd(exclusive, reverse)(x, axis): the running product (see cumsum_scan)."""
+    return apply(CUMPROD, x, axis=_int_arg("cumprod", "axis", axis),
+                 exclusive=_bool_arg("CumProd", "exclusive", exclusive),
+                 reverse=_bool_arg("CumProd", "reverse", reverse))
+
+
+def msort(input):
+    """`input` sorted along its first axis (ops.sort(input, 0)'s values)."""
+    return apply(SORT, input, axis=0, descending=False)[0]
