@@ -16,7 +16,12 @@ TABLE: dict = {}
 
 
 def _stable_argsort(xp, a, axis):
-    return xp.argsort(a, axis=axis, kind="stable")     # CuPy's default and only kind
+    """numpy's stable argsort; CuPy's argsort is always stable, and a CuPy that takes no
+    `kind` (or only None) rejects the keyword."""
+    try:
+        return xp.argsort(a, axis=axis, kind="stable")
+    except (TypeError, NotImplementedError, ValueError):
+        return xp.argsort(a, axis=axis)
 
 
 def _sort(xp, ctx, ms, attrs, out):
