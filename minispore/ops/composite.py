@@ -13,11 +13,14 @@ from ..core.ops import index_ops as _I
 from ..core.ops import linalg as _L
 from ..core.ops import math as _M
 from ..core.ops import reduce as _R
+from ..core.ops.random import normal, uniform  # noqa: F401  (MindSpore: the ops.* objects)
 from ..core.tensor import Tensor
+from .functional_namespace import clip_by_global_norm, clip_by_value  # noqa: F401
 
 __all__ = ["GradOperation", "HyperMap", "Map", "MultitypeFuncGraph", "zeros_like", "ones_like",
-           "matmul", "mm", "dot", "sequence_mask", "count_nonzero", "repeat_elements",
-           "repeat_interleave"]
+           "matmul", "mm", "dot", "tensor_dot", "vecdot", "sequence_mask", "count_nonzero",
+           "repeat_elements", "repeat_interleave", "normal", "uniform", "clip_by_value",
+           "clip_by_global_norm"]
 
 
 def _tensor(fn, name, x):
@@ -154,3 +157,62 @@ def repeat_interleave(input, repeats, axis=None):
                          f"per slice along axis {axis} ({x.shape[axis]}), but got {repeats!r}")
     index = Tensor(_np.repeat(_np.arange(x.shape[axis]), counts).astype(_np.int64))
     return _I.gather(x, index, axis)
+
+
+def _dot_axes(axes, n1, n2):
+    """tensor_dot's axes as two tuples of non-negative axes (MindSpore's checks)."""
+    if isinstance(axes, bool) or not isinstance(axes, (int, tuple, list)):
+        raise TypeError(f"For 'tensor_dot', 'axes' must be an int, tuple or list, but got "
+                        f"{axes!r}")
+    if isinstance(axes, int):
+        if axes < 0 or axes > n1 or axes > n2:
+            raise ValueError(f"For 'tensor_dot', an int 'axes' must be in [0, min(ranks)], "
+                             f"but got {axes}")
+        return tuple(range(n1 - axes, n1)), tuple(range(axes))
+    if len(axes) != 2:
+        raise ValueError(f"For 'tensor_dot', the dimension of 'axes' must be 2, but got {axes}")
+    pair = [(a,) if isinstance(a, int) else tuple(a) for a in axes]
+    if len(pair[0]) != len(pair[1]):
+        raise ValueError(f"For 'tensor_dot', both parts of 'axes' must have the same length, "
+                         f"but got {axes}")
+    out = []
+    for part, n in zip(pair, (n1, n2)):
+        if len(set(part)) != len(part):
+            raise ValueError(f"For 'tensor_dot', 'axes' cannot have duplicating values, but "
+                             f"got {axes}")
+        for a in part:
+            if not -n <= a < n:
+                raise ValueError(f"For 'tensor_dot', value in 'axes' must be in range: "
+                                 f"[{-n}, {n - 1}], but got {a}")
+        out.append(tuple(a % n for a in part))
+    return tuple(out)
+
+
+def tensor_dot(x1, x2, axes):
+    """The sum of products over x1's axes[0] and x2's axes[1] (numpy's tensordot): shape x1's
+    free axes + x2's free axes; an int n contracts x1's last n axes with x2's first n."""
+    _tensor("tensor_dot", "x1", x1), _tensor("tensor_dot", "x2", x2)
+    s1, s2 = tuple(x1.shape), tuple(x2.shape)
+    a1, a2 = _dot_axes(axes, len(s1), len(s2))
+    for i, j in zip(a1, a2):
+        if s1[i] != s2[j]:
+            raise ValueError(f"For 'tensor_dot', the contracted axes must have the same sizes, "
+                             f"but got x1 shape {s1} at axes {a1} and x2 shape {s2} at {a2}")
+    f1 = tuple(i for i in range(len(s1)) if i not in a1)
+    f2 = tuple(i for i in range(len(s2)) if i not in a2)
+    k = int(_np.prod([s1[i] for i in a1], dtype=_np.int64))
+    a = _A.reshape(_A.transpose(x1, f1 + a1), (-1, k) if f1 else (1, k))
+    b = _A.reshape(_A.transpose(x2, a2 + f2), (k, -1) if f2 else (k, 1))
+    return _A.reshape(_L.matmul(a, b), tuple(s1[i] for i in f1) + tuple(s2[i] for i in f2))
+
+
+def vecdot(x, y, *, axis=-1):
+    """sum(x * y, axis) (conj(x) for complex inputs, which minispore has none of)."""
+    if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+        raise TypeError("For vecdot, x or y must be Tensor.")
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"For vecdot, the dim should be int, but got {type(axis)}.")
+    ndim = max(len(x.shape), len(y.shape))
+    if axis < -ndim or axis >= ndim:
+        raise ValueError("For vecdot, the dim is out of range.")
+    return _R.reduce_sum(_M.mul(x, y), axis)

@@ -343,3 +343,38 @@ def test_hypermap_optimizer_assigns_parameters(mode):
                                         1.1898380517959595, 0.6231696605682373], rtol=1e-6)
     np.testing.assert_allclose(net.fc.bias.asnumpy(), [0.18592602014541626, 0.18592603504657745,
                                                        -0.07437042146921158], rtol=1e-6)
+
+
+def test_tensor_dot_vecdot(mode):
+    a, b = Tensor(A), Tensor(B)
+    # MindSpore's values (numpy's tensordot; vecdot = sum(x * y, axis))
+    r = in_mode(lambda p, q: C.tensor_dot(p, q, 1), a, b)
+    assert r.asnumpy().tolist() == [[20., 23., 26., 29.], [56., 68., 80., 92.]]
+    r = in_mode(lambda p, q: C.tensor_dot(p, q, ((0, 2), (0, 1))), Tensor(X3), Tensor(Y3))
+    assert r.asnumpy().tolist() == [[1580., 1640., 1700., 1760., 1820.],
+                                    [2140., 2232., 2324., 2416., 2508.],
+                                    [2700., 2824., 2948., 3072., 3196.]]
+    r = C.tensor_dot(Tensor(X3), Tensor(Y3), (-1, -2))
+    np.testing.assert_array_equal(r.asnumpy(), np.tensordot(X3, Y3, ((2,), (1,))))
+    assert C.tensor_dot(a, a, 0).shape == (2, 3, 2, 3)
+    assert float(C.tensor_dot(a, a, 2).asnumpy()) == 55.0
+    r = C.tensor_dot(Tensor([[1, 2]]), Tensor([[3], [4]]), 1)
+    assert r.dtype == ms.int64 and r.asnumpy().tolist() == [[11]]
+    with pytest.raises(ValueError):
+        C.tensor_dot(a, b, ((0,), (0,)))
+    r = in_mode(lambda p: C.vecdot(p, p), a)
+    assert r.asnumpy().tolist() == [5., 50.]
+    assert C.vecdot(a, a, axis=0).asnumpy().tolist() == [9., 17., 29.]
+    assert C.vecdot(a, Tensor(np.ones(3, np.float32))).asnumpy().tolist() == [3., 12.]
+    r = C.vecdot(Tensor([[1, 2], [3, 4]]), Tensor([[1, 2], [3, 4]]))
+    assert r.dtype == ms.int64 and r.asnumpy().tolist() == [5, 25]
+    with pytest.raises(ValueError, match="out of range"):
+        C.vecdot(a, a, axis=2)
+
+
+def test_composite_names_are_the_ops_objects():
+    # MindSpore: C.dot is ops.dot, C.normal is ops.normal, C.clip_by_value is ops.clip_by_value
+    for n in ("dot", "mm", "tensor_dot", "vecdot", "sequence_mask", "count_nonzero",
+              "repeat_elements", "repeat_interleave", "normal", "uniform", "clip_by_value",
+              "clip_by_global_norm"):
+        assert getattr(C, n) is getattr(ops, n), n
