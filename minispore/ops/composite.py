@@ -3,6 +3,8 @@ gradient operations, the overloaded-function machinery (MultitypeFuncGraph, Hype
 core/multitype.py) and the functions MindSpore keeps there, each composed of core ops."""
 from __future__ import annotations
 
+import functools as _functools
+
 import numpy as _np
 
 from ..core import dtype as _dt
@@ -216,3 +218,17 @@ def vecdot(x, y, *, axis=-1):
     if axis < -ndim or axis >= ndim:
         raise ValueError("For vecdot, the dim is out of range.")
     return _R.reduce_sum(_M.mul(x, y), axis)
+
+
+class Partial:
+    """MindSpore's `ops.Partial()` primitive: `Partial()(func, *args)` is `func` with its first
+    arguments bound (functools.partial; in graph mode the call is parsed when it runs)."""
+
+    def __init__(self):
+        self.name = "Partial"
+
+    def __call__(self, func, *args):
+        if not callable(func):
+            raise TypeError(f"For 'Partial', the first input must be a function, but got "
+                            f"{type(func).__name__}")
+        return _functools.partial(func, *args)

@@ -7,6 +7,7 @@ from ..core.ops.state import Assign, Depend, Print  # noqa: F401
 from .primitives import *  # noqa: F401,F403
 from .primitives import _SIMPLE, _call_class, _Call, _Reduce  # noqa: F401
 from .primitives_sorting import CumProd, CumSum, Sort, TopK  # noqa: F401
+from .composite import Partial  # noqa: F401
 
 globals().update({name: globals()[name] for name in _SIMPLE})
 del A, M, N, R, X, linalg, rounding  # noqa: F821  (primitives' module aliases, not names here)

@@ -378,3 +378,53 @@ def test_composite_names_are_the_ops_objects():
               "repeat_elements", "repeat_interleave", "normal", "uniform", "clip_by_value",
               "clip_by_global_norm"):
         assert getattr(C, n) is getattr(ops, n), n
+
+
+_GRAD_SCALE = C.MultitypeFuncGraph("grad_scale")
+_RECIPROCAL = ops.operations.Reciprocal()
+
+
+@_GRAD_SCALE.register("Tensor", "Tensor")
+def _tensor_grad_scale(scale, grad):
+    return grad * F.cast(_RECIPROCAL(scale), F.dtype(grad))
+
+
+@_GRAD_SCALE.register("Tensor", "RowTensor")
+def _row_tensor_grad_scale(scale, grad):
+    return grad
+
+
+_APPLY_DECAY = C.MultitypeFuncGraph("apply_decay")
+
+
+@_APPLY_DECAY.register("Number", "Bool", "Tensor", "Tensor")
+def _tensor_apply_decay(weight_decay, if_apply, weight, gradient):
+    if if_apply:
+        return gradient + weight * weight_decay
+    return gradient
+
+
+class _ScaleDecay(nn.Cell):
+    """Loss-scale and weight-decay passes as MindSpore's optimizers write them."""
+
+    def __init__(self):
+        super().__init__()
+        self.hyper_map = C.HyperMap()
+        self.map_ = C.Map()
+        self.w = ms.ParameterTuple([ms.Parameter(Tensor(np.ones((2,), np.float32)), name="a"),
+                                    ms.Parameter(Tensor(np.full((3,), 2, np.float32)), name="b")])
+        self.flags = (True, False)
+        self.partial = ops.operations.Partial()
+
+    def construct(self, g1, g2, s):
+        grads = self.hyper_map(F.partial(_GRAD_SCALE, s), (g1, g2))
+        grads = self.map_(F.partial(_APPLY_DECAY, 0.5), self.flags, self.w, grads)
+        return grads, self.hyper_map(self.partial(_GRAD_SCALE, s), grads)
+
+
+def test_grad_scale_and_decay_passes(mode):
+    r = _ScaleDecay()(Tensor(np.array([1., 2.], np.float32)),
+                      Tensor(np.array([3., 4., 5.], np.float32)), Tensor(np.array(2., np.float32)))
+    # MindSpore 2.10, both modes
+    assert _np(r) == (([1., 1.5], [1.5, 2., 2.5]), ([0.5, 0.75], [0.75, 1., 1.25]))
+    assert ops.Partial is ops.operations.Partial
