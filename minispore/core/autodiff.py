@@ -4,6 +4,7 @@ tape records (pynative.TAPE), then chain the recorded bprops backwards."""
 from __future__ import annotations
 
 from . import context, hooks
+from .mutable import differentiable_items
 from .pynative import TAPE, Leaf, backward
 from .tensor import Parameter, ParameterTuple, Tensor
 
@@ -49,7 +50,12 @@ def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tup
     requires_grad=False get zeros (MindSpore PyNative: such a Parameter is not differentiated)."""
     check_positions(positions, args)
     fn = _callable(fn)
-    watched = [args[p] for p in positions] + list(weights)
+    watched, groups = [], []            # groups: per position, None or its mutable items' count
+    for p in positions:
+        items = differentiable_items(args[p])
+        groups.append(None if items is None else len(items))
+        watched.extend([args[p]] if items is None else items)
+    watched += list(weights)
     frozen = {id(w) for w in weights if isinstance(w, Parameter) and not w.requires_grad}
     marked = []
     for t in watched:
@@ -72,7 +78,11 @@ def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tup
     if TAPE.depth == 0:
         _detach(out)
         _detach(grads)
-    return out, grads[:len(positions)], grads[len(positions):]
+    pos_grads, i = [], 0
+    for n in groups:                    # a mutable sequence's grads: one tuple
+        pos_grads.append(grads[i] if n is None else tuple(grads[i:i + n]))
+        i += 1 if n is None else n
+    return out, pos_grads, grads[i:]
 
 
 _FROZEN = object()      # the target of a Parameter that is not differentiated: its grad is zeros
@@ -89,7 +99,8 @@ def tensor_positions(positions, args) -> tuple:
     """The positions whose input is a Tensor: MindSpore leaves a Python scalar (or any other
     non-Tensor input) listed in grad_position out of the returned gradients."""
     check_positions(positions, args)
-    return tuple(p for p in positions if isinstance(args[p], Tensor))
+    return tuple(p for p in positions if isinstance(args[p], Tensor)
+                 or differentiable_items(args[p]) is not None)
 
 
 def _backward_from(out, watched, targets, has_aux, sens) -> list:

@@ -192,7 +192,7 @@ def graph_args(args, kwargs):
             items = [lift(x, marked) for x in v]
             if hasattr(type(v), "_fields"):
                 return type(v)(*items)
-            return tuple(items) if isinstance(v, tuple) else list(items)
+            return remark(v, tuple(items) if isinstance(v, tuple) else list(items))
         if isinstance(v, dict):
             return {k: lift(x, marked) for k, x in v.items()}
         return v
@@ -202,6 +202,32 @@ def graph_args(args, kwargs):
     if not found[0]:
         return args, kwargs
     return new_args, new_kwargs
+
+
+def remark(like, new):
+    """`new` (a tuple or list rebuilt from `like`) marked mutable when `like` is."""
+    if not is_mutable(like) or not isinstance(new, (tuple, list)) or \
+            hasattr(type(new), "_fields"):
+        return new
+    new = (_Tuple if isinstance(new, tuple) else _List)(new)
+    new.__ms_mutable__ = True
+    new.__ms_dynamic_len__ = False
+    return new
+
+
+def differentiable_items(v):
+    """The tensors of a mutable tuple or list given to a graph being built, which a gradient
+    differentiates element by element (MindSpore: a mutable sequence of tensors is a
+    differentiable input of a graph; in PyNative, or unmarked, it is a constant); else None."""
+    if not is_mutable(v) or not isinstance(v, (tuple, list)) or not v:
+        return None
+    from .graph.builder import GraphBuilder
+    from .primitive import executor
+    if not isinstance(executor.current, GraphBuilder):
+        return None
+    if not all(isinstance(x, Tensor) and not isinstance(x, SymScalar) for x in v):
+        return None
+    return list(v)
 
 
 def input_signature(t):

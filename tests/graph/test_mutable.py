@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minispore as ms
-from minispore import Tensor, dtype as mstype, nn
+from minispore import Tensor, dtype as mstype, nn, ops
 from minispore.core.graph import compile as graph_compile
 
 
@@ -252,3 +252,59 @@ def test_python_scalar_of_a_multi_element_graph_tensor_raises():
         return float(x)
     with pytest.raises(ValueError, match="more than one element"):
         ms.jit(whole)(XF)
+
+
+# ------------------------------------------------------- gradients w.r.t. a mutable tuple ------
+def _matmul_pair(z):
+    return ops.matmul(z[0], z[1])
+
+
+A = Tensor(np.array([[1.0, 2.0]], np.float32))
+B = Tensor(np.array([[3.0], [4.0]], np.float32))
+GRAD_A, GRAD_B = [[3.0, 4.0]], [[1.0], [2.0]]
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE])
+def test_gradient_with_respect_to_a_mutable_tuple_of_tensors(mode):
+    # MindSpore: a mutable tuple of tensors is a differentiable input of a graph (its grads, one
+    # per element); a plain tuple is a constant (grads ()); in PyNative only a compiled gradient
+    # differentiates it
+    ms.set_context(mode=mode)
+    forms = {"GradOperation": lambda z: ops.GradOperation()(_matmul_pair)(z),
+             "grad": lambda z: ms.grad(_matmul_pair)(z),
+             "jit_grad": lambda z: ms.jit(ms.grad(_matmul_pair))(z)}
+    for name, form in forms.items():
+        assert form((A, B)) == (), name
+        got = form(ms.mutable((A, B)))
+        if mode == ms.PYNATIVE_MODE and name != "jit_grad":
+            assert got == (), name
+            continue
+        assert isinstance(got, tuple) and len(got) == 2, name
+        assert got[0].asnumpy().tolist() == GRAD_A and got[1].asnumpy().tolist() == GRAD_B
+
+
+class _PairNet(nn.Cell):
+    def construct(self, z):
+        return ops.matmul(z[0], z[1])
+
+
+class _GradWrtInput(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.grad_op = ops.GradOperation()
+
+    def construct(self, z):
+        return self.grad_op(self.net)(z)
+
+
+def test_mindspores_mutable_example_gradient():
+    # the example of MindSpore's mutable docstring, as MindSpore 2.10 printed it
+    z = ms.mutable((Tensor([[0.5, 0.6, 0.4], [1.2, 1.3, 1.1]], dtype=mstype.float32),
+                    Tensor([[0.01, 0.3, 1.1], [0.1, 0.2, 1.3], [2.1, 1.2, 3.3]],
+                           dtype=mstype.float32)))
+    gx, gy = _GradWrtInput(_PairNet())(z)
+    np.testing.assert_allclose(gx.asnumpy(), [[1.41000009, 1.59999990, 6.59999990]] * 2,
+                               rtol=1e-6)
+    np.testing.assert_allclose(gy.asnumpy(), [[1.70000005] * 3, [1.89999998] * 3, [1.5] * 3],
+                               rtol=1e-6)

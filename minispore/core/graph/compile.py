@@ -103,10 +103,10 @@ def _flatten_args(args, objs: list | None = None):
 
 def _tree_map(leaf, obj):
     """obj with `leaf` applied to everything that is not a tuple, list or dict."""
-    if isinstance(obj, tuple):
-        return tuple(_tree_map(leaf, o) for o in obj)
+    if isinstance(obj, tuple):          # (a mutable tuple or list stays marked)
+        return mutable.remark(obj, tuple(_tree_map(leaf, o) for o in obj))
     if isinstance(obj, list):
-        return [_tree_map(leaf, o) for o in obj]
+        return mutable.remark(obj, [_tree_map(leaf, o) for o in obj])
     if isinstance(obj, dict):
         return {k: _tree_map(leaf, v) for k, v in obj.items()}
     return leaf(obj)
