@@ -218,3 +218,49 @@ def test_custom_stays_on_the_host_in_a_captured_gpu_graph():
     for o in outs:
         np.testing.assert_allclose(o, np.sin(b * 2 * 3) + b, rtol=1e-5)
     assert len(calls) == 3
+
+
+def _sq(x):
+    return x * x
+
+
+def _sq_bprop(x, out, dout):
+    return (2 * x * dout,)
+
+
+_SQ = ops.Custom(_sq, out_shape=lambda s: s, out_dtype=lambda d: d, bprop=_sq_bprop)
+
+
+class _Branchy(nn.Cell):
+    def construct(self, x):
+        if x.sum() > 0:
+            y = _SQ(x) * 3
+        else:
+            y = x
+        i = 0
+        while i < 2:
+            y = _SQ(y) * 0.5 + y
+            i += 1
+        return y.sum()
+
+
+class _Loop(nn.Cell):
+    def construct(self, x):
+        k = Tensor(0, ms.int32)
+        y = x
+        while k < 2:
+            y = _SQ(y) * 0.5
+            k = k + 1
+        return y.sum()
+
+
+def test_custom_under_tensor_control_flow(mode):
+    x = Tensor(np.array([0.5, -0.25], np.float32))
+    # MindSpore 2.10, both modes
+    np.testing.assert_allclose(_Branchy()(x).asnumpy(), 1.7890949, rtol=1e-6)
+    np.testing.assert_allclose(ms.grad(_Branchy())(x).asnumpy(), [10.6640625, -2.1465454],
+                               rtol=1e-6)
+    np.testing.assert_allclose(_Branchy()(-x).asnumpy(), 0.016113281, rtol=1e-6)
+    np.testing.assert_allclose(ms.grad(_Branchy())(-x).asnumpy(), [0.3125, 1.6015625], rtol=1e-6)
+    np.testing.assert_allclose(_Loop()(x).asnumpy(), 0.008300781, rtol=1e-6)
+    np.testing.assert_allclose(ms.grad(_Loop())(x).asnumpy(), [0.0625, -0.0078125], rtol=1e-6)
