@@ -313,6 +313,18 @@ def _define():
 _define()
 
 
+def scalar_operands(op, inputs) -> tuple:
+    """The inputs of `op` with each SymScalar cast to the dtype a Python number of its type would
+    take there (pynative.scalar_operand_dtype: against the other tensors of an elementwise op)."""
+    from .pynative import scalar_operand_dtype
+    ref = None
+    for x in inputs:
+        if isinstance(x, Tensor) and not isinstance(x, SymScalar):
+            ref = x.dtype if ref is None else dt.promote(ref, x.dtype)
+    return tuple(x._plain(scalar_operand_dtype(op, x.kind(1), ref)) if isinstance(x, SymScalar)
+                 else x for x in inputs)
+
+
 def wrap_result(t, kind):
     """A 0-d tensor result of scalar arithmetic as a SymScalar of Python type `kind`; anything
     else (a tensor of another shape) as it is."""

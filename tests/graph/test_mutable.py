@@ -308,3 +308,21 @@ def test_mindspores_mutable_example_gradient():
                                rtol=1e-6)
     np.testing.assert_allclose(gy.asnumpy(), [[1.70000005] * 3, [1.89999998] * 3, [1.5] * 3],
                                rtol=1e-6)
+
+
+@ms.jit
+def _op_functions(h, xi, n, m):
+    return (ops.add(h, m), ops.mul(xi, n), ops.add(xi, m), ops.maximum(h, m), ops.pow(h, n),
+            ops.sub(n, h))
+
+
+def test_op_functions_take_a_mutable_scalar_as_a_python_number():
+    # MindSpore: float16 [3.5 4.5 5.5], int32 [2 4 6], float32 [3.5 4.5 5.5], float16
+    # [2.5 2.5 3.], float16 [1. 4. 9.], float16 [1. 0. -1.]
+    h = Tensor(np.array([1, 2, 3], np.float16))
+    xi = Tensor(np.array([1, 2, 3], np.int32))
+    out = _op_functions(h, xi, ms.mutable(2), ms.mutable(2.5))
+    expect = [(mstype.float16, [3.5, 4.5, 5.5]), (mstype.int32, [2, 4, 6]),
+              (mstype.float32, [3.5, 4.5, 5.5]), (mstype.float16, [2.5, 2.5, 3.0]),
+              (mstype.float16, [1.0, 4.0, 9.0]), (mstype.float16, [1.0, 0.0, -1.0])]
+    assert [(o.dtype, o.asnumpy().tolist()) for o in out] == expect

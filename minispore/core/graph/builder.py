@@ -15,6 +15,7 @@ from .. import dtype as dt
 from ..errors import MinisporeError
 from ..primitive import Meta, OpDef, attrs_dict, executor
 from ..pynative import SCALARS, TAPE, op_inputs, record, scalar_operand_dtype, tensor_dtype
+from ..mutable import SymScalar, scalar_operands
 from ..tensor import Parameter, Tensor, to_numpy
 from . import ir
 
@@ -120,6 +121,10 @@ class GraphBuilder:
     # -- the executor interface -------------------------------------------------------------------
     def apply(self, op: OpDef, inputs: tuple, attrs: tuple):
         inputs = op_inputs(op, inputs)
+        for x in inputs:
+            if isinstance(x, SymScalar):     # ms.mutable / float(t): a Python number's dtype
+                inputs = scalar_operands(op, inputs)
+                break
         ref = tensor_dtype(inputs)
         ts = tuple(self.to_tensor(op, x, ref) for x in inputs)
         try:
@@ -200,15 +205,27 @@ class GraphBuilder:
         """ops.Print while tracing: a runtime Print node."""
         self.print_node(inputs)
 
-    def print_node(self, args, sep=" ", end="\n", file=None) -> None:
-        """A runtime Print node: strings now, tensors with their values at every run."""
+    def print_node(self, args, sep="\n", end="\n", file=None) -> None:
+        """A runtime Print node: strings now, tensors with their values at every run. As
+        MindSpore's graph-mode print: one item per line (sep), a tuple or list holding a tensor
+        (or a list) printed item by item, Python numbers as C++ prints them (tensor_format.py)."""
+        from ..tensor_format import constant as format_constant
         parts, inputs = [], []
-        for a in args:
+
+        def add(a):
             if isinstance(a, Tensor):
                 parts.append(("t", len(inputs)))
                 inputs.append(self.value_of(a))
+            elif isinstance(a, list) or (isinstance(a, tuple) and any(
+                    isinstance(x, (Tensor, tuple, list)) for x in a)):
+                for x in a:
+                    add(x)
+            elif isinstance(a, tuple):
+                parts.append(("s", "(" + ", ".join(format_constant(x) for x in a) + ")"))
             else:
-                parts.append(("s", str(a)))
+                parts.append(("s", format_constant(a)))
+        for a in args:
+            add(a)
         self.emit(ir.PRINT, inputs, (("parts", tuple(parts), tuple), ("sep", sep, str),
                                      ("end", end, str), ("file", file, object)), [])
 
