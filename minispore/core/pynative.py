@@ -144,10 +144,9 @@ class EagerExecutor:
 
     @staticmethod
     def print_values(inputs) -> None:
-        """ops.Print in PyNative: prints now, tensors as Tensor(shape=..., dtype=..., value=...)."""
-        from .tensor import format_printed
-        print(" ".join(format_printed(a._concrete()) if isinstance(a, Tensor) else str(a)
-                       for a in inputs))
+        """ops.Print in PyNative: prints now, one input per line (MindSpore's PyNative Print),
+        tensors as their repr Tensor(shape=..., dtype=..., value=...), other values as str."""
+        print("\n".join(repr(a) if isinstance(a, Tensor) else str(a) for a in inputs))
 
     def apply(self, op: OpDef, inputs: tuple, attrs: tuple):
         ts = inputs = op_inputs(op, inputs)

@@ -173,22 +173,18 @@ class Tensor:
 
 
 def format_value(a: np.ndarray) -> str:
-    """MindSpore's repr of a tensor's value: ' 1.00000000e+00' floats, 0-d as a plain number."""
-    if a.ndim == 0:
-        v = a.item()
-        return " " + (format(v, "g") if isinstance(v, float) else str(v))
-    fmt = {"float_kind": lambda v: f"{v: .8e}"} if a.dtype.kind == "f" else None
-    s = np.array2string(np.asarray(a, np.float64) if a.dtype.kind == "f" else a,
-                        separator=", ", formatter=fmt, threshold=1000)
-    return (" " if a.ndim == 1 else "\n") + s
+    """MindSpore's repr of a tensor's value (tensor_format.py): ' 1.00000000e+00' floats, 0-d
+    as a plain number."""
+    from .tensor_format import repr_value
+    return repr_value(a)
 
 
 def format_printed(buf) -> str:
-    """How ops.Print and print in a graph show a tensor's value, in every mode and backend:
-    Tensor(shape=[...], dtype=..., value=...)."""
+    """How ops.Print and print in a graph show a tensor's value, in every backend (MindSpore's
+    graph-mode print, tensor_format.py): Tensor(shape=[...], dtype=..., value=[...])."""
+    from .tensor_format import printed
     a = np.asarray(buf)
-    return (f"Tensor(shape={list(a.shape)}, dtype={dt.to_dtype(a.dtype)}, "
-            f"value={format_value(a)})")
+    return printed(a, str(dt.to_dtype(a.dtype)))
 
 
 def _check_placement(who: str, const_arg, device) -> None:

@@ -488,10 +488,12 @@ class PrintNet(nn.Cell):
 
 
 def _expected_print(y_eager, eager_out: str) -> str:
-    """What the graph prints: builtin print shows a tensor as its repr (as MindSpore's graph-mode
-    print does; PyNative's print shows str(tensor)); ops.Print prints the same in both modes."""
-    lines = eager_out.split("ops.Print says", 1)
-    return f"y: {y_eager!r} and 3\nops.Print says{lines[1]}"
+    """What the graph prints, as MindSpore's graph-mode print and ops.Print do: each argument
+    on its own line, tensors as Tensor(shape=..., dtype=..., value=[...]) without commas."""
+    from minispore.core.tensor import format_printed
+    y = y_eager.asnumpy()
+    return (f"y:\n{format_printed(y)}\nand\n3\nops.Print says\n{format_printed(y + 1)}\n"
+            f"constant only\n")
 
 
 def test_print_runs_at_every_call_including_cached_calls(capsys):
@@ -500,7 +502,7 @@ def test_print_runs_at_every_call_including_cached_calls(capsys):
     ms.set_context(mode=ms.PYNATIVE_MODE)
     y = net(x)
     eager = capsys.readouterr().out
-    assert eager.startswith(f"y: {y} and 3\nops.Print says Tensor(")
+    assert eager.startswith(f"y: {y} and 3\nops.Print says\nTensor(")   # one input a line
     assert eager.endswith("constant only\n")
     ms.set_context(mode=ms.GRAPH_MODE)
     before = dict(graph_compile.stats)

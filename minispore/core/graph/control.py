@@ -360,10 +360,11 @@ def run_while(parser, st: ast.While, frame: Frame):
 def emit_print(parser, args, kwargs, node, frame):
     """print(...) in parsed code: prints now when running eagerly; in a graph, a Print node that
     prints at every run with the tensors' runtime values."""
-    sep, end, file = kwargs.get("sep", " "), kwargs.get("end", "\n"), kwargs.get("file")
+    end, file = kwargs.get("end", "\n"), kwargs.get("file")
     if not isinstance(parser.ex, GraphBuilder):
-        print(*args, sep=sep, end=end, file=file)
+        print(*args, sep=kwargs.get("sep", " "), end=end, file=file)
         return None
+    sep = kwargs.get("sep", "\n")      # MindSpore's graph-mode print: one argument a line
     parser.ex.loc = frame.src.loc(node)
     parser.ex.print_node(args, sep, end, file)
     return None
