@@ -5,7 +5,9 @@
 whose types the arguments are instances of, by MindSpore's type lattice: "Number" takes Python
 bool/int/float, "Int"/"Int64" an int, "Float"/"Float64" a float, "Bool" a bool, "Tensor" any
 Tensor (a Parameter too), "Tensor[Float32]" a float32 Tensor, "Tuple"/"List"/"Dictionary"/
-"String"/"None", "Function" a function, Cell or Primitive, "TypeType" a dtype. As in MindSpore,
+"String"/"None", "Function" a function, Cell or Primitive, "TypeType" a dtype. When several
+registrations fit, graph mode takes the one naming the more exact types (MindSpore's graph
+compiler does, where PyNative takes the first registered). As in MindSpore,
 an object with a single registration calls it without checking the types, a numpy array is a
 TypeError, and no match raises (MindSpore raises ValueError; the error here is a TypeError too).
 
@@ -117,6 +119,19 @@ def matches(x, name: str) -> bool:
     return False
 
 
+def _exactness(name: str) -> int:
+    """How exact a type name is: Number < Int/Float < Int64/Float64/Bool; Tensor < Tensor[X]."""
+    if name in ("Int64", "Float64", "Bool"):
+        return 2
+    return 1 if name in ("Int", "Float") or name.startswith("Tensor[") else 0
+
+
+def _building_graph() -> bool:
+    from .graph.builder import GraphBuilder
+    from .primitive import executor
+    return isinstance(executor.current, GraphBuilder)
+
+
 def call_user(fn, args: tuple):
     """fn(*args); while a graph is built, a user function is parsed and inlined instead."""
     from .graph.builder import GraphBuilder
@@ -157,9 +172,16 @@ class MultitypeFuncGraph:
                 raise TypeError("For 'MultitypeFuncGraph', the input can not be numpy.ndarray")
         if len(self.entries) == 1:
             return call_user(self.entries[0][1], args)
-        for sig, fn in self.entries:
-            if len(sig) == len(args) and all(matches(a, n) for a, n in zip(args, sig)):
-                return call_user(fn, args)
+        hits = [(sig, fn) for sig, fn in self.entries
+                if len(sig) == len(args) and all(matches(a, n) for a, n in zip(args, sig))]
+        if hits:
+            if len(hits) > 1 and _building_graph():
+                # MindSpore's graph compiler takes another match than PyNative's first one when
+                # several fit: the registration naming the more exact types ("Int64" before
+                # "Number", "Tensor[Float32]" before "Tensor"), as observed
+                best = max(sum(map(_exactness, sig)) for sig, _ in hits)
+                hits = [h for h in hits if sum(map(_exactness, h[0])) == best]
+            return call_user(hits[0][1], args)
         regs = ", ".join("(" + ", ".join(s) + ")" for s, _ in self.entries) or "none"
         raise MultitypeMatchError(
             f"For 'MultitypeFuncGraph' '{self.name_}', cannot find fn match given args: the "
@@ -172,9 +194,7 @@ class MultitypeFuncGraph:
 
 def _seq_out(items: list, like):
     """The mapped sequence: a tuple, except a list in graph mode for a list input."""
-    from .graph.builder import GraphBuilder
-    from .primitive import executor
-    if isinstance(like, list) and isinstance(executor.current, GraphBuilder):
+    if isinstance(like, list) and _building_graph():
         return items
     return tuple(items)
 

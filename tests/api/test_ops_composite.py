@@ -428,3 +428,19 @@ def test_grad_scale_and_decay_passes(mode):
     # MindSpore 2.10, both modes
     assert _np(r) == (([1., 1.5], [1.5, 2., 2.5]), ([0.5, 0.75], [0.75, 1., 1.25]))
     assert ops.Partial is ops.operations.Partial
+
+
+def test_multitype_overlapping_registrations(mode):
+    m = C.MultitypeFuncGraph("m")
+    m.register("Number", "Tensor")(lambda x, y: y * 0 + 1)
+    m.register("Int64", "Tensor")(lambda x, y: y * 0 + 2)
+    m.register("Tensor", "Tensor")(lambda x, y: y * 0 + 3)
+    m.register("Tensor[Float32]", "Tensor")(lambda x, y: y * 0 + 4)
+
+    class Net(nn.Cell):
+        def construct(self, t):
+            return m(1, t), m(1.0, t), m(t, t), m(True, t)
+    got = [float(v.asnumpy()[0]) for v in Net()(Tensor([1.]))]
+    # MindSpore: PyNative takes the first registration that fits, its graph compiler the
+    # more exact one
+    assert got == ([2., 1., 4., 1.] if mode == "graph" else [1., 1., 3., 1.])
