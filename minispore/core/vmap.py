@@ -11,7 +11,8 @@ vmap, vmap of a grad) because it is made of ordinary ops. As MindSpore 2.10:
   value, or batched inputs whose axis sizes differ.
 - out_axes: an int for every output, or a tuple/list nested like the outputs. None keeps an
   output unbatched, allowed (as in MindSpore) only for an output that does not depend on the
-  batch: minispore checks that each slice gave the same Tensor, or equal values in PyNative.
+  batch: in a graph, no IR value computed from a batched input reaches it; in PyNative, each
+  slice gave the same Tensor or equal values.
 - fn takes positional arguments only (MindSpore raises on keywords too); outputs are Tensors,
   numbers (broadcast to the batch as MindSpore does: an int becomes int64) or tuples/lists of
   them. A CellList (MindSpore's model ensembling) is not supported.
@@ -155,11 +156,33 @@ def _run(fn, args, in_axes, out_axes):
         raise VmapError(f"The 'axis_size' of each argument in the scope of 'vmap' should be "
                         f"equal, but got {sizes[0]} and {other}.")
     call = _caller(fn)
+    b = executor.current if getattr(executor.current, "parser", None) is not None else None
+    start = len(b.graph.nodes) if b is not None else 0
     outs = [call(*[_slice(a, i) for a in bound]) for i in range(sizes[0])]
-    return _stack_out(outs, out_axes)
+    batched = _batched_values(b, start, bound) if b is not None else None
+    return _stack_out(outs, out_axes, batched)
 
 
-def _stack_out(outs: list, axes):
+def _batched_values(b, start: int, bound) -> set:
+    """Inside a graph being built: the ids of the IR values computed from a batched input
+    since node `start` (a node with a region counts as computed from the batch)."""
+    tainted = set()
+
+    def inputs_of(arg):
+        if isinstance(arg, _Batched):
+            tainted.add(b.value_of(arg.tensor).id)
+        elif isinstance(arg, (tuple, list)):
+            for a in arg:
+                inputs_of(a)
+    for a in bound:
+        inputs_of(a)
+    for n in b.graph.nodes[start:]:
+        if n.subgraphs or any(v.id in tainted for v in n.inputs):
+            tainted.update(v.id for v in n.outputs)
+    return tainted
+
+
+def _stack_out(outs: list, axes, batched=None):
     first = outs[0]
     if isinstance(first, (tuple, list)):
         if any(not isinstance(o, (tuple, list)) or len(o) != len(first) for o in outs):
@@ -169,9 +192,10 @@ def _stack_out(outs: list, axes):
             if len(axes) != len(first):
                 raise VmapError(f"The 'out_axes' {axes!r} has {len(axes)} item(s) for "
                                 f"{len(first)} output(s).")
-            parts = [_stack_out([o[k] for o in outs], axes[k]) for k in range(len(first))]
+            parts = [_stack_out([o[k] for o in outs], axes[k], batched)
+                     for k in range(len(first))]
         else:
-            parts = [_stack_out([o[k] for o in outs], axes) for k in range(len(first))]
+            parts = [_stack_out([o[k] for o in outs], axes, batched) for k in range(len(first))]
         return tuple(parts) if isinstance(first, tuple) else list(parts)
     if isinstance(axes, (tuple, list)):
         raise VmapError(f"The 'out_axes' entry {axes!r} is a sequence, but the output is a "
@@ -181,7 +205,7 @@ def _stack_out(outs: list, axes):
                         "constants, but got a dict.")
     tensors = [_as_tensor(o) for o in outs]
     if axes is None:
-        return _unbatched(outs, tensors)
+        return _unbatched(outs, tensors, batched)
     from .ops.array import stack
     a = _norm_axis(axes, len(tensors[0].shape) + 1, "out_axes")
     return stack(tensors, a)
@@ -199,18 +223,17 @@ def _as_tensor(o):
                     f"but got a {type(o).__name__}.")
 
 
-def _unbatched(outs, tensors):
+def _unbatched(outs, tensors, batched):
     """out_axes None: the output must not depend on the batch."""
     from .graph.builder import is_symbolic
     first = outs[0]
     if all(o is first for o in outs):
         return tensors[0]
-    if not any(is_symbolic(t) for t in tensors):
-        ref = tensors[0].asnumpy()
-        if all(np.array_equal(t.asnumpy(), ref, equal_nan=True) for t in tensors[1:]):
+    if batched is not None:                     # in a graph: what the IR says it depends on
+        if not any(is_symbolic(t) and t._buf.id in batched for t in tensors):
             return tensors[0]
-        raise VmapError("It is invalid that source is not None and dst is None: an output "
-                        "with out_axes None depends on the batch.")
-    raise NotImplementedError("vmap: out_axes None for an output computed inside a graph: "
-                              "minispore cannot tell whether it depends on the batch; give it "
-                              "an int out_axes")
+    elif all(np.array_equal(t.asnumpy(), tensors[0].asnumpy(), equal_nan=True)
+             for t in tensors[1:]):             # PyNative: the slices gave the same values
+        return tensors[0]
+    raise VmapError("It is invalid that source is not None and dst is None: an output with "
+                    "out_axes None depends on the batch.")

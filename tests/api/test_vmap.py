@@ -99,18 +99,12 @@ def test_inside_jit():
     assert _v(g(Tensor(A), Tensor(B))) == [[1.0, 3.0, 7.0], [4.0, 9.0, 16.0]]
 
 
-def test_out_axes_none_pynative():
+def test_out_axes_none(mode):
     a, b = Tensor(A), Tensor(B)
     p, q = ms.vmap(two, in_axes=(0, None), out_axes=(0, None))(a, b)
     assert _v(q) == [2.0, 4.0, 6.0]                      # MindSpore: the unbatched output
     with pytest.raises(RuntimeError, match="source is not None and dst is None"):
         ms.vmap(f3, in_axes=(0, None), out_axes=(None, 0))(a, b)
-
-
-def test_out_axes_none_in_a_graph_is_refused():
-    ms.set_context(mode=ms.GRAPH_MODE)
-    with pytest.raises(NotImplementedError, match="out_axes None"):
-        ms.vmap(two, in_axes=(0, None), out_axes=(0, None))(Tensor(A), Tensor(B))
 
 
 @pytest.mark.parametrize("call,exc,msg", [
