@@ -53,9 +53,10 @@ def jit(function=None, *, capture_mode="ast", jit_level=None, dynamic=0, fullgra
     experimental alternatives and raise ValueError here rather than silently changing meaning.
     `jit_level` (O0/O1/O2) applies to this function; None uses the context's jit_level.
     `dynamic` (0/1) and `backend` ('', 'ms_backend', 'GE') are checked; minispore compiles one
-    graph per input shape and runs its own backend either way. Code the parser cannot convert
-    raises a GraphSyntaxError whatever `fullgraph` says (MindSpore's fullgraph=True). Other
-    keyword options raise TypeError."""
+    graph per input shape and runs its own backend either way. `fullgraph` is MindSpore 2.10's
+    per-function syntax level (True: STRICT, False: LAX): code the parser cannot convert raises a
+    GraphSyntaxError at either (minispore has no run-time JIT Fallback, see
+    set_context(jit_syntax_level)). Other keyword options raise TypeError."""
     if jit_level is not None and jit_level not in ("O0", "O1", "O2"):
         raise ValueError(f"jit: jit_level={jit_level!r} is not valid; choose 'O0', 'O1' or 'O2'")
     if capture_mode not in _CAPTURE_MODES:

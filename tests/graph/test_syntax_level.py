@@ -107,3 +107,20 @@ def test_the_level_is_part_of_the_compile_key():
     ms.set_context(jit_syntax_level=ms.STRICT)
     assert net(X).asnumpy().tolist() == [2.0, -4.0, 6.0]
     assert graph_compile.stats["compiles"] == before + 1
+
+
+class _ReadsValue(nn.Cell):
+    def construct(self, x):
+        return Tensor(x.asnumpy() * 2)
+
+
+def test_reading_a_tensor_value_is_an_error_that_names_the_lax_fallback():
+    # MindSpore: STRICT raises AttributeError ("In JIT strict mode, cannot get attributes
+    # asnumpy"); LAX runs it at run time ([ 2. -4.  6.]), which minispore cannot: a clear error
+    ms.set_context(jit_syntax_level=ms.STRICT)
+    with pytest.raises(GraphSyntaxError) as strict:
+        _ReadsValue()(X)
+    assert "JIT Fallback" not in str(strict.value)
+    ms.set_context(jit_syntax_level=ms.LAX)
+    with pytest.raises(GraphSyntaxError, match="JIT Fallback runs such Python code at run time"):
+        _ReadsValue()(X)

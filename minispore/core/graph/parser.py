@@ -439,6 +439,12 @@ class Parser(Expressions):
                 expr = ast.unparse(node) if isinstance(node, ast.expr) else ""
                 if expr and len(expr) <= 80:
                     msg = f"in `{expr}`: {msg}"
+                from .. import context
+                if context._state["jit_syntax_level"] != context.STRICT and \
+                        ("not known" in msg or "only at run time" in msg):
+                    msg += (". (At jit_syntax_level LAX MindSpore's JIT Fallback runs such "
+                            "Python code at run time; minispore runs Python code only while "
+                            "compiling)")
             try:
                 new = type(e)(f"{msg}\n{loc.caret()}")
             except Exception:
