@@ -137,12 +137,12 @@ def call_user(fn, args: tuple):
     from .graph.builder import GraphBuilder
     from .graph.parser import is_user_function
     from .primitive import executor
-    ex = executor.current
-    if isinstance(ex, GraphBuilder):
+    parser = getattr(executor.current, "parser", None)
+    if isinstance(executor.current, GraphBuilder) and parser is not None:
         if is_user_function(fn):
-            return ex.parser.call_function(fn, args, {})
+            return parser.call_function(fn, args, {})
         if isinstance(fn, functools.partial) and is_user_function(fn.func):
-            return ex.parser.call_function(fn.func, fn.args + tuple(args), dict(fn.keywords))
+            return parser.call_function(fn.func, fn.args + tuple(args), dict(fn.keywords))
     return fn(*args)
 
 
