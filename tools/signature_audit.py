@@ -317,13 +317,16 @@ def _resolve(module_path: str):
         return None
 
 
-def audit(reference_path: str = None) -> list:
-    """Every finding over the namespaces minispore implements."""
+def audit(reference_path: str = None, only=None) -> list:
+    """Every finding over the namespaces minispore implements (`only`: these MindSpore
+    namespaces, e.g. ["mindspore.mint"])."""
     path = reference_path or os.environ.get("MINISPORE_MS_SIGNATURES") or DEFAULT_REFERENCE
     with open(path) as f:
         namespaces = json.load(f)["namespaces"]
     out = []
     for ms_name, mine_name in NAMESPACES.items():
+        if only is not None and ms_name not in only:
+            continue
         owner = _resolve(mine_name)
         if owner is None or ms_name not in namespaces:
             continue
@@ -338,7 +341,8 @@ def audit(reference_path: str = None) -> list:
             if obj is None or not callable(obj) or isinstance(obj, property):
                 continue
             out.extend(audit_entry(prefix + name, entry, obj))
-    if "mindspore.Tensor (methods)" in namespaces:
+    if "mindspore.Tensor (methods)" in namespaces and \
+            (only is None or "mindspore.Tensor (methods)" in only):
         out.extend(return_findings(namespaces["mindspore.Tensor (methods)"]))
     return out
 

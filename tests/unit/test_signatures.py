@@ -45,15 +45,28 @@ def _allowed(f) -> bool:
     return any(f.where == w and f.detail.startswith(d) for w, d in ALLOWED)
 
 
+def _namespaces():
+    return list(_tool().NAMESPACES)
+
+
 @pytest.mark.skipif(not os.path.exists(REFERENCE),
                     reason=f"MindSpore's signature reference {REFERENCE} is absent (set "
                            f"MINISPORE_MS_SIGNATURES to its path)")
-def test_no_silent_signature_drift_from_mindspore():
+@pytest.mark.parametrize("namespace", _namespaces())
+def test_no_silent_signature_drift_from_mindspore(namespace):
+    """One namespace's names against MindSpore 2.10's signatures (and, for Tensor, the return
+    structure of the overloads documented to return tuples)."""
     tool = _tool()
-    findings = tool.audit(REFERENCE)
+    findings = tool.audit(REFERENCE, only=[namespace])
     silent = [f for f in findings if f.kind in tool.SILENT and not _allowed(f)]
     assert not silent, "signatures that differ silently from MindSpore 2.10:\n" + \
         "\n".join(map(str, silent))
+
+
+@pytest.mark.skipif(not os.path.exists(REFERENCE), reason="no signature reference")
+def test_every_allow_list_entry_still_matches_a_finding():
+    tool = _tool()
+    findings = tool.audit(REFERENCE)
     stale = [a for a in ALLOWED if not any(f.where == a[0] and f.detail.startswith(a[1])
                                            for f in findings)]
     assert not stale, f"allow-list entries that no longer match a finding: {stale}"
