@@ -102,6 +102,10 @@ def sequence_mask(lengths, maxlen=None):
         raise TypeError(f"For 'sequence_mask', 'lengths' must be an integer Tensor, but got "
                         f"{lengths.dtype}")
     if maxlen is None:
+        from ..core.graph.builder import is_symbolic
+        if is_symbolic(lengths):
+            raise ValueError("For 'sequence_mask', maxlen=None needs the values of 'lengths', "
+                             "which a graph does not know while it compiles: pass maxlen")
         maxlen = int(_np.asarray(_R.reduce_max(lengths).asnumpy()))
     if isinstance(maxlen, bool) or not isinstance(maxlen, int):
         raise TypeError(f"For 'sequence_mask', 'maxlen' must be an int, but got {maxlen!r}")
