@@ -222,10 +222,10 @@ def _in_graph_mode(compute, args, kwargs, name):
     if context.mode() != context.GRAPH_MODE or isinstance(executor.current, GraphBuilder) \
             or TAPE.depth:
         return None
-    if hooks.has_pending(args):
-        raise NotImplementedError(f"{name}: an input carries a hook from Tensor.register_hook; "
-                                  f"in GRAPH_MODE minispore does not run it: take this gradient "
-                                  f"in PYNATIVE_MODE")
+    key = hooks.pending_key(args)           # inputs with hooks from Tensor.register_hook
+    if key is not None:
+        return (graph_compile.run(hooks.with_pending(compute, args), (key,) + tuple(args),
+                                  kwargs, parse=False, name=name),)
     return (graph_compile.run(compute, args, kwargs, parse=False, name=name),)
 
 

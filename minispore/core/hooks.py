@@ -322,8 +322,9 @@ class _TensorHooks:
 
     def bprop(self, douts):
         (g,) = douts
+        run = _caller()
         for fn in list(self.entries.values()):
-            ret = fn(g)
+            ret = run(fn, g)
             if ret is not None:
                 if not isinstance(ret, Tensor) or tuple(ret.shape) != tuple(g.shape):
                     raise TypeError(f"Tensor hook {getattr(fn, '__name__', fn)} must return "
@@ -380,10 +381,48 @@ def attach_pending(tensors) -> None:
             mark_tensor(t, got[1])
 
 
-def has_pending(tensors) -> bool:
-    return bool(_pending) and any(
-        isinstance(t, Tensor) and (g := _pending.get(id(t))) is not None and g[0]() is t and
-        g[1].entries for t in tensors)
+def _flat_tensors(obj, out: list) -> list:
+    """The Tensors of nested tuples/lists/dicts, in the order compile.py makes graph inputs."""
+    if isinstance(obj, Tensor):
+        out.append(obj)
+    elif isinstance(obj, (tuple, list)):
+        for o in obj:
+            _flat_tensors(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _flat_tensors(o, out)
+    return out
+
+
+def _pending_of(t):
+    got = _pending.get(id(t))
+    return got[1] if got is not None and got[0]() is t and got[1].entries else None
+
+
+def pending_key(args) -> tuple | None:
+    """For a gradient compiled in GRAPH_MODE: (input position, its hook functions) for every
+    input Tensor carrying hooks from Tensor.register_hook (a key of the compiled graph: adding
+    or removing a hook compiles again), or None when none does."""
+    if not _pending:
+        return None
+    key = tuple((k, tuple((id(f), getattr(f, "__code__", None)) for f in st.entries.values()))
+                for k, t in enumerate(_flat_tensors(args, []))
+                if (st := _pending_of(t)) is not None)
+    return key or None
+
+
+def with_pending(compute, args):
+    """compute, called on the graph inputs standing for `args`, with the hooks pending on the
+    real inputs registered on those graph inputs (the gradient's tape then marks them and the
+    hooks are parsed into the backward)."""
+    states = [_pending_of(t) for t in _flat_tensors(args, [])]
+
+    def hooked(key, *sargs):
+        for s, st in zip(_flat_tensors(sargs, []), states):
+            if st is not None:
+                _pending[id(s)] = (weakref.ref(s, lambda _r, k=id(s): _pending.pop(k, None)), st)
+        return compute(*sargs)
+    return hooked
 
 
 class HookBackward:
