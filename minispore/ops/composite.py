@@ -153,7 +153,13 @@ def repeat_interleave(input, repeats, axis=None):
         x, axis = _A.reshape(x, (-1,)), 0
     if isinstance(repeats, int) and not isinstance(repeats, bool):
         return repeat_elements(x, repeats, axis)
-    counts = _np.asarray(repeats.asnumpy() if isinstance(repeats, Tensor) else repeats)
+    if isinstance(repeats, Tensor):
+        from ..core.graph.builder import is_symbolic
+        if is_symbolic(repeats):
+            raise ValueError("For 'repeat_interleave', a Tensor 'repeats' in a graph needs its "
+                             "values while the graph compiles: pass an int or a list of ints")
+        repeats = repeats.asnumpy()
+    counts = _np.asarray(repeats)
     if counts.ndim == 0:
         return repeat_elements(x, int(counts), axis)
     axis = _axis("repeat_interleave", axis, len(x.shape))

@@ -274,6 +274,11 @@ def test_repeat_elements_interleave(mode):
     assert r.asnumpy().tolist() == [1, 1, 2, 2, 3, 3, 4, 4]
     r = C.repeat_interleave(x, Tensor([1, 2]), 0)
     assert r.asnumpy().tolist() == [[1, 2], [3, 4], [3, 4]]
+    r = in_mode(lambda t: C.repeat_interleave(t, [1, 2], 0), x)
+    assert r.asnumpy().tolist() == [[1, 2], [3, 4], [3, 4]]
+    if mode == "graph":
+        with pytest.raises(ValueError, match="pass an int or a list"):
+            in_mode(lambda t, r: C.repeat_interleave(t, r, 0), x, Tensor([1, 2]))
 
 
 def test_zeros_ones_like(mode):
