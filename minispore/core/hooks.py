@@ -360,6 +360,7 @@ def register_tensor_hook(t: Tensor, hook):
         state = got[1]
     handle = HookHandle(lambda hid: state.entries.pop(hid, None))
     state.entries[handle.handle_id] = hook
+    _bump()
     return handle
 
 
@@ -372,7 +373,10 @@ def mark_tensor(t: Tensor, state: _TensorHooks) -> tuple:
 
 
 def attach_pending(tensors) -> None:
-    """Just-tracked inputs of a gradient that carry hooks registered before: mark them."""
+    """Just-tracked inputs of a gradient (its Parameters among them) that carry hooks
+    registered before: mark them. A gradient compiled to a graph is keyed on VERSION, which
+    every registration and removal bumps."""
+    guard()
     if not _pending:
         return
     for t in tensors:

@@ -273,3 +273,21 @@ def test_hook_backward_graph_mode_passes_through():
     with pytest.warns(UserWarning, match="HookBackward"):
         g = ms.grad(lambda a, b: hk(a * b) * b, grad_position=(0, 1))(x, y)
     assert _vals(g) == [4.0, 4.0]                            # MindSpore GRAPH_MODE: (4, 4)
+
+
+W = ms.Parameter(Tensor(np.array([2.0, 3.0], np.float32)), name="w_hooked")
+
+
+def _dot_w(t):                          # a plain function: no Cell call keys its graph
+    return (t * W).sum()
+
+
+def test_parameter_hook_registered_and_removed_around_a_compiled_gradient(mode):
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    f = ms.value_and_grad(_dot_w, None, (W,))
+    assert _vals(f(x)[1]) == [[1.0, 2.0]]
+    h = W.register_hook(lambda g: g * 10)
+    for _ in range(2):
+        assert _vals(f(x)[1]) == [[10.0, 20.0]]          # MindSpore: [10, 20]
+    h.remove()
+    assert _vals(f(x)[1]) == [[1.0, 2.0]]                # MindSpore PyNative: [1, 2]
