@@ -453,3 +453,26 @@ def test_multitype_overlapping_registrations(mode):
     # MindSpore: PyNative takes the first registration that fits, its graph compiler the
     # more exact one
     assert got == ([2., 1., 4., 1.] if mode == "graph" else [1., 1., 3., 1.])
+
+
+@pytest.mark.parametrize("read_value", [False, True])
+def test_multitype_read_value_assigns_alike(mode, read_value):
+    upd = C.MultitypeFuncGraph("upd", read_value=read_value)
+
+    @upd.register("Tensor", "Tensor")
+    def _u(w, g):
+        F.assign(w, w - g)
+        return w * 1
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.p = ms.ParameterTuple([ms.Parameter(Tensor(np.ones(2, np.float32)), name="p")])
+            self.hm = C.HyperMap()
+
+        def construct(self, g):
+            return self.hm(upd, self.p, (g,))
+    net = Net()
+    r = net(Tensor(np.array([0.5, 0.25], np.float32)))
+    # MindSpore, both modes, either read_value: ([0.5, 0.75],) and the Parameter updated
+    assert _np(r) == ([0.5, 0.75],) and net.p[0].asnumpy().tolist() == [0.5, 0.75]
