@@ -109,17 +109,27 @@ def _bins(n, out):
 
 
 def _adaptive_mean(x, axis, out):
+    return _adaptive(x, axis, out, lambda t, a, keep: _r.mean(t, a, keep))
+
+
+def _adaptive_max(x, axis, out):
+    return _adaptive(x, axis, out, lambda t, a, keep: _r.amax(t, a, keep))
+
+
+def _adaptive(x, axis, out, reduce):
+    """reduce over each of PyTorch's adaptive bins of `axis` (the bins of a 2-D/3-D pooling
+    are products of the axes' bins, so the axes reduce one after another)."""
     n = x.shape[axis]
     if out == n:
         return x
     if n % out == 0:
         shape = tuple(x.shape)
         y = _a.reshape(x, shape[:axis] + (out, n // out) + shape[axis + 1:])
-        return _r.mean(y, axis + 1)
+        return reduce(y, axis + 1, False)
     parts = []
     for lo, hi in _bins(n, out):
         key = (slice(None),) * axis + (slice(lo, hi),)
-        parts.append(_r.mean(x[key], axis, True))
+        parts.append(reduce(x[key], axis, True))
     return _a.concat(parts, axis)
 
 
@@ -147,6 +157,34 @@ def adaptive_avg_pool2d(input, output_size):
     nd = len(input.shape)
     y = input if oh is None else _adaptive_mean(input, nd - 2, oh)
     return y if ow is None else _adaptive_mean(y, nd - 1, ow)
+
+
+def _adaptive_nd(who, input, output_size, n, reduce):
+    if len(input.shape) not in (n + 1, n + 2):
+        raise ValueError(f"{who}: the input must be {n + 1}-D or {n + 2}-D, got shape "
+                         f"{tuple(input.shape)}")
+    sizes = _out_size(who, output_size, n)
+    y = input
+    for k, o in enumerate(sizes):
+        if o is not None:
+            y = reduce(y, len(input.shape) - n + k, o)
+    return y
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Means over PyTorch's adaptive bins of the last three axes (None keeps an axis)."""
+    return _adaptive_nd("adaptive_avg_pool3d", input, output_size, 3, _adaptive_mean)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Maxima over PyTorch's adaptive bins of the last two axes (None keeps an axis)."""
+    _no("adaptive_max_pool2d", "return_indices", return_indices, False)
+    return _adaptive_nd("adaptive_max_pool2d", input, output_size, 2, _adaptive_max)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    _no("adaptive_max_pool1d", "return_indices", return_indices, False)
+    return _adaptive_nd("adaptive_max_pool1d", input, output_size, 1, _adaptive_max)
 
 
 def adaptive_avg_pool1d(input, output_size):

@@ -4,7 +4,8 @@ ops, so it differentiates and compiles (GRAPH_MODE) like any op sequence.
 
 Arguments minispore does not implement (in-place updates, ceil_mode, dilation of max pooling,
 max_norm of embedding, ...) raise NotImplementedError naming the argument; none is ignored.
-The losses live in `_losses.py`, the padding and pooling in `_pooling.py`."""
+The losses live in `_losses.py`, the padding and pooling in `_pooling.py`, resampling,
+patches, conv1d/conv_transpose2d and dropout2d in `_resample.py`."""
 from __future__ import annotations
 
 import numbers
@@ -22,8 +23,11 @@ from ...core.ops import reduce as _r
 from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
                       cosine_embedding_loss, cross_entropy, kl_div, l1_loss, mse_loss, nll_loss,
                       smooth_l1_loss, soft_margin_loss)
-from ._pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d,  # noqa: F401
+from ._pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: F401
+                       adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
                        avg_pool2d, max_pool2d, pad)
+from ._resample import (conv1d, conv_transpose2d, dropout2d, interpolate,  # noqa: F401
+                        pixel_shuffle, unfold, upsample)
 
 
 def not_supported(who: str, what: str, value, default):
@@ -368,4 +372,6 @@ __all__ = ["relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "mish", "logsigmo
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "pad", "cross_entropy", "nll_loss",
            "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
-           "cosine_embedding_loss"]
+           "cosine_embedding_loss", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "conv1d", "conv_transpose2d", "dropout2d", "interpolate",
+           "pixel_shuffle", "unfold", "upsample"]

@@ -1,0 +1,220 @@
+"""Resampling and patch functions of mint.nn.functional (PyTorch's rules), over gather,
+slicing, reshape/transpose, conv2d and conv2d_backprop_input: interpolate/upsample ('nearest',
+'linear', 'bilinear'), pixel_shuffle, unfold, conv1d, conv_transpose2d and dropout2d."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ...core.ops import array as _a
+from ...core.ops import conv as _cv
+from ...core.ops import index_ops as _ix
+from ...core.ops import random as _rnd
+from ...core.primitive import apply
+
+
+def _ints(who, name, v, n, low=1):
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        t = (int(v),) * n
+    elif isinstance(v, (tuple, list)) and len(v) == n and all(
+            isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in v):
+        t = tuple(int(a) for a in v)
+    else:
+        raise TypeError(f"{who}: {name} must be an int or a tuple of {n} ints, got {v!r}")
+    if min(t) < low:
+        raise ValueError(f"{who}: {name} must be >= {low}, got {v!r}")
+    return t
+
+
+# ---------------------------------------------------------------- interpolate -------------------
+_MODES = {"nearest": None, "linear": 3, "bilinear": 4}
+
+
+def _sizes(who, input, size, scale_factor, recompute_scale_factor):
+    """(output sizes, PyTorch's source scales) of the spatial axes."""
+    n = len(input.shape) - 2
+    ins = tuple(input.shape[2:])
+    if (size is None) == (scale_factor is None):
+        raise ValueError(f"{who}: exactly one of size and scale_factor must be given")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError(f"{who}: recompute_scale_factor=True needs scale_factor, not size")
+        outs = _ints(who, "size", size, n)
+        return outs, tuple(i / o for i, o in zip(ins, outs))
+    sf = (scale_factor,) * n if isinstance(scale_factor, numbers.Real) else tuple(scale_factor)
+    if len(sf) != n or any(isinstance(s, bool) or not isinstance(s, numbers.Real) or s <= 0
+                           for s in sf):
+        raise ValueError(f"{who}: scale_factor must be a positive number or a tuple of {n}, "
+                         f"got {scale_factor!r}")
+    outs = tuple(int(np.floor(i * float(s))) for i, s in zip(ins, sf))
+    if recompute_scale_factor:
+        return outs, tuple(i / o for i, o in zip(ins, outs))
+    return outs, tuple(1.0 / float(s) for s in sf)
+
+
+def _nearest_index(n_in, n_out, scale):
+    src = np.floor(np.arange(n_out, dtype=np.float32) * np.float32(scale))
+    return np.minimum(src.astype(np.int64), n_in - 1).astype(np.int32)
+
+
+def _linear_taps(n_in, n_out, scale, align_corners):
+    """(low index, high index, weight of high) per output position, PyTorch's coordinates."""
+    d = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        src = d * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    else:
+        src = np.maximum((d + 0.5) * scale - 0.5, 0.0)
+    lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    hi = np.minimum(lo + 1, n_in - 1)
+    lam = (src - lo).astype(np.float32)
+    return lo.astype(np.int32), hi.astype(np.int32), lam
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None):
+    """Resize the spatial axes of (N, C, *spatial): 'nearest' (3-5-D, source index
+    floor(i * scale)), 'linear' (3-D) and 'bilinear' (4-D), align_corners as PyTorch."""
+    who = "interpolate"
+    if mode not in _MODES:
+        raise NotImplementedError(f"{who}: mode={mode!r} is not supported by minispore; use "
+                                  f"one of {sorted(_MODES)}")
+    if mode == "nearest":
+        if align_corners is not None:
+            raise ValueError(f"{who}: align_corners can only be set with the interpolating "
+                             f"modes linear | bilinear")
+        if len(input.shape) not in (3, 4, 5):
+            raise ValueError(f"{who}: 'nearest' needs a 3-D, 4-D or 5-D input, got shape "
+                             f"{tuple(input.shape)}")
+    elif len(input.shape) != _MODES[mode]:
+        raise ValueError(f"{who}: mode={mode!r} needs a {_MODES[mode]}-D input, got shape "
+                         f"{tuple(input.shape)}")
+    outs, scales = _sizes(who, input, size, scale_factor, recompute_scale_factor)
+    y = input
+    for k, (o, s) in enumerate(zip(outs, scales)):
+        axis = 2 + k
+        n_in = y.shape[axis]
+        if mode == "nearest":
+            y = _ix.gather(y, _nearest_index(n_in, o, s), axis)
+            continue
+        lo, hi, lam = _linear_taps(n_in, o, s, bool(align_corners))
+        shape = (1,) * axis + (o,) + (1,) * (len(y.shape) - axis - 1)
+        w = _const(lam.reshape(shape), y)
+        y0, y1 = _ix.gather(y, lo, axis), _ix.gather(y, hi, axis)
+        y = y0 + (y1 - y0) * w
+    return y
+
+
+def _const(arr, like):
+    from ...core.tensor import Tensor
+    return Tensor(arr.astype(like.dtype.np))
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# ---------------------------------------------------------------- patches ------------------------
+def pixel_shuffle(input, upscale_factor):
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r)."""
+    r = _ints("pixel_shuffle", "upscale_factor", upscale_factor, 1)[0]
+    shape = tuple(input.shape)
+    if len(shape) < 3 or shape[-3] % (r * r):
+        raise ValueError(f"pixel_shuffle: the channels (dim -3) of shape {shape} must be "
+                         f"divisible by upscale_factor^2 = {r * r}")
+    *lead, c, h, w = shape
+    nl = len(lead)
+    y = _a.reshape(input, tuple(lead) + (c // (r * r), r, r, h, w))
+    perm = tuple(range(nl)) + (nl, nl + 3, nl + 1, nl + 4, nl + 2)
+    y = _a.transpose(y, perm)
+    return _a.reshape(y, tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C * kh * kw, L), the blocks in row-major order."""
+    who = "unfold"
+    if len(input.shape) != 4:
+        raise ValueError(f"{who}: the input must be 4-D (N, C, H, W), got shape "
+                         f"{tuple(input.shape)}")
+    k = _ints(who, "kernel_size", kernel_size, 2)
+    d = _ints(who, "dilation", dilation, 2)
+    p = _ints(who, "padding", padding, 2, low=0)
+    s = _ints(who, "stride", stride, 2)
+    n, c, h, w = input.shape
+    x = input
+    if any(p):
+        from ._pooling import pad
+        x = pad(input, (p[1], p[1], p[0], p[0]))
+    oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"{who}: the blocks of kernel_size {k} do not fit the input of shape "
+                         f"{tuple(input.shape)} with padding {p}")
+    blocks = []
+    for i in range(k[0]):
+        for j in range(k[1]):
+            r0, c0 = i * d[0], j * d[1]
+            blocks.append(x[:, :, r0:r0 + s[0] * (oh - 1) + 1:s[0],
+                            c0:c0 + s[1] * (ow - 1) + 1:s[1]])
+    y = _a.stack(blocks, 2)
+    return _a.reshape(y, (n, c * k[0] * k[1], oh * ow))
+
+
+# ---------------------------------------------------------------- convolutions ------------------
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution of (N, C_in, L) or (C_in, L) as a 2-D one over (N, C_in, 1, L)."""
+    from .functional import conv2d
+    s = _ints("conv1d", "stride", stride, 1)
+    dl = _ints("conv1d", "dilation", dilation, 1)
+    p = padding if isinstance(padding, str) else (0,) + _ints("conv1d", "padding", padding, 1,
+                                                               low=0)
+    out = conv2d(_a.expand_dims(input, -2), _a.expand_dims(weight, -2), bias, (1,) + s, p,
+                 (1,) + dl, groups)
+    return _a.squeeze(out, -2)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed 2-D convolution (the gradient of conv2d with respect to its input):
+    weight (C_in, C_out / groups, kh, kw); output size (H - 1) * stride - 2 * padding +
+    dilation * (kh - 1) + output_padding + 1."""
+    who = "conv_transpose2d"
+    if len(input.shape) == 3:
+        return _a.squeeze(conv_transpose2d(_a.expand_dims(input, 0), weight, bias, stride,
+                                           padding, output_padding, groups, dilation), 0)
+    s = _ints(who, "stride", stride, 2)
+    p = _ints(who, "padding", padding, 2, low=0)
+    op = _ints(who, "output_padding", output_padding, 2, low=0)
+    d = _ints(who, "dilation", dilation, 2)
+    if any(o >= max(ss, dd) for o, ss, dd in zip(op, s, d)):
+        raise ValueError(f"{who}: output_padding {op} must be smaller than stride {s} or "
+                         f"dilation {d}")
+    n, c, h, w = input.shape
+    k = tuple(weight.shape[2:])
+    out = tuple((x - 1) * ss - 2 * pp + dd * (kk - 1) + oo + 1
+                for x, ss, pp, dd, kk, oo in zip((h, w), s, p, d, k, op))
+    shape = (n, weight.shape[1] * groups) + out
+    y = apply(_cv.CONV2D_BACKPROP_INPUT, input, weight, input_shape=shape, stride=s,
+              pad_mode="pad", pad=(p[0], p[0], p[1], p[1]), dilation=d, group=groups)
+    if bias is not None:
+        y = y + _a.reshape(bias, (1, -1, 1, 1))
+    return y
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels (each (H, W) map of (N, C, H, W)) with probability p, scale the
+    others by 1 / (1 - p) (training only)."""
+    from .functional import not_supported
+    not_supported("dropout2d", "inplace", inplace, False)
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout2d: p must be in [0, 1], got {p!r}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0.0
+    if len(input.shape) not in (3, 4):
+        raise ValueError(f"dropout2d: the input must be 3-D or 4-D, got shape "
+                         f"{tuple(input.shape)}")
+    mask_shape = tuple(input.shape[:-2]) + (1, 1)
+    mask = _rnd.dropout(_a.ones(mask_shape, input.dtype), float(p), True)
+    return input * mask
