@@ -247,10 +247,11 @@ class SymScalar(Tensor):
     def _concrete(self):
         from .errors import GraphSyntaxError
         raise GraphSyntaxError(
-            f"this {self.kind.__name__} is a mutable (ms.mutable) input of the graph: its value "
-            f"is known only at run time, so it cannot be used where a compile-time value is "
-            f"needed (a shape, range(), a Python condition outside construct). Pass it without "
-            f"ms.mutable to make it a compile-time constant")
+            f"this {self.kind.__name__} is a variable scalar of the graph (an ms.mutable input, "
+            f"or computed from one or from a tensor): its value is known only at run time, so "
+            f"it cannot be used where a compile-time value is needed (a shape, range(), a "
+            f"Python condition such as max()/min() of it). Pass it without ms.mutable to make "
+            f"it a compile-time constant")
 
     # -- operators --------------------------------------------------------------------------------
     def _plain(self, d=None) -> Tensor:
@@ -323,6 +324,20 @@ def scalar_operands(op, inputs) -> tuple:
             ref = x.dtype if ref is None else dt.promote(ref, x.dtype)
     return tuple(x._plain(scalar_operand_dtype(op, x.kind(1), ref)) if isinstance(x, SymScalar)
                  else x for x in inputs)
+
+
+def scalar_kind(*values):
+    """The Python type (bool < int < float) joining `values` when each is a Python number or a
+    SymScalar; None when one is anything else (a tensor)."""
+    kinds = []
+    for v in values:
+        if isinstance(v, SymScalar):
+            kinds.append(v.kind)
+        elif isinstance(v, (bool, int, float)) and not isinstance(v, Tensor):
+            kinds.append(_kind(v))
+        else:
+            return None
+    return float if float in kinds else int if int in kinds else bool
 
 
 def wrap_result(t, kind):

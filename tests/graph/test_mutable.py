@@ -326,3 +326,37 @@ def test_op_functions_take_a_mutable_scalar_as_a_python_number():
               (mstype.float32, [3.5, 4.5, 5.5]), (mstype.float16, [2.5, 2.5, 3.0]),
               (mstype.float16, [1.0, 4.0, 9.0]), (mstype.float16, [1.0, 0.0, -1.0])]
     assert [(o.dtype, o.asnumpy().tolist()) for o in out] == expect
+
+
+# ------------------------------------------- variable scalars through control flow -------------
+@ms.jit
+def _bool_ops(n):
+    return n + 1, n and True, not n
+
+
+@ms.jit
+def _number_from_branches(x, n):
+    if x.sum() > 0:
+        y = n + 1
+    else:
+        y = n - 1
+    return y
+
+
+@ms.jit
+def _constants_from_branches(x):
+    if x.sum() > 0:
+        y = 1
+    else:
+        y = 2
+    return y, x * y
+
+
+def test_variable_scalars_through_logic_and_tensor_if_stay_python_numbers():
+    # MindSpore: (2, True, False) as int, bool, bool; 4 (int); (1, Tensor [1. 2.]) with an int
+    out = _bool_ops(ms.mutable(True))
+    assert out == (2, True, False) and [type(v) for v in out] == [int, bool, bool]
+    y = _number_from_branches(Tensor(np.array([1.0, 2.0], np.float32)), ms.mutable(3))
+    assert y == 4 and type(y) is int
+    y, t = _constants_from_branches(Tensor(np.array([1.0, 2.0], np.float32)))
+    assert y == 1 and type(y) is int and t.asnumpy().tolist() == [1.0, 2.0]

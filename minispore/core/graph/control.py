@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from .. import dtype as dt
+from ..mutable import scalar_kind, wrap_result
 from ..tensor import Parameter, Tensor
 from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
@@ -159,7 +160,7 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
     cur1, b._current = b._current, dict(cur0)
     g2, f2, _ = _run_branch(parser, b, branches[1], frame, "else")
     cur2, b._current = b._current, cur0
-    merged, vals1, vals2, locs = [], [], [], []
+    merged, vals1, vals2, locs, kinds = [], [], [], [], []
     for name in names:
         a, c = f1.local.get(name, _MISSING), f2.local.get(name, _MISSING)
         if a is _MISSING or c is _MISSING:      # defined on one path only: unusable after
@@ -189,6 +190,7 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
             raise _error(frame.src, st, f"'{name}' is a tensor in one branch and a "
                          f"{type(c if va is not None else a).__name__} in the other", TypeError)
         merged.append(name)
+        kinds.append(scalar_kind(a, c))
         vals1.append(va)
         vals2.append(vc)
         locs.append((f1.locs.get(name), f2.locs.get(name)))
@@ -198,11 +200,19 @@ def tensor_if(parser, st: ast.If, cond: Tensor, rest: list, frame: Frame):
     b.loc = frame.src.loc(st)
     outs = b.emit(ir.IF, [cv], (), [v.meta for v in g1.outputs], (g1, g2))
     outs = record_if(b, outs, b.graph.nodes[-1])
-    for name, t in zip(merged, outs):
-        frame.local[name] = t
+    for name, t, kind in zip(merged, outs, kinds):
+        # numbers on both paths: a variable scalar (a Python number when returned)
+        frame.local[name] = t if kind is None else wrap_result(t, kind)
         frame.locs[name] = frame.src.loc(st)
     _assign_outputs(b, keys, outs[len(merged):])
     return parser.exec_block(rest, frame)
+
+
+def _scalar_or(t, x, y):
+    """If output `t` of an If joins numbers (Python or variable scalars) `x` and `y`, it as a
+    variable scalar; else `t`."""
+    kind = scalar_kind(x, y)
+    return t if kind is None else wrap_result(t, kind)
 
 
 def _number(v) -> bool:
@@ -277,7 +287,8 @@ def exit_if(parser, st, cv, runs, frame: Frame):
                      b.graph.nodes[-1])
     _assign_outputs(b, keys, outs[len(vals[0]):])
     outs = iter(outs)
-    leaves = [x if k else next(outs) for x, k in zip(flat_a, keep)]
+    leaves = [x if k else _scalar_or(next(outs), x, y)
+              for x, y, k in zip(flat_a, flat_b, keep)]
     if mark is not None:
         for n, v in zip(mark.names, leaves):
             frame.local[n] = v

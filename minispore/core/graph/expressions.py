@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import operator
 
+from ..mutable import SymScalar, scalar_kind, wrap_result
 from ..tensor import Tensor
 from .builder import is_symbolic
 from .guards import record_attribute, record_fresh
@@ -100,7 +101,8 @@ class Expressions:
                 if v.size != 1:             # no truth value, as in PyNative
                     raise truth_error(v, n, f)
                 from ..ops.math import logical_not
-                return self._native(logical_not, (v,), {}, n, f)
+                out = self._native(logical_not, (v,), {}, n, f)
+                return wrap_result(out, bool) if isinstance(v, SymScalar) else out
             return not v
         op = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
         return self._native(op[type(n.op)], (v,), {}, n, f)
@@ -119,8 +121,11 @@ class Expressions:
             else:
                 from .control import select
                 other = self.eval(vn, f)
+                kind = scalar_kind(result, other)       # numbers: a variable scalar
                 result = select(self, n, result, other, result, f) if is_and else \
                     select(self, n, result, result, other, f)
+                if kind is not None:
+                    result = wrap_result(result, kind)
         return result
 
     def _e_Compare(self, n, f):
