@@ -13,7 +13,7 @@ Update rules, t = 1, 2, ... (g negated first when maximize):
 - Adam: g += weight_decay * p; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2 (amsgrad:
   v_max = max(v_max, v) in place of v below); p -= lr / (1 - b1^t) * m / (sqrt(v) /
   sqrt(1 - b2^t) + eps).
-- AdamW: p *= 1 - lr * weight_decay, then Adam's update without the L2 term.
+- AdamW (and FusedAdamW): p *= 1 - lr * weight_decay, then Adam's update without the L2 term.
 - SGD: g += weight_decay * p; with momentum: buf = g at the first step, else momentum * buf +
   (1 - dampening) * g; d = g + momentum * buf (nesterov) or buf; p -= lr * d."""
 from __future__ import annotations
@@ -177,6 +177,15 @@ class AdamW(_Adam):
         super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize)
 
 
+class FusedAdamW(AdamW):
+    """MindSpore's FusedAdamW: AdamW's update (the fusion is how Ascend lays the state out in
+    memory; the numbers are AdamW's)."""
+
+    def __init__(self, params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.01,
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+
+
 class SGD(_TorchOptimizer):
     """SGD with momentum, dampening, nesterov and L2 weight decay (PyTorch's torch.optim.SGD)."""
 
@@ -218,4 +227,4 @@ class SGD(_TorchOptimizer):
         return depend(True, tuple(updated))
 
 
-__all__ = ["Adam", "AdamW", "SGD"]
+__all__ = ["Adam", "AdamW", "FusedAdamW", "SGD"]

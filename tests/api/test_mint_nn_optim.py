@@ -70,8 +70,9 @@ def _run(cls, steps, **kw):
 @pytest.mark.parametrize("kw", [{}, {"lr": 0.1, "weight_decay": 0.1, "amsgrad": True},
                                 {"lr": 0.05, "betas": (0.5, 0.9), "eps": 1e-3,
                                  "maximize": True}])
-def test_adamw_is_decoupled_adam(kw):
-    got, opt = _run(mint.optim.AdamW, 3, **kw)
+@pytest.mark.parametrize("cls", [mint.optim.AdamW, mint.optim.FusedAdamW])
+def test_adamw_is_decoupled_adam(kw, cls):
+    got, opt = _run(cls, 3, **kw)
     ref_kw = {("wd" if k == "weight_decay" else k): v for k, v in kw.items()}
     ref_kw.setdefault("wd", 0.01)                        # AdamW's default weight_decay
     for g, r in zip(got, _adam_ref([W0, B0], GRADS, 3, decoupled=True, **ref_kw)):
