@@ -343,10 +343,13 @@ def register_tensor_hook(t: Tensor, hook):
     """Tensor.register_hook: hook(grad) on the gradient flowing into `t`."""
     check_hook_fn(hook)
     if getattr(executor.current, "parser", None) is not None:
-        warnings.warn("Tensor.register_hook inside a graph: the hook is not called (as in "
-                      "MindSpore's GRAPH_MODE); register it in PYNATIVE_MODE", UserWarning,
-                      stacklevel=3)
-        return HookHandle(None)
+        # inside a graph (MindSpore: "Register hook in the graph will return the Tensor
+        # itself"): a tensor being differentiated sends its gradient through the hook, parsed
+        if t._node is not None and TAPE.depth:
+            state = _TensorHooks()
+            state.entries[next(_ids)] = hook
+            mark_tensor(t, state)
+        return t
     if t._node is not None and TAPE.depth:
         state = _TensorHooks()
         (alias,) = mark_tensor(t, state)
@@ -369,6 +372,9 @@ def mark_tensor(t: Tensor, state: _TensorHooks) -> tuple:
     `t` from now on sends its gradient through the hooks."""
     prev = _tensor(t._buf, t.shape, t.dtype, t._node)
     record(_MARK, (("fn", _Fn(state.bprop), object),), (prev,), t)
+    refs = getattr(executor.current, "refs", None)
+    if refs is not None and hasattr(t._buf, "id"):   # a symbolic tensor: control flow looks here
+        refs[t._buf.id] = t._node
     return (prev,)
 
 

@@ -206,16 +206,24 @@ def test_tensor_register_hook_inside_the_function():
     assert _vals(g) == [8.0, 6.0]                          # MindSpore PyNative: (8, 6)
 
 
-def test_tensor_register_hook_inside_a_graph_is_not_called():
+def test_tensor_register_hook_inside_a_graph(capsys):
     ms.set_context(mode=ms.GRAPH_MODE)
+
+    def hook_fn(grad):
+        print("hook", grad)
+        return grad * 2
 
     def f(x, y):
         z = x * y
-        z.register_hook(lambda g: g * 2)
-        return z * y
-    with pytest.warns(UserWarning, match="register_hook"):
-        g = ms.grad(f, grad_position=(0, 1))(Tensor(1, ms.float32), Tensor(2, ms.float32))
-    assert _vals(g) == [4.0, 4.0]                          # MindSpore GRAPH_MODE: (4, 4)
+        same = z.register_hook(hook_fn)          # in a graph: the Tensor itself
+        return same * y
+    g = ms.grad(f, grad_position=(0, 1))(Tensor(1, ms.float32), Tensor(2, ms.float32))
+    assert _vals(g) == [8.0, 6.0]                          # MindSpore GRAPH_MODE: (8, 6)
+    assert capsys.readouterr().out == "hook\n2\n"
+    g = ms.grad(ms.jit(f), grad_position=(0, 1))(Tensor(1, ms.float32), Tensor(2, ms.float32))
+    assert _vals(g) == [8.0, 6.0]                          # MindSpore: (8, 6)
+    out = ms.jit(f)(Tensor(1, ms.float32), Tensor(2, ms.float32))   # no gradient: no hook
+    assert out.asnumpy().item() == 4.0
 
 
 def test_tensor_register_hook_on_an_input_and_remove(mode):
