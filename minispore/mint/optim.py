@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
+import numpy as _np
 
 from ..core.ops import math as _m
-from ..core.ops.state import assign, depend
-from ..core.tensor import Parameter, ParameterTuple, Tensor
-from ..nn.optim.optimizer import Optimizer
+from ..core.ops.state import assign as _assign
+from ..core.ops.state import depend as _depend
+from ..core.tensor import Parameter as _Parameter
+from ..core.tensor import ParameterTuple as _ParameterTuple
+from ..core.tensor import Tensor as _Tensor
+from ..nn.optim.optimizer import Optimizer as _Optimizer
 
 
 def _float(who, name, v, low=0.0, high=None, high_open=False):
@@ -44,19 +47,19 @@ def _bool(who, name, v):
 
 
 def _lr_value(who, lr):
-    if isinstance(lr, Tensor):
+    if isinstance(lr, _Tensor):
         if lr.ndim != 0:
             raise ValueError(f"{who}: lr as a Tensor must be 0-d, got shape {lr.shape}")
         lr = float(lr.asnumpy())
     return _float(who, "lr", lr)
 
 
-class _TorchOptimizer(Optimizer):
+class _TorchOptimizer(_Optimizer):
     """Parameter groups with PyTorch's hyper-parameters over nn.Optimizer's state handling."""
 
     def __init__(self, params, defaults):
         who = type(self).__name__
-        if params is None or isinstance(params, (Parameter, Tensor)):
+        if params is None or isinstance(params, (_Parameter, _Tensor)):
             raise TypeError(f"{who}: params must be an iterable of Parameters or of parameter "
                             f"groups (dicts), got {type(params).__name__}")
         groups = list(params)
@@ -73,9 +76,9 @@ class _TorchOptimizer(Optimizer):
                 raise ValueError(f"{who}: unknown key(s) {unknown} in a parameter group; valid: "
                                  f"'params', {', '.join(repr(k) for k in defaults)}")
             ps = g["params"]
-            ps = [ps] if isinstance(ps, Parameter) else list(ps)
+            ps = [ps] if isinstance(ps, _Parameter) else list(ps)
             for p in ps:
-                if not isinstance(p, Parameter):
+                if not isinstance(p, _Parameter):
                     raise TypeError(f"{who}: can only optimize Parameters, got "
                                     f"{type(p).__name__}")
                 if id(p) in seen:
@@ -86,13 +89,13 @@ class _TorchOptimizer(Optimizer):
             group.update({k: v for k, v in g.items() if k != "params"})
             group = self._check_group(who, group)
             group["params"] = ps
-            group["lr"] = Parameter(Tensor(np.float32(_lr_value(who, group["lr"]))),
+            group["lr"] = _Parameter(_Tensor(_np.float32(_lr_value(who, group["lr"]))),
                                     name=f"learning_rate_group_{i}", requires_grad=False)
             flat.extend(ps)
             param_groups.append(group)
         super().__init__(param_groups[0]["lr"].asnumpy().item(), flat, 0.0)
         self.param_groups = param_groups
-        self.lrs = ParameterTuple([g["lr"] for g in self.param_groups])
+        self.lrs = _ParameterTuple([g["lr"] for g in self.param_groups])
         for lr in self.lrs:
             self._params[lr.name] = lr
         self._group_of = tuple(i for i, g in enumerate(self.param_groups) for _ in g["params"])
@@ -122,7 +125,7 @@ class _Adam(_TorchOptimizer):
         self.exp_avg_sq = self._state("exp_avg_sq")
         self.max_exp_avg_sq = self._state("max_exp_avg_sq") \
             if any(g["amsgrad"] for g in self.param_groups) else ()
-        self.state_step = Parameter(Tensor(np.float32(0.0)), name="state_step",
+        self.state_step = _Parameter(_Tensor(_np.float32(0.0)), name="state_step",
                                     requires_grad=False)
 
     def _check_group(self, who, group):
@@ -139,7 +142,7 @@ class _Adam(_TorchOptimizer):
 
     def construct(self, gradients):
         items = self._grads(gradients)
-        t = assign(self.state_step, self.state_step + 1.0)
+        t = _assign(self.state_step, self.state_step + 1.0)
         updated = []
         for i, (p, g, group) in enumerate(items):
             b1, b2 = group["betas"]
@@ -147,16 +150,16 @@ class _Adam(_TorchOptimizer):
             if wd and not self.decoupled:
                 g = g + p * wd
             m, v = self.exp_avg[i], self.exp_avg_sq[i]
-            new_m = assign(m, m * b1 + g * (1.0 - b1))
-            new_v = assign(v, v * b2 + _m.square(g) * (1.0 - b2))
+            new_m = _assign(m, m * b1 + g * (1.0 - b1))
+            new_v = _assign(v, v * b2 + _m.square(g) * (1.0 - b2))
             if group["amsgrad"]:
-                new_v = assign(self.max_exp_avg_sq[i], _m.maximum(self.max_exp_avg_sq[i], new_v))
+                new_v = _assign(self.max_exp_avg_sq[i], _m.maximum(self.max_exp_avg_sq[i], new_v))
             bc1 = 1.0 - _m.pow(b1, t)
             bc2 = 1.0 - _m.pow(b2, t)
             denom = _m.sqrt(new_v) / _m.sqrt(bc2) + group["eps"]
             base = p * (1.0 - lr * wd) if wd and self.decoupled else p
-            updated.append(assign(p, base - (lr / bc1) * (new_m / denom)))
-        return depend(True, tuple(updated))
+            updated.append(_assign(p, base - (lr / bc1) * (new_m / denom)))
+        return _depend(True, tuple(updated))
 
 
 class Adam(_Adam):
@@ -196,7 +199,7 @@ class SGD(_TorchOptimizer):
                                   "maximize": maximize})
         self.momentum_buf = self._state("momentum_buf") \
             if any(g["momentum"] for g in self.param_groups) else ()
-        self.step_t = Parameter(Tensor(np.int32(0)), name="step_t", requires_grad=False)
+        self.step_t = _Parameter(_Tensor(_np.int32(0)), name="step_t", requires_grad=False)
 
     def _check_group(self, who, group):
         for k in ("momentum", "dampening", "weight_decay"):
@@ -220,11 +223,11 @@ class SGD(_TorchOptimizer):
             if mom:
                 buf = self.momentum_buf[i]
                 later = buf * mom + g * (1.0 - group["dampening"])
-                new_buf = assign(buf, first * g + (1.0 - first) * later)
+                new_buf = _assign(buf, first * g + (1.0 - first) * later)
                 d = g + new_buf * mom if group["nesterov"] else new_buf
-            updated.append(assign(p, p - group["lr"] * d))
-        assign(self.step_t, self.step_t + 1)
-        return depend(True, tuple(updated))
+            updated.append(_assign(p, p - group["lr"] * d))
+        _assign(self.step_t, self.step_t + 1)
+        return _depend(True, tuple(updated))
 
 
 __all__ = ["Adam", "AdamW", "FusedAdamW", "SGD"]

@@ -204,8 +204,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels (each (H, W) map of (N, C, H, W)) with probability p, scale the
     others by 1 / (1 - p) (training only)."""
-    from .functional import not_supported
-    not_supported("dropout2d", "inplace", inplace, False)
+    from .functional import _not_supported
+    _not_supported("dropout2d", "inplace", inplace, False)
     if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout2d: p must be in [0, 1], got {p!r}")
     if not training or p == 0:

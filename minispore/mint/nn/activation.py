@@ -11,6 +11,9 @@ from . import functional as F
 
 
 class ReLU(Cell):
+    def __init__(self):
+        super().__init__()
+
     def construct(self, input):
         return F.relu(input)
 
@@ -18,7 +21,7 @@ class ReLU(Cell):
 class ReLU6(Cell):
     def __init__(self, inplace=False):
         super().__init__()
-        F.not_supported("ReLU6", "inplace", inplace, False)
+        F._not_supported("ReLU6", "inplace", inplace, False)
 
     def construct(self, input):
         return F.relu6(input)
@@ -27,18 +30,24 @@ class ReLU6(Cell):
 class SiLU(Cell):
     def __init__(self, inplace=False):
         super().__init__()
-        F.not_supported("SiLU", "inplace", inplace, False)
+        F._not_supported("SiLU", "inplace", inplace, False)
 
     def construct(self, input):
         return F.silu(input)
 
 
 class Sigmoid(Cell):
+    def __init__(self):
+        super().__init__()
+
     def construct(self, input):
         return F.sigmoid(input)
 
 
 class Tanh(Cell):
+    def __init__(self):
+        super().__init__()
+
     def construct(self, input):
         return F.tanh(input)
 
@@ -54,16 +63,25 @@ class SELU(Cell):
 
 
 class LogSigmoid(Cell):
+    def __init__(self):
+        super().__init__()
+
     def construct(self, input):
         return F.logsigmoid(input)
 
 
 class Hardsigmoid(Cell):
+    def __init__(self):
+        super().__init__()
+
     def construct(self, input):
         return F.hardsigmoid(input)
 
 
 class Hardswish(Cell):
+    def __init__(self):
+        super().__init__()
+
     def construct(self, input):
         return F.hardswish(input)
 
@@ -87,7 +105,7 @@ class GELU(Cell):
 class ELU(Cell):
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
-        F.not_supported("ELU", "inplace", inplace, False)
+        F._not_supported("ELU", "inplace", inplace, False)
         self.alpha = F._check_real("ELU", "alpha", alpha)
 
     def construct(self, input):
@@ -97,7 +115,7 @@ class ELU(Cell):
 class Hardtanh(Cell):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
-        F.not_supported("Hardtanh", "inplace", inplace, False)
+        F._not_supported("Hardtanh", "inplace", inplace, False)
         self.min_val = F._check_real("Hardtanh", "min_val", min_val)
         self.max_val = F._check_real("Hardtanh", "max_val", max_val)
         if self.min_val > self.max_val:
@@ -130,7 +148,7 @@ class Softshrink(Cell):
 class Threshold(Cell):
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
-        F.not_supported("Threshold", "inplace", inplace, False)
+        F._not_supported("Threshold", "inplace", inplace, False)
         self.threshold = F._check_real("Threshold", "threshold", threshold)
         self.value = F._check_real("Threshold", "value", value)
 
@@ -217,7 +235,7 @@ class Dropout(Cell):
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        F.not_supported("Dropout", "inplace", inplace, False)
+        F._not_supported("Dropout", "inplace", inplace, False)
         pv = F._check_real("Dropout", "p", p)
         if not 0.0 <= pv <= 1.0:
             raise ValueError(f"Dropout: p must be in [0, 1], got {p}")

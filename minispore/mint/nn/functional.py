@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-from ...core import dtype as dt
+from ...core import dtype as _dt
 from ...core.ops import array as _a
 from ...core.ops import conv as _cv
 from ...core.ops import index_ops as _ix
@@ -30,7 +30,7 @@ from ._resample import (conv1d, conv_transpose2d, dropout2d, interpolate,  # noq
                         pixel_shuffle, unfold, upsample)
 
 
-def not_supported(who: str, what: str, value, default):
+def _not_supported(who: str, what: str, value, default):
     """NotImplementedError when `value` differs from the only value minispore implements."""
     if value is not default and value != default:
         raise NotImplementedError(f"{who}: {what}={value!r} is not supported by minispore; use "
@@ -38,7 +38,7 @@ def not_supported(who: str, what: str, value, default):
 
 
 def _no_inplace(who, inplace):
-    not_supported(who, "inplace", inplace, False)
+    _not_supported(who, "inplace", inplace, False)
 
 
 def _check_real(who, name, v):
@@ -330,8 +330,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False):
     """Rows of `weight` at the indices `input`; the padding_idx rows get no gradient."""
-    not_supported("embedding", "max_norm", max_norm, None)
-    not_supported("embedding", "scale_grad_by_freq", scale_grad_by_freq, False)
+    _not_supported("embedding", "max_norm", max_norm, None)
+    _not_supported("embedding", "scale_grad_by_freq", scale_grad_by_freq, False)
     _check_real("embedding", "norm_type", norm_type)
     out = _ix.gather(weight, input, 0)
     if padding_idx is None:
@@ -361,7 +361,7 @@ def one_hot(tensor, num_classes=-1):
                              "GRAPH_MODE; pass num_classes")
         n = int(tensor.asnumpy().max()) + 1 if tensor.size else 0
     out = _a.one_hot(tensor, n, 1, 0, -1)
-    return out if out.dtype is dt.int64 else _m.cast(out, dt.int64)
+    return out if out.dtype is _dt.int64 else _m.cast(out, _dt.int64)
 
 
 __all__ = ["relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "mish", "logsigmoid",

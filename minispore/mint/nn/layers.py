@@ -304,9 +304,9 @@ class Embedding(Cell):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, dtype=None):
         super().__init__()
-        F.not_supported("Embedding", "max_norm", max_norm, None)
-        F.not_supported("Embedding", "scale_grad_by_freq", scale_grad_by_freq, False)
-        F.not_supported("Embedding", "sparse", sparse, False)
+        F._not_supported("Embedding", "max_norm", max_norm, None)
+        F._not_supported("Embedding", "scale_grad_by_freq", scale_grad_by_freq, False)
+        F._not_supported("Embedding", "sparse", sparse, False)
         self.norm_type = F._check_real("Embedding", "norm_type", norm_type)
         self.num_embeddings = _pos_int("Embedding", "num_embeddings", num_embeddings)
         self.embedding_dim = _pos_int("Embedding", "embedding_dim", embedding_dim)
@@ -341,9 +341,9 @@ class MaxPool2d(Cell):
     def __init__(self, kernel_size=1, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
-        F.not_supported("MaxPool2d", "dilation", dilation, 1)
-        F.not_supported("MaxPool2d", "return_indices", return_indices, False)
-        F.not_supported("MaxPool2d", "ceil_mode", ceil_mode, False)
+        F._not_supported("MaxPool2d", "dilation", dilation, 1)
+        F._not_supported("MaxPool2d", "return_indices", return_indices, False)
+        F._not_supported("MaxPool2d", "ceil_mode", ceil_mode, False)
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
 
     def construct(self, input):
@@ -354,7 +354,7 @@ class AvgPool2d(Cell):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
-        F.not_supported("AvgPool2d", "ceil_mode", ceil_mode, False)
+        F._not_supported("AvgPool2d", "ceil_mode", ceil_mode, False)
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.count_include_pad = _check_bool("AvgPool2d", "count_include_pad",
                                              count_include_pad)
@@ -369,7 +369,7 @@ class AvgPool1d(Cell):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
         super().__init__()
-        F.not_supported("AvgPool1d", "ceil_mode", ceil_mode, False)
+        F._not_supported("AvgPool1d", "ceil_mode", ceil_mode, False)
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.count_include_pad = _check_bool("AvgPool1d", "count_include_pad",
                                              count_include_pad)

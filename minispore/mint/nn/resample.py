@@ -71,7 +71,7 @@ class Dropout2d(Cell):
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        F.not_supported("Dropout2d", "inplace", inplace, False)
+        F._not_supported("Dropout2d", "inplace", inplace, False)
         pv = F._check_real("Dropout2d", "p", p)
         if not 0.0 <= pv <= 1.0:
             raise ValueError(f"Dropout2d: p must be in [0, 1], got {p}")
@@ -84,7 +84,7 @@ class Dropout2d(Cell):
 class AdaptiveMaxPool2d(Cell):
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        F.not_supported("AdaptiveMaxPool2d", "return_indices", return_indices, False)
+        F._not_supported("AdaptiveMaxPool2d", "return_indices", return_indices, False)
         self.output_size = output_size
 
     def construct(self, input):
@@ -94,7 +94,7 @@ class AdaptiveMaxPool2d(Cell):
 class AdaptiveMaxPool1d(Cell):
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        F.not_supported("AdaptiveMaxPool1d", "return_indices", return_indices, False)
+        F._not_supported("AdaptiveMaxPool1d", "return_indices", return_indices, False)
         self.output_size = output_size
 
     def construct(self, input):
