@@ -275,9 +275,14 @@ _MARK = OpDef("HookMark", infer=None, ref=None, bprop=_mark_bprop, arity=None)
 
 
 # -- ops.HookBackward and Tensor.register_hook ---------------------------------------------------
+# > 0 while compiled code (an @ms.jit function, a graph Cell) runs interpreted under an eager
+# gradient (graph/compile.py): for ops.HookBackward that is a graph, as MindSpore compiles it
+INTERPRETED = [0]
+
+
 def in_graph() -> bool:
     from . import context
-    return getattr(executor.current, "parser", None) is not None or \
+    return getattr(executor.current, "parser", None) is not None or INTERPRETED[0] > 0 or \
         context._state["mode"] == context.GRAPH_MODE
 
 

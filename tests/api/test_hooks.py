@@ -299,3 +299,30 @@ def test_parameter_hook_registered_and_removed_around_a_compiled_gradient(mode):
         assert _vals(f(x)[1]) == [[10.0, 20.0]]          # MindSpore: [10, 20]
     h.remove()
     assert _vals(f(x)[1]) == [[1.0, 2.0]]                # MindSpore PyNative: [1, 2]
+
+
+def test_hook_backward_inside_jit_in_pynative_is_a_graph():
+    hk = ops.HookBackward(lambda gs: gs[0] * 3)
+
+    def f(a, b):
+        return hk(a * b) * b
+    x, y = Tensor(1, ms.float32), Tensor(2, ms.float32)
+    with pytest.warns(UserWarning, match="HookBackward"):
+        g = ms.grad(ms.jit(f), grad_position=(0, 1))(x, y)
+    assert _vals(g) == [4.0, 4.0]                  # MindSpore: (4, 4), the hook not called
+    assert _vals(ms.grad(f, grad_position=(0, 1))(x, y)) == [12.0, 8.0]
+
+
+def test_cell_backward_hook_inside_a_jit_construct():
+    class Scaled(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+
+        @ms.jit
+        def construct(self, x):
+            return self.inner(x) + 1
+    net = Scaled()
+    net.inner.register_backward_hook(_bwd10)
+    assert ms.grad(net)(Tensor(np.array([1.0, 2.0], np.float32))).asnumpy().tolist() == \
+        [20.0, 20.0]                                # MindSpore PyNative: [20, 20]

@@ -229,8 +229,13 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
         # an eager gradient is being taken through this call: interpret the source eagerly so
         # the tape sees every op (MindSpore differentiates through jit graphs the same way)
         from ..pynative import EAGER
-        return as_output(Parser(EAGER).call_function(fn, args, kwargs) if parse
-                         else fn(*args, **kwargs))
+        from .. import hooks
+        hooks.INTERPRETED[0] += 1               # graph code run eagerly (ops.HookBackward)
+        try:
+            return as_output(Parser(EAGER).call_function(fn, args, kwargs) if parse
+                             else fn(*args, **kwargs))
+        finally:
+            hooks.INTERPRETED[0] -= 1
     entry, tensors = _entry(fn, args, kwargs, parse, key_obj, name)
     ran["last"] = weakref.ref(entry)
     ran["calls"] += 1
