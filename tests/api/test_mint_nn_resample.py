@@ -170,3 +170,17 @@ def test_dropout2d_zeroes_whole_channels():
     assert abs((per_channel[..., 0] == 0).mean() - 0.3) < 0.05
     d = mint.nn.Dropout2d(0.3)
     np.testing.assert_array_equal(d(x).asnumpy(), x.asnumpy())        # eval by default
+
+
+def test_fold_is_the_adjoint_of_unfold():
+    """PyTorch's fold sums the blocks back: <unfold(x), y> == <x, fold(y)> for every x, y."""
+    x = np.random.RandomState(0).randn(2, 3, 6, 7).astype(F32)
+    for k, d, p, s in (((2, 3), (1, 2), 1, (2, 1)), (3, 1, 0, 1), ((2, 2), 1, (1, 0), 2)):
+        u = F.unfold(Tensor(x), k, d, p, s)
+        y = np.random.RandomState(1).randn(*u.shape).astype(F32)
+        f = F.fold(Tensor(y), (6, 7), k, d, p, s).asnumpy()
+        np.testing.assert_allclose((u.asnumpy() * y).sum(), (x * f).sum(), rtol=1e-4)
+    ones = F.fold(Tensor(np.ones((1, 4, 9), F32)), (4, 4), 2, stride=1).asnumpy()[0, 0]
+    np.testing.assert_array_equal(ones, [[1, 2, 2, 1], [2, 4, 4, 2], [2, 4, 4, 2],
+                                         [1, 2, 2, 1]])           # the overlap counts
+    assert mint.nn.Fold((4, 4), 2)(Tensor(np.ones((4, 9), F32))).shape == (1, 4, 4)

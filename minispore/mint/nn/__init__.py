@@ -12,7 +12,7 @@ from .layers import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d,
                      BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, Embedding, GroupNorm, LayerNorm,
                      Linear, MaxPool2d)
 from .resample import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
-                       ConvTranspose2d, Dropout2d, PixelShuffle, Unfold, Upsample,
+                       ConvTranspose2d, Dropout2d, Fold, PixelShuffle, Unfold, Upsample,
                        UpsamplingBilinear2d, UpsamplingNearest2d)
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, KLDivLoss,
                    L1Loss, MSELoss, NLLLoss, SmoothL1Loss, SoftMarginLoss)
@@ -28,5 +28,5 @@ __all__ = ["Cell", "ELU", "GELU", "GLU", "SELU", "ConstantPad1d", "ConstantPad2d
            "LayerNorm", "Linear", "MaxPool2d", "BCELoss", "BCEWithLogitsLoss",
            "CosineEmbeddingLoss", "CrossEntropyLoss", "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss",
            "SmoothL1Loss", "SoftMarginLoss", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "ConvTranspose2d", "Dropout2d", "PixelShuffle", "Unfold",
+           "AdaptiveMaxPool2d", "ConvTranspose2d", "Dropout2d", "Fold", "PixelShuffle", "Unfold",
            "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]

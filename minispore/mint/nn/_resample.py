@@ -1,6 +1,6 @@
 """Resampling and patch functions of mint.nn.functional (PyTorch's rules), over gather,
 slicing, reshape/transpose, conv2d and conv2d_backprop_input: interpolate/upsample ('nearest',
-'linear', 'bilinear'), pixel_shuffle, unfold, conv1d, conv_transpose2d and dropout2d."""
+'linear', 'bilinear'), pixel_shuffle, unfold, fold, conv1d, conv_transpose2d and dropout2d."""
 from __future__ import annotations
 
 import numbers
@@ -158,6 +158,55 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                             c0:c0 + s[1] * (ow - 1) + 1:s[1]])
     y = _a.stack(blocks, 2)
     return _a.reshape(y, (n, c * k[0] * k[1], oh * ow))
+
+
+def _spread(x, axis, s):
+    """x with s - 1 zeros between its entries along axis: n -> (n - 1) * s + 1."""
+    if s == 1:
+        return x
+    n = x.shape[axis]
+    y = _a.stack([x] + [x * 0.0] * (s - 1), axis + 1)
+    shape = tuple(x.shape)
+    y = _a.reshape(y, shape[:axis] + (n * s,) + shape[axis + 1:])
+    key = (slice(None),) * axis + (slice(0, (n - 1) * s + 1),)
+    return y[key]
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im, unfold's adjoint: (N, C * kh * kw, L) or (C * kh * kw, L) -> (N, C, H, W), the
+    overlapping block entries summed."""
+    who = "fold"
+    if len(input.shape) == 2:
+        return _a.squeeze(fold(_a.expand_dims(input, 0), output_size, kernel_size, dilation,
+                               padding, stride), 0)
+    if len(input.shape) != 3:
+        raise ValueError(f"{who}: the input must be 2-D or 3-D, got shape {tuple(input.shape)}")
+    out = _ints(who, "output_size", output_size, 2)
+    k = _ints(who, "kernel_size", kernel_size, 2)
+    d = _ints(who, "dilation", dilation, 2)
+    p = _ints(who, "padding", padding, 2, low=0)
+    s = _ints(who, "stride", stride, 2)
+    n, ck, length = input.shape
+    if ck % (k[0] * k[1]):
+        raise ValueError(f"{who}: dim 1 of the input ({ck}) must be divisible by the kernel "
+                         f"size {k[0] * k[1]}")
+    c = ck // (k[0] * k[1])
+    oh = (out[0] + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    ow = (out[1] + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    if oh * ow != length:
+        raise ValueError(f"{who}: output_size {out}, kernel_size {k}, dilation {d}, padding "
+                         f"{p} and stride {s} give {oh} * {ow} blocks, the input has {length}")
+    hp, wp = out[0] + 2 * p[0], out[1] + 2 * p[1]
+    x = _a.reshape(input, (n, c, k[0], k[1], oh, ow))
+    from ._pooling import pad
+    total = None
+    for i in range(k[0]):
+        for j in range(k[1]):
+            block = _spread(_spread(x[:, :, i, j], 2, s[0]), 3, s[1])
+            r0, c0 = i * d[0], j * d[1]
+            placed = pad(block, (c0, wp - c0 - block.shape[3], r0, hp - r0 - block.shape[2]))
+            total = placed if total is None else total + placed
+    return total[:, :, p[0]:p[0] + out[0], p[1]:p[1] + out[1]]
 
 
 # ---------------------------------------------------------------- convolutions ------------------

@@ -1,7 +1,7 @@
 """mint.nn resampling, patch and channel-dropout Cells (PyTorch's names and defaults):
-Upsample, UpsamplingNearest2d, UpsamplingBilinear2d (align_corners=True), PixelShuffle, Unfold,
-ConvTranspose2d, Dropout2d, AdaptiveMaxPool1d/2d and AdaptiveAvgPool3d, each over a
-mint.nn.functional function."""
+Upsample, UpsamplingNearest2d, UpsamplingBilinear2d (align_corners=True), PixelShuffle,
+Unfold, Fold, ConvTranspose2d, Dropout2d, AdaptiveMaxPool1d/2d and AdaptiveAvgPool3d, each over
+a mint.nn.functional function."""
 from __future__ import annotations
 
 import math
@@ -64,6 +64,17 @@ class Unfold(Cell):
 
     def construct(self, input):
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class Fold(Cell):
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def construct(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
 
 
 class Dropout2d(Cell):
