@@ -5,7 +5,10 @@ out of the registry: no backend declares a kernel for it) whose kernel is a host
 backend's `Backend.kernel` hands an op with `host_kernel` set to it, and the callback copies the
 input buffers to host numpy arrays, calls `func`, checks each result against the declared
 shape and dtype, and moves it to the device. So PyNative runs it as any primitive, and in graph
-mode it is an ordinary node of the graph, whose kernel calls back into Python at every run.
+mode it is an ordinary node of the graph, whose kernel calls back into Python at every run
+(the CPU's native O2 program calls it through a callback address, as it does for Print; the GPU's
+captured CUDA graphs leave it on the host between segments). It is never constant-folded nor
+merged with an identical call (passes' NONDETERMINISTIC).
 
 `out_shape` / `out_dtype` are values or callables of the inputs' shapes (lists) / dtypes,
 evaluated at infer time. A tuple of shapes / dtypes declares several outputs.

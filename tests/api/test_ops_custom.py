@@ -138,7 +138,46 @@ def test_custom_graph_calls_back_every_run():
 def test_custom_graph_o2(mode):
     ms.set_context(jit_level="O2")
     net = _Net(_mul_add())
-    assert net(Tensor(X), Tensor(Y)).asnumpy().tolist() == [10., 22., 38.]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)     # no kernel-by-kernel fallback
+        assert net(Tensor(X), Tensor(Y)).asnumpy().tolist() == [10., 22., 38.]
+        gx, gy = ms.grad(net, grad_position=(0, 1))(Tensor(X), Tensor(Y))
+    assert gx.asnumpy().tolist() == [8., 10., 12.] and gy.asnumpy().tolist() == [2., 4., 6.]
+
+
+def test_custom_in_the_cpu_native_sink():
+    """O2 on the CPU: the whole graph is one native program that calls back into Python for
+    the Custom node; what the function raises is raised by the run."""
+    from minispore.backends.cpu.native_sink import NativeProgram
+    from minispore.core.graph import compile as graph_compile
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return x * y + 1, (x > 1).astype(np.int32)
+    c = ops.Custom(f, out_shape=lambda a, b: (a, a), out_dtype=lambda a, b: (a, ms.int32))
+
+    class Net(nn.Cell):
+        def construct(self, a, b):
+            p, q = c(a * 1.5, b)
+            return ops.sin(p) * 2 + q.astype(ms.float32)
+    net = Net()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        r = [net(Tensor(X), Tensor(Y)).asnumpy() for _ in range(2)]
+    assert isinstance(graph_compile.ran["last"]().program, NativeProgram) and len(calls) == 2
+    x = X * 1.5
+    for v in r:
+        np.testing.assert_allclose(v, np.sin(x * Y + 1) * 2 + (x > 1), rtol=1e-6)
+    bad = ops.Custom(lambda a: a[:1], out_shape=lambda s: s, out_dtype=lambda d: d)
+
+    class Bad(nn.Cell):
+        def construct(self, a):
+            return bad(a) + 1
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"shape \(1,\).*\(3,\)"):
+            Bad()(Tensor(X))
 
 
 def test_custom_without_bprop_gradient_is_an_error(mode):

@@ -44,6 +44,8 @@ def check(g: ir.Graph, nested: bool = False):
             continue
         if n.op == ir.FUSED:
             continue
+        if is_host_call(n):
+            continue
         if n.op == ir.PRINT:
             if n.attr("file") is not None:
                 raise NativeUnsupported(f"node '{n.name}': print(file=...) (the native program "
@@ -130,6 +132,29 @@ def _while(e: Emitter, n: ir.Node):
     b.position_at_end(done)
 
 
+def is_host_call(n: ir.Node) -> bool:
+    """A node whose op runs a Python function on the host (ops.Custom pyfunc)."""
+    return isinstance(n.op, OpDef) and getattr(n.op, "host_kernel", None) is not None
+
+
+def _host_call(e: Emitter, n: ir.Node):
+    """A host-callback node: the program calls native_sink.host_caller's callback (its address
+    in the buffer table, as Print's) with the addresses of the inputs then the outputs; a
+    nonzero result returns the node's error code (the program raises what the function raised)."""
+    site = getattr(e, "host_sites", {}).get(n)
+    if site is None:
+        raise NativeUnsupported(f"'{n.op.name}' (a host callback) outside a NativeProgram")
+    b = e.b
+    fn = b.bitcast(e.slot_value(("host", n)),
+                   L.FunctionType(I32, [I8.as_pointer().as_pointer()]).as_pointer())
+    vals = list(n.inputs) + list(n.outputs)
+    ptrs = e.alloca(L.ArrayType(I8.as_pointer(), max(len(vals), 1)))
+    for k, v in enumerate(vals):
+        b.store(b.bitcast(e.ptr(v), I8.as_pointer()), b.gep(ptrs, [const(0, I32), const(k, I32)]))
+    rc = b.call(fn, [b.bitcast(ptrs, I8.as_pointer().as_pointer())])
+    e.fail_index(b.icmp_signed("!=", rc, const(0, I32)), site, const(0))
+
+
 def _print(e: Emitter, n: ir.Node):
     """A Print node: the program calls back into Python (native_sink.printer, whose address is in
     the buffer table, so the IR and its disk cache stay the same in every process) with the
@@ -153,6 +178,8 @@ def lower_node(e: Emitter, n: ir.Node):
         return _while(e, n)
     if n.op == ir.PRINT:
         return _print(e, n)
+    if is_host_call(n):
+        return _host_call(e, n)
     if n.op == ir.FUSED:
         red = n.attr("reduce")
         if red is not None:

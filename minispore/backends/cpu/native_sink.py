@@ -16,7 +16,9 @@ shapes): elementwise and fused nodes, reductions, softmax, the sparse cross-entr
 through the CBLAS routine numpy.matmul picks, conv/pool, batch/layer norm, the random ops and
 dropout, data movement and indexing, tensor If/While (branches and loops; a While's outputs hold
 its state), and Print (a call back into Python, `printer`, through a callback address in the
-table); float16/bfloat16 values as their bits, converted as numpy does (native_half.py).
+table) and host callbacks (ops.Custom pyfunc, `host_caller`, the same way, returning an error
+code when the function raised); float16/bfloat16 values as their bits, converted as numpy does
+(native_half.py).
 `graph` returns 0, or the code of a failed run-time check (an index out of range), which `run`
 raises as PyNative's error (self.errors). A graph with any other node (print to a file, a half
 prod, ...) raises NativeUnsupported naming it, and the graph runs kernel by kernel (as O1) with a
@@ -38,7 +40,7 @@ from ...core.primitive import OpDef
 from ...core.shape import size_of
 from . import native_jit
 from .native_emit import I1, I8, I32, I64, Emitter, NativeUnsupported, const
-from .native_graph import check, lower_node, scratch_bytes
+from .native_graph import check, is_host_call, lower_node, scratch_bytes
 from .native_lower import ALIASES
 
 __all__ = ["NativeProgram", "NativeUnsupported"]
@@ -66,6 +68,50 @@ def printer(n: ir.Node):
                 for k, (shape, d, size) in enumerate(metas)]
         print(sep.join(p[1] if p[0] == "s" else _fmt(vals[p[1]]) for p in parts), end=end)
     return ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(show)
+
+
+class HostFailure:
+    """The error site of a host-callback node: the exception its callback caught, raised by
+    NativeProgram._check when the program returns the node's error code."""
+
+    def __init__(self):
+        self.caught: list = []
+
+    def error(self, value):
+        exc = self.caught.pop() if self.caught else RuntimeError("a host callback failed")
+        self.caught.clear()
+        return exc
+
+
+def host_caller(n: ir.Node, backend, site: HostFailure):
+    """The ctypes callback of a host-callback node (ops.Custom pyfunc: an OpDef with
+    `host_kernel`): called with the addresses of its inputs then its outputs, it runs the op's
+    host kernel on copies of the inputs and writes the results into the outputs. Returns 0, or
+    1 after keeping the exception in `site` (the program then returns the node's error code)."""
+    from ...core.primitive import Meta, attrs_dict
+    ins = [(v.shape, v.dtype.np, size_of(v.shape)) for v in n.inputs]
+    outs = [(v.shape, v.dtype.np, size_of(v.shape)) for v in n.outputs]
+    out_meta = tuple(Meta(v.shape, v.dtype) for v in n.outputs)
+    if backend is None:
+        from ...core.device import get_backend
+        backend = get_backend("CPU")
+    kernel = backend.kernel(n.op, tuple(Meta(v.shape, v.dtype) for v in n.inputs),
+                            attrs_dict(n.attrs), out_meta if len(out_meta) > 1 else out_meta[0])
+
+    def view(address, shape, d, size):
+        raw = (ctypes.c_char * max(size * np.dtype(d).itemsize, 1)).from_address(address)
+        return np.frombuffer(raw, d, count=size).reshape(shape)
+
+    def call(ptrs):
+        try:
+            res = kernel(*[view(ptrs[k], *m).copy() for k, m in enumerate(ins)])
+            for j, (r, m) in enumerate(zip(res if len(outs) > 1 else (res,), outs)):
+                view(ptrs[len(ins) + j], *m)[...] = r
+            return 0
+        except BaseException as exc:        # noqa: BLE001 - raised again by the program's run
+            site.caught.append(exc)
+            return 1
+    return ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))(call)
 
 
 class NativeProgram:
@@ -122,10 +168,16 @@ class NativeProgram:
                      if scratch_bytes(n) is not None})
         self.offsets, self.alias_of = offsets, {k: r.id for k, r in alias.items()}
         self._printers = []                 # (slot, ctypes callback) of each Print node
+        host_sites = {}                     # and of each host-callback node (ops.Custom)
         for n in g.all_nodes():
             if n.op == ir.PRINT:
                 slots[("print", n)] = k
                 self._printers.append((k, printer(n)))
+                k += 1
+            elif is_host_call(n):
+                slots[("host", n)] = k
+                host_sites[n] = HostFailure()
+                self._printers.append((k, host_caller(n, backend, host_sites[n])))
                 k += 1
         slots["arena"] = k
         self.n_slots = k + 1
@@ -136,6 +188,7 @@ class NativeProgram:
         fn.args[0].add_attribute("noalias")
         e = Emitter(g, module, fn, slots, offsets, alias)
         e.error_offset = self.error_offset = -(-self.arena_bytes // 8) * 8
+        e.host_sites = host_sites
         for n in g.nodes:
             try:
                 lower_node(e, n)
