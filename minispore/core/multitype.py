@@ -28,7 +28,7 @@ import types
 
 from .cells import is_cell
 from .dtype import DType
-from .errors import MinisporeError
+from .errors import MinisporeError, ShapeError
 from .tensor import Tensor
 
 
@@ -231,8 +231,8 @@ class _Mapper:
                                 f"first is, but got {type_name(s)}")
             lens.add(len(s))
         if len(lens) > 1:
-            raise ValueError(f"For '{name}', the sequences must have the same length, but got "
-                             f"lengths {[len(s) for s in seqs]}")
+            raise ShapeError(f"For '{name}', the sequences must have the same length, but got "
+                             f"lengths {[len(s) for s in seqs]}")     # MindSpore: RuntimeError
         n = lens.pop()
         order = range(n - 1, -1, -1) if self.reverse else range(n)
         out = [None] * n
