@@ -228,8 +228,6 @@ def test_pooling(mode):
     got = in_mode(lambda t: F.avg_pool1d(t, 3, 1, 1), Tensor(X[None]))
     ref = np.stack([np.pad(X, ((0, 0), (1, 1)))[:, i:i + 3].sum(1) / 3 for i in range(4)], -1)
     np.testing.assert_allclose(got.asnumpy()[0], ref, rtol=1e-6, atol=1e-7)
-    with pytest.raises(NotImplementedError, match="ceil_mode"):
-        F.max_pool2d(x, 2, ceil_mode=True)
 
 
 def _conv_ref(x, w, b, s, p):
@@ -336,12 +334,90 @@ def test_losses_follow_pytorch_formulas(name, mode):
 def test_refused_arguments_name_themselves():
     x = Tensor(X)
     for call, word in ((lambda: F.relu(x, inplace=True), "inplace"),
-                       (lambda: F.max_pool2d(Tensor(IMG), 2, return_indices=True),
-                        "return_indices"),
-                       (lambda: F.avg_pool2d(Tensor(IMG), 2, ceil_mode=True), "ceil_mode"),
                        (lambda: F.embedding(Tensor(LABELS), x, scale_grad_by_freq=True),
                         "scale_grad_by_freq")):
         with pytest.raises(NotImplementedError, match=word):
             call()
     with pytest.raises(ValueError, match="approximate"):
         F.gelu(x, approximate=True)
+
+
+def _torch_pool_len(n, k, s, p, d, ceil):
+    o = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)) // s + 1
+    return o - 1 if ceil and (o - 1) * s >= n + p else o
+
+
+def _max_pool_ref(x, k, s, p, d, ceil):
+    """PyTorch's max_pool2d loop: the first maximum of each window and its index h * W + w."""
+    n, c, h, w = x.shape
+    oh, ow = (_torch_pool_len(h, k[0], s[0], p[0], d[0], ceil),
+              _torch_pool_len(w, k[1], s[1], p[1], d[1], ceil))
+    out, idx = np.full((n, c, oh, ow), -np.inf), np.zeros((n, c, oh, ow), np.int64)
+    for i in range(oh):
+        for j in range(ow):
+            for a in range(k[0]):
+                for b in range(k[1]):
+                    r, q = i * s[0] - p[0] + a * d[0], j * s[1] - p[1] + b * d[1]
+                    if 0 <= r < h and 0 <= q < w:
+                        better = x[:, :, r, q] > out[:, :, i, j]
+                        out[:, :, i, j] = np.where(better, x[:, :, r, q], out[:, :, i, j])
+                        idx[:, :, i, j] = np.where(better, r * w + q, idx[:, :, i, j])
+    return out, idx
+
+
+def _avg_pool_ref(x, k, s, p, ceil, count_include_pad, divisor_override=None):
+    """PyTorch's avg_pool2d loop (ceil_mode windows clipped at H + padding)."""
+    n, c, h, w = x.shape
+    oh, ow = (_torch_pool_len(h, k[0], s[0], p[0], 1, ceil),
+              _torch_pool_len(w, k[1], s[1], p[1], 1, ceil))
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            hs, ws = i * s[0] - p[0], j * s[1] - p[1]
+            he, we = min(hs + k[0], h + p[0]), min(ws + k[1], w + p[1])
+            size = (he - hs) * (we - ws)
+            h0, w0, h1, w1 = max(hs, 0), max(ws, 0), min(he, h), min(we, w)
+            if not count_include_pad:
+                size = (h1 - h0) * (w1 - w0)
+            out[:, :, i, j] = x[:, :, h0:h1, w0:w1].sum((2, 3)) / (divisor_override or size)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("k,s,p,d,ceil", [((3, 3), (2, 2), (1, 1), (1, 1), True),
+                                          ((2, 3), (2, 2), (0, 1), (2, 1), False),
+                                          ((3, 2), (3, 2), (1, 1), (1, 2), True)])
+def test_max_pool2d_dilation_ceil_mode_and_indices(k, s, p, d, ceil, mode):
+    x = np.random.RandomState(0).randn(2, 3, 7, 8).astype(F32)
+    y, idx = in_mode(lambda t: F.max_pool2d(t, k, s, p, d, ceil, True), Tensor(x))
+    ry, ri = _max_pool_ref(x, k, s, p, d, ceil)
+    np.testing.assert_array_equal(y.asnumpy(), ry)
+    assert idx.dtype == ms.int64
+    np.testing.assert_array_equal(idx.asnumpy(), ri)
+    cell = ms.mint.nn.MaxPool2d(k, s, p, d, ceil_mode=ceil)
+    np.testing.assert_array_equal(cell(Tensor(x)).asnumpy(), ry)
+
+
+def test_max_pool2d_gradient_goes_to_the_first_maximum():
+    x = np.zeros((1, 1, 4, 4), F32)                  # all ties
+    x[0, 0, 3, 3] = 5.0
+    g = ms.grad(lambda t: F.max_pool2d(t, 3, 1, 1, ceil_mode=True).sum())(Tensor(x)).asnumpy()
+    _, idx = _max_pool_ref(x, (3, 3), (1, 1), (1, 1), (1, 1), True)
+    want = np.zeros(16)
+    np.add.at(want, idx.ravel(), 1.0)
+    np.testing.assert_array_equal(g.ravel(), want)
+
+
+@pytest.mark.parametrize("k,s,p,ceil,cip,dv", [((3, 3), (2, 2), (1, 1), True, True, None),
+                                               ((3, 3), (2, 2), (1, 1), True, False, None),
+                                               ((2, 3), (3, 2), (1, 1), True, True, 5),
+                                               ((3, 3), (2, 2), (1, 1), False, False, None)])
+def test_avg_pool2d_ceil_mode(k, s, p, ceil, cip, dv):
+    x = np.random.RandomState(1).randn(2, 3, 7, 8).astype(F32)
+    got = F.avg_pool2d(Tensor(x), k, s, p, ceil, cip, dv)
+    np.testing.assert_allclose(got.asnumpy(), _avg_pool_ref(x, k, s, p, ceil, cip, dv),
+                               rtol=1e-5, atol=1e-6)
+    x1 = x[0, :, 0]                                                 # (C, L)
+    got = ms.mint.nn.AvgPool1d(3, 2, 1, ceil_mode=True)(Tensor(x1))
+    want = _avg_pool_ref(x1[None, :, None], (1, 3), (1, 2), (0, 1), True, True)[0, :, 0]
+    np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6)

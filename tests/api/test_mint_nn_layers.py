@@ -200,8 +200,6 @@ def test_dropout_cell_drops_p_in_training_only():
 
 def test_refused_arguments():
     for make, word in ((lambda: mint.nn.Dropout(0.5, inplace=True), "inplace"),
-                       (lambda: mint.nn.MaxPool2d(2, ceil_mode=True), "ceil_mode"),
-                       (lambda: mint.nn.AvgPool2d(2, ceil_mode=True), "ceil_mode"),
                        (lambda: mint.nn.Embedding(4, 2, max_norm=1.0), "max_norm"),
                        (lambda: mint.nn.Embedding(4, 2, sparse=True), "sparse"),
                        (lambda: mint.nn.SiLU(inplace=True), "inplace")):

@@ -1,6 +1,8 @@
 """Pooling and padding of mint.nn.functional (PyTorch's signatures and rules) over the pooling
-op declarations, slicing, concat and gather: max_pool2d, avg_pool2d, avg_pool1d,
-adaptive_avg_pool1d/2d and pad ('constant', 'reflect', 'replicate', 'circular')."""
+op declarations, slicing, concat and gather: max_pool2d, avg_pool2d, avg_pool1d, adaptive
+average/max pooling and pad ('constant', 'reflect', 'replicate', 'circular'). Pooling with
+dilation, ceil_mode or return_indices stacks the window taps (strided slices of the padded
+input) and reduces them; without, it is the pooling op."""
 from __future__ import annotations
 
 import numbers
@@ -38,37 +40,131 @@ def _pads(who, padding, k):
     return p
 
 
+def _out_len(who, n, k, s, p, d, ceil_mode):
+    """PyTorch's pooling output length (ceil_mode: the last window starts inside the input or
+    its left padding)."""
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    if out <= 0:
+        raise ValueError(f"{who}: the window (kernel {k}, dilation {d}) does not fit an input "
+                         f"of size {n} with padding {p}")
+    return out
+
+
+def _taps(x, k, s, p, d, out, fill):
+    """The k[0] * k[1] window taps of (N, C, H, W) stacked on axis 2: (N, C, kk, oh, ow), the
+    input padded with `fill` (p before, enough after for the last window)."""
+    h, w = x.shape[2], x.shape[3]
+    need = [(o - 1) * ss + dd * (kk - 1) + 1 for o, ss, dd, kk in zip(out, s, d, k)]
+    after = [max(nd - n - pp, 0) for nd, n, pp in zip(need, (h, w), p)]
+    xp = pad(x, (p[1], after[1], p[0], after[0]), value=fill)
+    taps = []
+    for i in range(k[0]):
+        for j in range(k[1]):
+            r0, c0 = i * d[0], j * d[1]
+            taps.append(xp[:, :, r0:r0 + s[0] * (out[0] - 1) + 1:s[0],
+                           c0:c0 + s[1] * (out[1] - 1) + 1:s[1]])
+    return _a.stack(taps, 2)
+
+
+def _max_taps(x, k, s, p, d, ceil_mode, return_indices):
+    """max pooling over the taps: the first maximum of each window (its gradient goes there
+    only, as PyTorch's), with its flat index h * W + w in the input."""
+    from ...core.ops import math as _m
+    h, w = x.shape[2], x.shape[3]
+    out = (_out_len("max_pool2d", h, k[0], s[0], p[0], d[0], ceil_mode),
+           _out_len("max_pool2d", w, k[1], s[1], p[1], d[1], ceil_mode))
+    taps = _taps(x, k, s, p, d, out, float("-inf"))
+    kk = k[0] * k[1]
+    first = _m.equal(_a.one_hot(_r.argmax(taps, 2), kk, 1, 0, 2), 1)
+    y = _r.sum(_m.where(first, taps, _m.zeros_like(taps)), 2)
+    if not return_indices:
+        return y
+    rows = (np.arange(out[0])[None, :, None] * s[0] - p[0]
+            + (np.arange(k[0]) * d[0]).repeat(k[1])[:, None, None])
+    cols = (np.arange(out[1])[None, None, :] * s[1] - p[1]
+            + np.tile(np.arange(k[1]) * d[1], k[0])[:, None, None])
+    from ...core.tensor import Tensor
+    table = Tensor((rows * w + cols).astype(np.int64)[None, None])
+    idx = _r.sum(_m.where(first, _a.zeros_like(first, table.dtype) + table,
+                          _a.zeros_like(first, table.dtype)), 2)
+    return y, idx
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """The maximum of each window (stride defaults to kernel_size; padding pads -inf)."""
-    _no("max_pool2d", "dilation", dilation, 1)
-    _no("max_pool2d", "ceil_mode", ceil_mode, False)
-    _no("max_pool2d", "return_indices", return_indices, False)
+    """The maximum of each window (stride defaults to kernel_size; padding pads -inf);
+    return_indices also gives each maximum's flat index h * W + w (int64), as PyTorch."""
     k = _cv.pair("max_pool2d", "kernel_size", kernel_size)
     s = k if stride is None else _cv.pair("max_pool2d", "stride", stride)
     p = _pads("max_pool2d", padding, k)
-    return _as4d("max_pool2d", input, lambda x: _cv.max_pool2d(x, k, s, p, pad_mode="pad"))
+    dl = _cv.pair("max_pool2d", "dilation", dilation)
+    if not isinstance(ceil_mode, bool) or not isinstance(return_indices, bool):
+        raise TypeError("max_pool2d: ceil_mode and return_indices must be bools")
+    if dl == (1, 1) and not ceil_mode and not return_indices:
+        return _as4d("max_pool2d", input, lambda x: _cv.max_pool2d(x, k, s, p, pad_mode="pad"))
+    pp = (p[0], p[2])
+    if not return_indices:
+        return _as4d("max_pool2d", input, lambda x: _max_taps(x, k, s, pp, dl, ceil_mode, False))
+    if len(input.shape) == 3:
+        y, i = _max_taps(_a.expand_dims(input, 0), k, s, pp, dl, ceil_mode, True)
+        return _a.squeeze(y, 0), _a.squeeze(i, 0)
+    _as4d("max_pool2d", input, lambda x: x)                # the rank check
+    return _max_taps(input, k, s, pp, dl, ceil_mode, True)
+
+
+def _avg_divisors(h, w, k, s, p, out, count_include_pad):
+    """PyTorch's avg_pool2d divisor of each window (ceil_mode windows clipped at H + p)."""
+    div = np.zeros(out, np.float64)
+    for i in range(out[0]):
+        for j in range(out[1]):
+            hs, ws = i * s[0] - p[0], j * s[1] - p[1]
+            he, we = min(hs + k[0], h + p[0]), min(ws + k[1], w + p[1])
+            size = (he - hs) * (we - ws)
+            if not count_include_pad:
+                size = (min(he, h) - max(hs, 0)) * (min(we, w) - max(ws, 0))
+            div[i, j] = size
+    return div
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """The mean of each window (stride defaults to kernel_size); with padding, the padded zeros
-    count unless count_include_pad=False; divisor_override divides each window's sum by it."""
-    _no("avg_pool2d", "ceil_mode", ceil_mode, False)
+    count unless count_include_pad=False; divisor_override divides each window's sum by it;
+    ceil_mode windows past the padded input average what they cover, as PyTorch."""
     k = _cv.pair("avg_pool2d", "kernel_size", kernel_size)
     s = k if stride is None else _cv.pair("avg_pool2d", "stride", stride)
     p = _pads("avg_pool2d", padding, k)
+    if not isinstance(ceil_mode, bool):
+        raise TypeError(f"avg_pool2d: ceil_mode must be a bool, got {ceil_mode!r}")
+    if divisor_override is not None and (
+            isinstance(divisor_override, bool) or
+            not isinstance(divisor_override, numbers.Integral) or divisor_override == 0):
+        raise ValueError(f"avg_pool2d: divisor_override must be a non-zero int or None, got "
+                         f"{divisor_override!r}")
+    if ceil_mode:
+        return _as4d("avg_pool2d", input, lambda x: _avg_ceil(
+            x, k, s, (p[0], p[2]), bool(count_include_pad), divisor_override))
     if divisor_override is not None:
-        if isinstance(divisor_override, bool) or not isinstance(divisor_override,
-                                                                numbers.Integral) \
-                or divisor_override == 0:
-            raise ValueError(f"avg_pool2d: divisor_override must be a non-zero int or None, got "
-                             f"{divisor_override!r}")
         scale = k[0] * k[1] / float(divisor_override)
         return _as4d("avg_pool2d", input, lambda x: _cv.avg_pool2d(
             x, k, s, p, count_include_pad=True, pad_mode="pad") * scale)
     return _as4d("avg_pool2d", input, lambda x: _cv.avg_pool2d(
         x, k, s, p, count_include_pad=bool(count_include_pad), pad_mode="pad"))
+
+
+def _avg_ceil(x, k, s, p, count_include_pad, divisor_override):
+    from ...core.tensor import Tensor
+    h, w = x.shape[2], x.shape[3]
+    out = (_out_len("avg_pool2d", h, k[0], s[0], p[0], 1, True),
+           _out_len("avg_pool2d", w, k[1], s[1], p[1], 1, True))
+    total = _r.sum(_taps(x, k, s, p, (1, 1), out, 0.0), 2)
+    if divisor_override is not None:
+        return total / float(divisor_override)
+    div = _avg_divisors(h, w, k, s, p, out, count_include_pad)
+    return total / Tensor(div.astype(x.dtype.np))
 
 
 def _one(who, what, v):
@@ -91,16 +187,15 @@ def _as1d(who, x, fn):
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
+    """avg_pool2d over a (N, C, 1, L) view of (N, C, L) or (C, L)."""
     k = _one("avg_pool1d", "kernel_size", kernel_size)
     s = k if stride is None else _one("avg_pool1d", "stride", stride)
     p = _one("avg_pool1d", "padding", padding)
-    _no("avg_pool1d", "ceil_mode", ceil_mode, False)
     if p * 2 > k:
         raise ValueError(f"avg_pool1d: padding={padding!r} must be at most half of kernel_size="
                          f"{k}")
-    return _as1d("avg_pool1d", input, lambda x: _cv.avg_pool2d(
-        x, (1, k), (1, s), (0, 0, p, p), count_include_pad=bool(count_include_pad),
-        pad_mode="pad"))
+    return _as1d("avg_pool1d", input, lambda x: avg_pool2d(
+        x, (1, k), (1, s), (0, p), ceil_mode, bool(count_include_pad)))
 
 
 def _bins(n, out):

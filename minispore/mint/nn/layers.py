@@ -341,27 +341,28 @@ class MaxPool2d(Cell):
     def __init__(self, kernel_size=1, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
-        F._not_supported("MaxPool2d", "dilation", dilation, 1)
-        F._not_supported("MaxPool2d", "return_indices", return_indices, False)
-        F._not_supported("MaxPool2d", "ceil_mode", ceil_mode, False)
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.dilation = dilation
+        self.return_indices = _check_bool("MaxPool2d", "return_indices", return_indices)
+        self.ceil_mode = _check_bool("MaxPool2d", "ceil_mode", ceil_mode)
 
     def construct(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding)
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
 
 
 class AvgPool2d(Cell):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
-        F._not_supported("AvgPool2d", "ceil_mode", ceil_mode, False)
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode = _check_bool("AvgPool2d", "ceil_mode", ceil_mode)
         self.count_include_pad = _check_bool("AvgPool2d", "count_include_pad",
                                              count_include_pad)
         self.divisor_override = divisor_override
 
     def construct(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, False,
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
@@ -369,13 +370,13 @@ class AvgPool1d(Cell):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
         super().__init__()
-        F._not_supported("AvgPool1d", "ceil_mode", ceil_mode, False)
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode = _check_bool("AvgPool1d", "ceil_mode", ceil_mode)
         self.count_include_pad = _check_bool("AvgPool1d", "count_include_pad",
                                              count_include_pad)
 
     def construct(self, input):
-        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, False,
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
 
