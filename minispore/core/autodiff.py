@@ -4,7 +4,7 @@ tape records (pynative.TAPE), then chain the recorded bprops backwards."""
 from __future__ import annotations
 
 from . import context, hooks
-from .mutable import differentiable_items
+from .mutable import SymScalar, differentiable_items
 from .pynative import TAPE, Leaf, backward
 from .tensor import Parameter, ParameterTuple, Tensor
 
@@ -50,10 +50,15 @@ def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tup
     requires_grad=False get zeros (MindSpore PyNative: such a Parameter is not differentiated)."""
     check_positions(positions, args)
     fn = _callable(fn)
-    watched, groups = [], []            # groups: per position, None or its mutable items' count
+    # per position: ("one",) an input, ("seq", n) a mutable sequence's n tensors, ("zero", v) a
+    # variable scalar (not differentiated: its gradient is the Python zero v, as MindSpore's)
+    watched, groups = [], []
     for p in positions:
+        if isinstance(args[p], SymScalar):
+            groups.append(("zero", args[p].kind(0)))
+            continue
         items = differentiable_items(args[p])
-        groups.append(None if items is None else len(items))
+        groups.append(("one",) if items is None else ("seq", len(items)))
         watched.extend([args[p]] if items is None else items)
     watched += list(weights)
     frozen = {id(w) for w in weights if isinstance(w, Parameter) and not w.requires_grad}
@@ -79,9 +84,15 @@ def run_with_grads(fn, args: tuple, kwargs: dict, positions: tuple, weights: tup
         _detach(out)
         _detach(grads)
     pos_grads, i = [], 0
-    for n in groups:                    # a mutable sequence's grads: one tuple
-        pos_grads.append(grads[i] if n is None else tuple(grads[i:i + n]))
-        i += 1 if n is None else n
+    for kind, *data in groups:
+        if kind == "one":
+            pos_grads.append(grads[i])
+            i += 1
+        elif kind == "seq":                 # a mutable sequence's grads: one tuple
+            pos_grads.append(tuple(grads[i:i + data[0]]))
+            i += data[0]
+        else:
+            pos_grads.append(data[0])
     return out, pos_grads, grads[i:]
 
 

@@ -383,6 +383,8 @@ def scalar_of(t: Tensor, kind) -> SymScalar:
         raise ValueError(f"Can not convert Tensor with more than one element to Scalar, while "
                          f"the data's shape is: {t.shape}")
     plain = t._plain() if isinstance(t, SymScalar) else t
+    from .ops.array import stop_gradient        # a Python number: no gradient flows through
+    plain = stop_gradient(plain)
     if plain.shape != ():
         from .ops.array import reshape
         plain = reshape(plain, ())

@@ -360,3 +360,29 @@ def test_variable_scalars_through_logic_and_tensor_if_stay_python_numbers():
     assert y == 4 and type(y) is int
     y, t = _constants_from_branches(Tensor(np.array([1.0, 2.0], np.float32)))
     assert y == 1 and type(y) is int and t.asnumpy().tolist() == [1.0, 2.0]
+
+
+def _scaled_by_own_sum(x):
+    return (x * float(x.sum())).sum()
+
+
+def _times_square(x, n):
+    return (x * n * n).sum()
+
+
+@pytest.mark.parametrize("mode", [ms.GRAPH_MODE, ms.PYNATIVE_MODE])
+def test_variable_scalars_are_not_differentiated(mode):
+    # MindSpore, both modes: grad of (x * float(x.sum())).sum() is [3. 3.] (the Python number is
+    # a constant of the gradient); grad w.r.t. (x, mutable(2.0)) of (x*n*n).sum() is
+    # ([4. 4.], 0.0) compiled, [4. 4.] in PyNative (a Python number has no gradient)
+    ms.set_context(mode=mode)
+    x = Tensor(np.array([1.0, 2.0], np.float32))
+    assert ms.grad(_scaled_by_own_sum)(x).asnumpy().tolist() == [3.0, 3.0]
+    assert ms.jit(ms.grad(_scaled_by_own_sum))(x).asnumpy().tolist() == [3.0, 3.0]
+    gx, gn = ms.jit(ms.grad(_times_square, grad_position=(0, 1)))(x, ms.mutable(2.0))
+    assert gx.asnumpy().tolist() == [4.0, 4.0] and gn == 0.0 and type(gn) is float
+    eager = ms.grad(_times_square, grad_position=(0, 1))(x, ms.mutable(2.0))
+    if mode == ms.GRAPH_MODE:
+        assert eager[0].asnumpy().tolist() == [4.0, 4.0] and eager[1] == 0.0
+    else:
+        assert eager.asnumpy().tolist() == [4.0, 4.0]
