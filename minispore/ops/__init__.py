@@ -42,7 +42,8 @@ from .primitives import *  # noqa: F401,F403
 from .primitives import _SIMPLE
 from . import functional, operations  # noqa: E402  (MindSpore's ops.functional, ops.operations)
 from . import composite  # noqa: E402  (MindSpore's ops.composite)
-from .composite import (Partial, count_nonzero, dot, mm, repeat_elements,  # noqa: E402
+from .composite import (Partial, batch_dot, count_nonzero, dot, mm,  # noqa: E402
+                        repeat_elements,
                         repeat_interleave, sequence_mask, tensor_dot, vecdot)
 
 __all__ = [n for n in dir() if not n.startswith("_")] + list(_SIMPLE)

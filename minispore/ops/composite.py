@@ -20,7 +20,7 @@ from ..core.tensor import Tensor
 from .functional_namespace import clip_by_global_norm, clip_by_value  # noqa: F401
 
 __all__ = ["GradOperation", "HyperMap", "Map", "MultitypeFuncGraph", "zeros_like", "ones_like",
-           "matmul", "mm", "dot", "tensor_dot", "vecdot", "sequence_mask", "count_nonzero",
+           "matmul", "mm", "dot", "tensor_dot", "vecdot", "batch_dot", "sequence_mask", "count_nonzero",
            "repeat_elements", "repeat_interleave", "normal", "uniform", "clip_by_value",
            "clip_by_global_norm"]
 
@@ -228,6 +228,83 @@ def vecdot(x, y, *, axis=-1):
     if axis < -ndim or axis >= ndim:
         raise ValueError("For vecdot, the dim is out of range.")
     return _R.reduce_sum(_M.mul(x, y), axis)
+
+
+def _batch_dot_axes(axes, n1, n2):
+    """batch_dot's axes as [axis of x1, axis of x2], non-negative (MindSpore's rules)."""
+    if axes is None:
+        return [n1 - 1, n2 - 1 if n2 == 2 else n2 - 2]
+    if isinstance(axes, (list, tuple)):
+        if 0 in axes:
+            raise ValueError(f"For 'batch_dot', the 'axes' cannot contain 0, but got axes: "
+                             f"{axes}.")
+        if len(axes) != 2:
+            raise ValueError(f"For 'batch_dot', the length of 'axes' must be equal to 2, but "
+                             f"got {len(axes)}.")
+        for a in axes:
+            if isinstance(a, bool) or not isinstance(a, int):
+                raise TypeError(f"For 'batch_dot', the axes must be ints, but got {axes!r}")
+        out = [axes[0] + n1 if axes[0] < 0 else axes[0], axes[1] + n2 if axes[1] < 0 else axes[1]]
+        if out[0] < 0 or out[1] < 0 or out[0] > n1 or out[1] > n2:
+            raise ValueError(f"For 'batch_dot', the axes must be in range for the inputs' ranks "
+                             f"({n1}, {n2}), but got {axes}")
+        return out
+    if isinstance(axes, int) and not isinstance(axes, bool):
+        if axes == 0 or axes > n1 or axes > n2:
+            raise ValueError(f"For 'batch_dot', an int 'axes' must be nonzero and at most the "
+                             f"inputs' ranks ({n1}, {n2}), but got {axes}")
+        out = [axes + n1, axes + n2] if axes < 0 else [axes, axes]
+        if out[0] < 0:
+            raise ValueError(f"For 'batch_dot', the reversed axes must be non-negative, but got "
+                             f"{axes}")
+        return out
+    raise ValueError(f"For 'batch_dot', the type of 'axes' must be one of those: int, "
+                     f"tuple(int), list(int), but got {type(axes).__name__}.")
+
+
+def _batch_dot_operand(shape, axis, second):
+    """(transpose permutation, 3-D shape, free dims) of one operand around its contracted axis."""
+    free = tuple(i for i in range(1, len(shape)) if i != axis)
+    dims = tuple(shape[i] for i in free)
+    n = int(_np.prod(dims, dtype=_np.int64))
+    perm = (0,) + ((axis,) + free if second else free + (axis,))
+    return perm, ((shape[0], shape[axis], n) if second else (shape[0], n, shape[axis])), dims
+
+
+def batch_dot(x1, x2, axes=None):
+    """Per sample of the first (batch) axis, the dot product over x1's axes[0] and x2's
+    axes[1]: shape (batch,) + x1's free axes + x2's free axes (a 2-D input's extra axis squeezed
+    again); float32 inputs, ranks >= 2."""
+    _tensor("batch_dot", "x1", x1), _tensor("batch_dot", "x2", x2)
+    s1, s2 = tuple(x1.shape), tuple(x2.shape)
+    if len(s1) < 2 or len(s2) < 2:
+        raise ValueError(f"For 'batch_dot', the inputs x1, x2 should have 'dimension >= 2', but "
+                         f"got 'len(x1_shape)': ({len(s1)}) and 'len(x2_shape)': ({len(s2)}).")
+    for name, t in (("x1", x1), ("x2", x2)):
+        if t.dtype != _dt.float32:
+            raise TypeError(f"For 'batch_dot', '{name}' must be float32, but got {t.dtype}")
+    if s1[0] != s2[0]:
+        raise ValueError(f"For 'batch_dot', the inputs 'x1', 'x2' should have the same batch "
+                         f"sizes, but got 'x1_batch_size': {s1[0]} and 'x2_batch_size': {s2[0]}.")
+    axes = _batch_dot_axes(axes, len(s1), len(s2))
+    if len(s1) == 2:
+        x1, axes[0] = _A.expand_dims(x1, 1), axes[0] + 1
+    if len(s2) == 2:
+        x2 = _A.expand_dims(x2, 2)
+    t1, t2 = tuple(x1.shape), tuple(x2.shape)
+    if t1[axes[0]] != t2[axes[1]]:
+        raise ValueError(f"For 'batch_dot', the contracted axes must have the same size, but got "
+                         f"shapes {s1} and {s2} with axes {axes}")
+    p1, r1, f1 = _batch_dot_operand(t1, axes[0], False)
+    p2, r2, f2 = _batch_dot_operand(t2, axes[1], True)
+    a = _A.reshape(_A.transpose(x1, p1), r1)
+    b = _A.reshape(_A.transpose(x2, p2), r2)
+    out = _A.reshape(_L.bmm(a, b), (s1[0],) + f1 + f2)
+    if len(s1) == 2:
+        return _A.squeeze(out, 1)
+    if len(s2) == 2:
+        return _A.squeeze(out, -1)
+    return out
 
 
 class Partial:

@@ -383,7 +383,7 @@ def test_tensor_dot_vecdot(mode):
 
 def test_composite_names_are_the_ops_objects():
     # MindSpore: C.dot is ops.dot, C.normal is ops.normal, C.clip_by_value is ops.clip_by_value
-    for n in ("dot", "mm", "tensor_dot", "vecdot", "sequence_mask", "count_nonzero",
+    for n in ("dot", "mm", "tensor_dot", "vecdot", "batch_dot", "sequence_mask", "count_nonzero",
               "repeat_elements", "repeat_interleave", "normal", "uniform", "clip_by_value",
               "clip_by_global_norm"):
         assert getattr(C, n) is getattr(ops, n), n
@@ -476,3 +476,44 @@ def test_multitype_read_value_assigns_alike(mode, read_value):
     r = net(Tensor(np.array([0.5, 0.25], np.float32)))
     # MindSpore, both modes, either read_value: ([0.5, 0.75],) and the Parameter updated
     assert _np(r) == ([0.5, 0.75],) and net.p[0].asnumpy().tolist() == [0.5, 0.75]
+
+
+
+def _ar(*s):
+    return np.arange(int(np.prod(s)), dtype=np.float32).reshape(s) / 7
+
+
+@pytest.mark.parametrize("s1,s2,axes,shape,total", [
+    # MindSpore 2.10's shapes and sums
+    ((2, 3, 4), (2, 4, 5), None, (2, 3, 5), 711.43),
+    ((2, 3), (2, 3), None, (2, 1), 1.12),
+    ((2, 3), (2, 3), (1, 1), (2, 1), 1.12),
+    ((2, 3, 4), (2, 4), None, (2, 3), 26.2),
+    ((2, 4), (2, 4, 5), None, (2, 5), 77.14),
+    ((6, 2, 3, 5, 8), (6, 8, 2, 3), (-1, 1), (6, 2, 3, 5, 2, 3), 24135532.0),
+    ((2, 5, 5), (2, 5, 5), 2, (2, 5, 5), 3869.9),
+    ((2, 2, 5), (2, 5, 5), (-1, -2), (2, 2, 5), 622.96),
+    ((2, 3, 4), (2, 3, 4), -1, (2, 3, 3), 249.06),
+])
+@pytest.mark.filterwarnings("ignore:graph .* has been compiled")   # one lambda, nine shapes
+def test_batch_dot(mode, s1, s2, axes, shape, total):
+    a, b = _ar(*s1), _ar(*s2)
+    r = in_mode(lambda p, q: C.batch_dot(p, q, axes), Tensor(a), Tensor(b))
+    assert r.shape == shape
+    np.testing.assert_allclose(float(r.asnumpy().sum()), total, rtol=5e-3)   # 2 decimals
+    ax = [len(s1) - 1, len(s2) - 1 if len(s2) == 2 else len(s2) - 2] if axes is None else \
+        ([axes, axes] if isinstance(axes, int) and axes > 0 else
+         [axes + len(s1), axes + len(s2)] if isinstance(axes, int) else list(axes))
+    want = np.stack([np.tensordot(a[i], b[i], ((ax[0] % len(s1) - 1,), (ax[1] % len(s2) - 1,)))
+                     for i in range(s1[0])])
+    np.testing.assert_allclose(r.asnumpy().reshape(want.shape), want, rtol=1e-5)
+
+
+def test_batch_dot_errors():
+    # MindSpore: ValueError for a 0 axis and for different batch sizes, TypeError for int64
+    with pytest.raises(ValueError, match="cannot contain 0"):
+        C.batch_dot(Tensor(_ar(2, 3)), Tensor(_ar(2, 3)), (0, 1))
+    with pytest.raises(TypeError, match="float32"):
+        C.batch_dot(Tensor(np.ones((2, 3), np.int64)), Tensor(np.ones((2, 3), np.int64)))
+    with pytest.raises(ValueError, match="same batch sizes"):
+        C.batch_dot(Tensor(_ar(2, 3)), Tensor(_ar(3, 3)))
