@@ -146,7 +146,8 @@ class EagerExecutor:
     def print_values(inputs) -> None:
         """ops.Print in PyNative: prints now, one input per line (MindSpore's PyNative Print),
         tensors as their repr Tensor(shape=..., dtype=..., value=...), other values as str."""
-        print("\n".join(repr(a) if isinstance(a, Tensor) else str(a) for a in inputs))
+        print("\n".join(Tensor.__repr__(a) if isinstance(a, Tensor) else str(a)
+                        for a in inputs))           # a Parameter as its values, too
 
     def apply(self, op: OpDef, inputs: tuple, attrs: tuple):
         ts = inputs = op_inputs(op, inputs)

@@ -369,6 +369,8 @@ class Parameter(Tensor):
         return (f"Parameter (name={self.name}, shape={self.shape}, dtype={self.dtype}, "
                 f"requires_grad={self.requires_grad})")
 
+    __str__ = __repr__          # print(param) shows this line in MindSpore too
+
     def __reduce__(self):
         return (Parameter, (self.asnumpy(), self.name, self.requires_grad))
 

@@ -325,3 +325,38 @@ def test_graph_print_honours_an_explicit_sep_and_end(capsys):
     f(Tensor(np.array([1.0], np.float32)))
     assert capsys.readouterr().out == \
         "s|Tensor(shape=[1], dtype=Float32, value=[ 1.00000000e+00])!\n"
+
+
+class ParamPrint(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = ms.Parameter(Tensor(np.array([1.0, 2.0], np.float32)), name="w")
+
+    def construct(self, x):
+        ops.Print()("w", self.w)
+        print(self.w)
+        ops.print_("v", x, 3)
+        return x
+
+
+PARAM_PYNATIVE = (
+    "w\n"
+    "Tensor(shape=[2], dtype=Float32, value= [ 1.00000000e+00,  2.00000000e+00])\n"
+    "Parameter (name=w, shape=(2,), dtype=Float32, requires_grad=True)\n"
+    "v\n"
+    "Tensor(shape=[1], dtype=Float32, value= [ 5.00000000e-01])\n"
+    "3\n")
+
+PARAM_GRAPH = (
+    "w\n"
+    "Tensor(shape=[2], dtype=Float32, value=[ 1.00000000e+00  2.00000000e+00])\n"
+    "Tensor(shape=[2], dtype=Float32, value=[ 1.00000000e+00  2.00000000e+00])\n"
+    "v\n"
+    "Tensor(shape=[1], dtype=Float32, value=[ 5.00000000e-01])\n"
+    "3\n")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_parameters_and_print_(mode, capsys):
+    ParamPrint()(Tensor(np.array([0.5], np.float32)))
+    assert capsys.readouterr().out == (PARAM_PYNATIVE if mode == "pynative" else PARAM_GRAPH)
