@@ -395,6 +395,20 @@ def scalar_of(t: Tensor, kind) -> SymScalar:
     return wrap_result(out, kind)
 
 
+def extremum(func, values) -> SymScalar:
+    """`max(...)` / `min(...)` of numbers, some of them variable scalars: a variable scalar of
+    their joined type (MindSpore's graph mode computes it at run time)."""
+    from .ops.math import maximum, minimum
+    kind = scalar_kind(*values)
+    d = _COMPUTE[kind]
+    pick = maximum if func is max else minimum
+    parts = [v._plain(d) if isinstance(v, SymScalar) else Tensor(kind(v), d) for v in values]
+    out = parts[0]
+    for p in parts[1:]:
+        out = pick(out, p)
+    return wrap_result(out, kind)
+
+
 def tensor_of(s: SymScalar, dtype=None) -> Tensor:
     """`Tensor(s)` of a variable scalar: a 0-d tensor of `dtype` (default: the scalar's own,
     int64 / float32 / bool)."""

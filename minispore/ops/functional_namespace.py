@@ -82,7 +82,10 @@ def tuple_to_array(input_x):
 
 def scalar_to_tensor(input_x, dtype=_dt.float32):
     """A 0-D tensor of `dtype` (float32 by default, also for ints and bools) from a Python
-    bool, int or float."""
+    bool, int or float (in a graph, also a variable scalar: an ms.mutable input or float(t))."""
+    from ..core.mutable import SymScalar, tensor_of
+    if isinstance(input_x, SymScalar):
+        return tensor_of(input_x, dtype)
     if not _is_number(input_x):
         raise TypeError(f"For 'ScalarToTensor', the type of 'x' should be one of ['bool', "
                         f"'int', 'float'], but got type '{type(input_x).__name__}'")

@@ -386,3 +386,15 @@ def test_variable_scalars_are_not_differentiated(mode):
         assert eager[0].asnumpy().tolist() == [4.0, 4.0] and eager[1] == 0.0
     else:
         assert eager.asnumpy().tolist() == [4.0, 4.0]
+
+
+@ms.jit
+def _extremes(n, m):
+    return max(n, m), min(n, 2), ops.scalar_to_tensor(n), max(n, m, 7)
+
+
+def test_max_min_and_scalar_to_tensor_of_variable_scalars():
+    # MindSpore: (4, 2, Tensor(shape=[], dtype=Float32, value= 3), 7)
+    a, b, t, c = _extremes(ms.mutable(3), ms.mutable(4))
+    assert (a, b, c) == (4, 2, 7) and all(type(v) is int for v in (a, b, c))
+    assert t.dtype == mstype.float32 and t.shape == () and t.asnumpy() == 3.0

@@ -396,6 +396,10 @@ class Parser(Expressions):
                 and isinstance(args[1], str):
             from .guards import record_dynamic_attribute     # a value the graph depends on
             record_dynamic_attribute(args[0], args[1], frame, node)
+        if (func is max or func is min) and len(args) >= 2 and not kwargs:
+            from ..mutable import SymScalar, extremum, scalar_kind
+            if any(isinstance(a, SymScalar) for a in args) and scalar_kind(*args) is not None:
+                return self._located_call(lambda: extremum(func, args), node, frame)
         if func in (float, int, bool, Tensor) and args and is_symbolic(args[0]):
             from ..mutable import SymScalar, scalar_of, tensor_of
             if func is not Tensor and len(args) == 1 and not kwargs:   # a run-time scalar
