@@ -421,3 +421,22 @@ def test_avg_pool2d_ceil_mode(k, s, p, ceil, cip, dv):
     got = ms.mint.nn.AvgPool1d(3, 2, 1, ceil_mode=True)(Tensor(x1))
     want = _avg_pool_ref(x1[None, :, None], (1, 3), (1, 2), (0, 1), True, True)[0, :, 0]
     np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_max_unpool2d_inverts_max_pool2d(mode):
+    x = np.random.RandomState(3).randn(2, 3, 6, 7).astype(F32)
+
+    def roundtrip(t):
+        y, idx = F.max_pool2d(t, 2, 2, return_indices=True)
+        return F.max_unpool2d(y, idx, 2, output_size=(6, 7)), y, idx
+    out, y, idx = in_mode(roundtrip, Tensor(x))
+    want = np.zeros((2, 3, 42), F32)
+    np.put_along_axis(want, idx.asnumpy().reshape(2, 3, -1), y.asnumpy().reshape(2, 3, -1), 2)
+    np.testing.assert_array_equal(out.asnumpy(), want.reshape(2, 3, 6, 7))
+    with pytest.raises(IndexError):                 # a 7-wide plane's index in a 6-wide one
+        F.max_unpool2d(y, idx, 2).asnumpy()             # default size (H - 1) * 2 + 2 = 6
+    y6, idx6 = F.max_pool2d(Tensor(x[..., :6]), 2, return_indices=True)
+    assert F.max_unpool2d(y6, idx6, 2).shape == (2, 3, 6, 6)
+    cell = ms.mint.nn.MaxUnpool2d(2)
+    assert cell(y[0], idx[0], (6, 7)).shape == (3, 6, 7)

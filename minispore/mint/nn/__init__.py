@@ -10,7 +10,7 @@ from .activation import (ELU, GELU, GLU, SELU, ConstantPad1d, ConstantPad2d, Con
                          ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .layers import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, BatchNorm1d,
                      BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, Embedding, GroupNorm, LayerNorm,
-                     Linear, MaxPool2d)
+                     Linear, MaxPool2d, MaxUnpool2d)
 from .resample import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
                        ConvTranspose2d, Dropout2d, Fold, PixelShuffle, Unfold, Upsample,
                        UpsamplingBilinear2d, UpsamplingNearest2d)
@@ -25,7 +25,7 @@ __all__ = ["Cell", "ELU", "GELU", "GLU", "SELU", "ConstantPad1d", "ConstantPad2d
            "Softmax", "Softshrink", "Tanh", "Threshold", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "BatchNorm1d",
            "BatchNorm2d", "BatchNorm3d", "Conv1d", "Conv2d", "Embedding", "GroupNorm",
-           "LayerNorm", "Linear", "MaxPool2d", "BCELoss", "BCEWithLogitsLoss",
+           "LayerNorm", "Linear", "MaxPool2d", "MaxUnpool2d", "BCELoss", "BCEWithLogitsLoss",
            "CosineEmbeddingLoss", "CrossEntropyLoss", "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss",
            "SmoothL1Loss", "SoftMarginLoss", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "ConvTranspose2d", "Dropout2d", "Fold", "PixelShuffle", "Unfold",

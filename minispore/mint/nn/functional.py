@@ -25,7 +25,7 @@ from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  #
                       smooth_l1_loss, soft_margin_loss)
 from ._pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: F401
                        adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
-                       avg_pool2d, max_pool2d, pad)
+                       avg_pool2d, max_pool2d, max_unpool2d, pad)
 from ._resample import (conv1d, conv_transpose2d, dropout2d, fold,  # noqa: F401
                         interpolate, pixel_shuffle, unfold, upsample)
 
@@ -374,4 +374,4 @@ __all__ = ["relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "mish", "logsigmo
            "binary_cross_entropy_with_logits", "kl_div", "soft_margin_loss",
            "cosine_embedding_loss", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "conv1d", "conv_transpose2d", "dropout2d", "interpolate",
-           "pixel_shuffle", "unfold", "fold", "upsample"]
+           "pixel_shuffle", "unfold", "fold", "upsample", "max_unpool2d"]
