@@ -303,3 +303,11 @@ def test_custom_under_tensor_control_flow(mode):
     np.testing.assert_allclose(ms.grad(_Branchy())(-x).asnumpy(), [0.3125, 1.6015625], rtol=1e-6)
     np.testing.assert_allclose(_Loop()(x).asnumpy(), 0.008300781, rtol=1e-6)
     np.testing.assert_allclose(ms.grad(_Loop())(x).asnumpy(), [0.0625, -0.0078125], rtol=1e-6)
+
+
+def test_custom_on_each_backend(backend, mode):
+    net = _Net(_mul_add())
+    x, y = Tensor(X), Tensor(Y)
+    assert net(x, y).asnumpy().tolist() == [10., 22., 38.]
+    gx, gy = ms.grad(net, grad_position=(0, 1))(x, y)
+    assert gx.asnumpy().tolist() == [8., 10., 12.] and gy.asnumpy().tolist() == [2., 4., 6.]
