@@ -11,8 +11,12 @@ symbolic 0-d tensor that follows MindSpore's scalar rules under Python operators
 int, `/` a float, comparisons a bool; a float is computed in float32, as MindSpore's graph
 scalars; with a tensor it takes the dtype a Python number would give). A SymScalar returned by
 the graph comes back as a Python number (a float input returned unchanged keeps its exact value).
-Passed to an op function (`ops.add(x, n)`) it is a 0-d tensor of its dtype (int64 / float32 /
-bool); where the graph needs its value at compile time (a shape, `range(n)`) it raises.
+An op function (`ops.add(x, n)`) takes it as it takes a Python number (graph/builder.py); where
+the graph needs its value at compile time (a shape, `range(n)`) it raises. `float(t)`, `int(t)`,
+`bool(t)` of a one-element graph tensor, numbers joined by a tensor `if`, and `max`/`min` of
+variable scalars are SymScalars too (the parser makes them). A variable scalar is not
+differentiated (its gradient is a Python zero); a mutable tuple or list of tensors is a
+differentiable input of a graph (autodiff.py: one gradient per element), a constant in PyNative.
 """
 from __future__ import annotations
 
@@ -250,8 +254,8 @@ class SymScalar(Tensor):
             f"this {self.kind.__name__} is a variable scalar of the graph (an ms.mutable input, "
             f"or computed from one or from a tensor): its value is known only at run time, so "
             f"it cannot be used where a compile-time value is needed (a shape, range(), a "
-            f"Python condition such as max()/min() of it). Pass it without ms.mutable to make "
-            f"it a compile-time constant")
+            f"Python function run on it). Pass it without ms.mutable to make it a compile-time "
+            f"constant")
 
     # -- operators --------------------------------------------------------------------------------
     def _plain(self, d=None) -> Tensor:
