@@ -74,6 +74,13 @@ def cell_hooks(cell) -> tuple | None:
 
 def register(cell, kind: str, hook_fn, prepend=False, with_kwargs=False, always_call=False):
     check_hook_fn(hook_fn)
+    if getattr(executor.current, "parser", None) is not None:
+        name = f"register_{kind}_hook"
+        raise RuntimeError(f"Failed to compile in GRAPH_MODE because the method or function "
+                           f"'mindspore.nn.cell.Cell.{name}' is not supported in 'construct' or "
+                           f"function with @jit decorator. Try to use the method or function "
+                           f"'mindspore.nn.cell.Cell.{name}' externally such as initialized in "
+                           f"the method '__init__' before assigning.")
     k = KINDS.index(kind)
     ref = weakref.ref(cell)
 

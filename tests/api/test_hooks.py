@@ -326,3 +326,19 @@ def test_cell_backward_hook_inside_a_jit_construct():
     net.inner.register_backward_hook(_bwd10)
     assert ms.grad(net)(Tensor(np.array([1.0, 2.0], np.float32))).asnumpy().tolist() == \
         [20.0, 20.0]                                # MindSpore PyNative: [20, 20]
+
+
+def test_registering_a_cell_hook_inside_a_graph_is_refused():
+    ms.set_context(mode=ms.GRAPH_MODE)
+
+    class Registers(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+
+        def construct(self, x):
+            self.inner.register_forward_hook(_fwd10)
+            return self.inner(x)
+    with pytest.raises(RuntimeError, match="register_forward_hook' is not supported in "
+                                           "'construct'"):           # MindSpore's message
+        Registers()(Tensor(np.array([1.0], np.float32)))
