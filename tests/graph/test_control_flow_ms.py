@@ -147,6 +147,36 @@ def if_constants_range(x):
         x = x + 1
     return x
 
+def while_true_break(x):
+    while True:
+        x = x * 2
+        if x.sum() > 10:
+            break
+    return x
+
+
+def range_uses_index(x):
+    if x.sum() > 0:
+        k = 2
+    else:
+        k = 3
+    for i in range(k):
+        x = x * i + 1
+    return x
+
+
+def range_tensor_bound_break(x):
+    if x.sum() > 0:
+        k = 4
+    else:
+        k = 6
+    for i in range(k):
+        if x.sum() > 20:
+            break
+        x = x * 2
+    return x
+
+
 class IfAssign(nn.Cell):
     def __init__(self):
         super().__init__()
@@ -295,6 +325,15 @@ EXPECTED = {
         ([4.0, 1.25], [1.0, 1.0]),
     ],
 }
+# inputs of their own: `while True:` doubling [-1.0, 0.5] never ends
+EXPECTED_MORE = {
+    "while_true_break": [([1.0, 2.0], [4.0, 8.0], [4.0, 4.0]),
+                         ([0.5, 0.25], [8.0, 4.0], [16.0, 16.0])],
+    "range_uses_index": [([1.0, 2.0], [2.0, 2.0], [0.0, 0.0]),
+                         ([-1.0, 0.5], [5.0, 5.0], [0.0, 0.0])],
+    "range_tensor_bound_break": [([1.0, 2.0], [8.0, 16.0], [8.0, 8.0]),
+                                 ([-1.0, 0.5], [-64.0, 32.0], [64.0, 64.0])],
+}
 # ... and per input, (output, the Parameters after the call, the gradients of the trainable
 # Parameters by ms.value_and_grad: WeightsLoop only)
 EXPECTED_CELLS = {
@@ -378,7 +417,7 @@ def in_mode(mode, thunk):
 
 @pytest.mark.parametrize("level", LEVELS)
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", [n for n in FUNCTIONS if n != "if_constants_range"])
+@pytest.mark.parametrize("name", list(FUNCTIONS))
 def test_values_and_gradients_match_pynative_and_mindspore(name, device, level):
     ms.set_context(device_target=device, jit_level=level)
     fn = FUNCTIONS[name]
@@ -394,6 +433,24 @@ def test_values_and_gradients_match_pynative_and_mindspore(name, device, level):
         assert as_lists(eager) == (tuple(want) if isinstance(want, list) and
                                    isinstance(want[0], list) else want) or \
             np.allclose(np.hstack(as_lists(eager)), np.hstack(want))
+        np.testing.assert_allclose(eager_grad.asnumpy(), want_grad, rtol=1e-6)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(EXPECTED_MORE))
+def test_while_true_and_range_with_a_tensor_bound_run_on_the_device(name, device, level):
+    """`while True:` left by a tensor `if`, and `for i in range(k)` with k chosen by a tensor
+    `if`, become While nodes (MindSpore runs both)."""
+    ms.set_context(device_target=device, jit_level=level)
+    fn = globals()[name]
+    compiled, compiled_grad = ms.jit(fn), ms.jit(ms.grad(sum_of_outputs(fn)))
+    for a, want, want_grad in EXPECTED_MORE[name]:
+        x = x_of(a)
+        eager, eager_grad = fn(x), ms.grad(sum_of_outputs(fn))(x)
+        same(in_mode(ms.GRAPH_MODE, lambda: compiled(x)), eager, level)
+        same(in_mode(ms.GRAPH_MODE, lambda: compiled_grad(x)), eager_grad, level)
+        np.testing.assert_allclose(eager.asnumpy(), want, rtol=1e-6)
         np.testing.assert_allclose(eager_grad.asnumpy(), want_grad, rtol=1e-6)
 
 
@@ -421,3 +478,22 @@ def test_parameters_assigned_under_control_flow(name, device, level):
         np.testing.assert_allclose(eager_params, want_params, rtol=1e-6)
         if want_grads is not None:
             np.testing.assert_allclose(eager_grads, want_grads, rtol=1e-6)
+
+
+def tensor_if_constant_as_shape(x):
+    if x.sum() > 0:
+        k = 1
+    else:
+        k = 2
+    return ops.zeros((k, 2), ms.float32) + x
+
+
+def test_tensor_if_constant_needed_at_compile_time_is_an_error_at_its_line():
+    """k is chosen at run time: a shape made of it needs a dynamic shape, which minispore's
+    static-shape graphs do not have (MindSpore 2.10 compiles this to a dynamic-shape zeros)."""
+    from minispore.core.errors import GraphSyntaxError
+    from frontend_helpers import line_of
+    with pytest.raises(GraphSyntaxError) as info:
+        in_mode(ms.GRAPH_MODE, lambda: ms.jit(tensor_if_constant_as_shape)(x_of([1.0, 2.0])))
+    assert info.value.lineno == line_of(tensor_if_constant_as_shape, "ops.zeros((k, 2)")
+    assert "compile-time" in str(info.value), str(info.value)

@@ -232,8 +232,13 @@ def exit_if(parser, st, cv, runs, frame: Frame):
     return, or to the end of the iteration of the innermost tensor while (its carried values
     are then the outputs, and the flow is "iter_end")."""
     from .control_while import end_iteration
+    from .control_while import NeedTensorLoop
     b = _builder(parser, st, frame)
     mark = parser.loop_mark()
+    loop = parser.innermost_loop()
+    if mark is None and loop is not None and loop[0] == "while" and \
+            isinstance(loop[1].test, ast.Constant) and loop[1].test.value:
+        raise NeedTensorLoop(loop[1])       # `while True:` left on a tensor condition
     cur0 = dict(b._current)
     gs, results, curs, frames = [], [], [], []
     for name, run in zip(("then", "else"), runs):
@@ -348,7 +353,28 @@ def select(parser, node, cond: Tensor, a, c, frame: Frame):
 
 def run_while(parser, st: ast.While, frame: Frame):
     """A while loop: unrolled while its condition is a Python value; from the first tensor
-    condition on, the rest of the loop is a While node."""
+    condition on, the rest of the loop is a While node. `while True:` unrolls too, until a
+    tensor `if` leaves it: then it is built again, as a While whose condition is True."""
+    from .control_while import NeedTensorLoop, tensor_while
+    b = parser.ex
+    if not (isinstance(st.test, ast.Constant) and st.test.value and isinstance(b, GraphBuilder)):
+        return _unroll_while(parser, st, frame)
+    saved = (dict(frame.local), dict(frame.locs), dict(frame.unbound),
+             {id(n) for n in b.graph.nodes}, dict(b._current))
+    try:
+        return _unroll_while(parser, st, frame)
+    except NeedTensorLoop as e:
+        if e.loop is not st:
+            raise
+    for d, old in zip((frame.local, frame.locs, frame.unbound), saved):
+        d.clear()
+        d.update(old)
+    b.graph.nodes[:] = [n for n in b.graph.nodes if id(n) in saved[3] or n.op == ir.CONST]
+    b._current = saved[4]
+    return tensor_while(parser, st, frame)
+
+
+def _unroll_while(parser, st: ast.While, frame: Frame):
     track = has_exit(st.body)
     for _ in range(parser.MAX_UNROLL):
         parser._at(frame, st)

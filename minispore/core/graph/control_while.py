@@ -102,25 +102,59 @@ class _Retry(Exception):
     pass
 
 
-def tensor_while(parser, st: ast.While, frame):
+IDX = "\0index"
+
+
+class NeedTensorLoop(Exception):
+    """Raised while unrolling `while True:` when a tensor `if` in its body leaves the loop: the
+    loop is built again as a While (control.run_while)."""
+
+    def __init__(self, loop):
+        super().__init__("internal: a tensor exit from an unrolled `while True:`")
+        self.loop = loop
+
+
+def tensor_while(parser, st, frame, rng=None):
+    """`st`: a while loop (its test a tensor, or `while True:` left by a tensor `if`), or a for
+    loop over range(start, stop, step) with a tensor bound: rng = (start, stop, step), its
+    index a hidden carried counter (the loop variable takes it at the top of each iteration)."""
     b = _builder(parser, st, frame)
     if st.orelse:
-        raise _error(frame.src, st, "`else` on a while loop on a tensor condition is not "
-                     "supported", hint="put that code after the loop")
+        raise _error(frame.src, st, "`else` on a loop that runs on the device (a tensor "
+                     "condition or range bound) is not supported", hint="put that code after the "
+                                                                         "loop")
     state = {"params": [], "ret": None}
     for _ in range(16):                 # each retry adds what the body was found to carry
         try:
-            return _build(parser, b, st, frame, state)
+            return _build(parser, b, st, frame, state, rng)
         except _Retry:
             continue
     raise _error(frame.src, st, "internal: the loop's carried values did not settle")
 
 
-def _build(parser, b, st, frame, state):
+def _loop_test(parser, b, st, fc, rng, frame):
+    """The loop's condition in the cond region (a 0-d bool tensor)."""
+    if rng is not None:
+        i, stop, step = fc.local[IDX], rng[1], rng[2]
+        return i < stop if step > 0 else i > stop
+    c = parser.eval(st.test, fc)
+    if c is True or (isinstance(st.test, ast.Constant) and c):
+        return _const(b, True)
+    if not isinstance(c, Tensor):
+        raise _error(frame.src, st.test, "the loop condition must stay a tensor once it is "
+                     "one", TypeError)
+    return c
+
+
+def _build(parser, b, st, frame, state, rng):
     from ..ops.math import LOGICAL_AND, LOGICAL_NOT, LOGICAL_OR
     params, ret = state["params"], state["ret"]
-    names = [n for n in sorted(_assigned_names(st.body)) if n in frame.local]
-    body_only = sorted(_assigned_names(st.body) - set(frame.local))
+    assigned = _assigned_names(st.body)
+    target = _assigned_names([st.target]) if rng is not None else set()
+    assigned |= target                  # the loop variable: carried only if a tensor before
+    names = [n for n in sorted(assigned) if n in frame.local and
+             (n not in target or isinstance(frame.local[n], Tensor))]
+    body_only = sorted(assigned - set(names))
     carried, init = [], []
     for n in names:
         v = frame.local[n]
@@ -131,6 +165,11 @@ def _build(parser, b, st, frame, state):
             raise _error(frame.src, st, f"'{n}' is a Python {type(v).__name__} changed by a "
                          f"loop on a tensor condition", TypeError,
                          hint=f"make it a tensor before the loop, e.g. {n} = ms.Tensor({v!r})")
+    if rng is not None:
+        carried.append(IDX)
+        start = rng[0]
+        init.append(start.astype(dt.int64) if isinstance(start, Tensor) else
+                    _const(b, start, dt.int64))
     flags = ([BRK] if breaks_loop(st.body) else []) + ([RET] if has_return(st.body) else [])
     for f in flags:
         carried.append(f)
@@ -149,11 +188,8 @@ def _build(parser, b, st, frame, state):
             gc.inputs = [ir.Value(v.shape, v.dtype) for v in init_vals]
             fc = frame.copy()
             _enter(b, fc, carried, params, gc.inputs)
-            c = parser.eval(st.test, fc)
-            if not isinstance(c, Tensor):
-                raise _error(frame.src, st.test, "the loop condition must stay a tensor once it "
-                             "is one", TypeError)
-            cv = sym(_cond_value(b, c, st.test, frame))
+            c = _loop_test(parser, b, st, fc, rng, frame)
+            cv = sym(_cond_value(b, c, getattr(st, "test", st), frame))
             if flags:
                 stop = fc.local[flags[0]]
                 if len(flags) == 2:
@@ -167,12 +203,16 @@ def _build(parser, b, st, frame, state):
             _enter(b, fb, carried, params, gb.inputs)
             entry = dict(b._current)
             mark = LoopMark(list(carried), None if ret is None else ret[0])
+            if rng is not None:
+                parser.assign(st.target, fb.local[IDX], fb)
             parser.conts.append(("loop", mark))
             try:
                 flow = parser.exec_block(st.body, fb)
             finally:
                 parser.conts.pop()
             end_iteration(b, fb, flow, mark, st, frame)
+            if rng is not None:
+                fb.local[IDX] = fb.local[IDX] + rng[2]
             new = [k for k, v in b._current.items() if entry.get(k) is not v and k not in params]
             if new or (mark.found is not None and ret is None):
                 state["params"] = params + new
@@ -190,7 +230,7 @@ def _build(parser, b, st, frame, state):
             gb.outputs = outs
     finally:
         b._current = cur0
-    shown = [n if not n.startswith("\0") else n[1:] for n in carried] + \
+    shown = [n.lstrip("\0") for n in carried] + \
         [f"Parameter '{b.param_objs[k].name}'" for k in params]
     _merge_types(shown, init_vals, outs, st, frame, ("loop input", "loop body result"))
     b.loc = frame.src.loc(st)
@@ -206,6 +246,7 @@ def _build(parser, b, st, frame, state):
                                             "when the loop runs zero times"),
                             f"define '{n}' before the loop")
     frame.local.pop(BRK, None)
+    frame.local.pop(IDX, None)
     if RET not in flags:
         return None
     flag = frame.local.pop(RET)

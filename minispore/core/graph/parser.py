@@ -169,6 +169,13 @@ class Parser(Expressions):
             self.conts = stack
         return flow if flow is not None and flow.kind in ("return", "iter_end") else None
 
+    def innermost_loop(self):
+        """The continuation entry of the innermost loop being run, if any."""
+        for entry in reversed(self.conts):
+            if entry[0] in ("for", "while", "loop"):
+                return entry
+        return None
+
     def loop_mark(self):
         """The mark of the innermost tensor while whose body is being built, if any."""
         for kind, *data in reversed(self.conts):
@@ -303,7 +310,10 @@ class Parser(Expressions):
         raise _error(frame.src, node, f"graph mode does not support {what}", hint=_HINT)
 
     def _for(self, st: ast.For, frame: Frame):
-        it = self.eval(st.iter, frame)
+        it = self._iterable(st.iter, frame)
+        if isinstance(it, _TensorRange):    # range() with a tensor bound: a While on the device
+            from .control_while import tensor_while
+            return tensor_while(self, st, frame, it)
         if is_symbolic(it):
             it = [it[i] for i in range(it.shape[0])] if it.shape else None
             if it is None:
@@ -320,6 +330,30 @@ class Parser(Expressions):
             raise _error(frame.src, st.iter, f"cannot iterate over {type(it).__name__}",
                          TypeError) from None
         return self._iterate(st, items, frame)
+
+    def _iterable(self, node, frame: Frame):
+        """What a for loop iterates over; for range(...) with a tensor argument, its
+        (start, stop, step), the step a Python int."""
+        if not (isinstance(node, ast.Call) and not node.keywords and 1 <= len(node.args) <= 3
+                and not any(isinstance(a, ast.Starred) for a in node.args)):
+            return self.eval(node, frame)
+        func = self.eval(node.func, frame)
+        args = [self.eval(a, frame) for a in node.args]
+        if func is not builtins.range or not any(is_symbolic(a) for a in args):
+            saved, self.site = self.site, (node, frame)
+            try:
+                return self.call(func, args, {}, node, frame)
+            finally:
+                self.site = saved
+        start, stop, step = ([0] + args + [1])[-3:] if len(args) == 1 else (args + [1])[:3]
+        if is_symbolic(step) or not isinstance(step, int) or step == 0:
+            raise _error(frame.src, node, "range() with a tensor bound needs a nonzero Python "
+                         "int step", ValueError)
+        for a in (start, stop):
+            if is_symbolic(a) and (a.shape != () or not a.dtype.is_int):
+                raise _error(frame.src, node, f"range() bounds must be 0-d integer tensors "
+                             f"(got {a.dtype} of shape {a.shape})", TypeError)
+        return _TensorRange((start, stop, step))
 
     def _iterate(self, st: ast.For, items: list, frame: Frame):
         """Run the loop body for `items`, then its else (unless a break)."""
@@ -469,6 +503,10 @@ class Parser(Expressions):
     def _at(self, frame, st):
         if hasattr(self.ex, "loc"):
             self.ex.loc = frame.src.loc(st)
+
+
+class _TensorRange(tuple):
+    """(start, stop, step) of a range() with a tensor bound."""
 
 
 def _as_load(node):
