@@ -32,18 +32,26 @@ def _tensor(fn, name, x):
 
 
 def zeros_like(x):
-    """A Tensor of zeros with x's shape and dtype."""
+    """Zeros with x's shape and dtype; a Python number's zero (a bool's is 0, as MindSpore's)."""
+    if isinstance(x, (bool, int)):
+        return 0
+    if isinstance(x, float):
+        return 0.0
     return _A.zeros_like(_tensor("zeros_like", "x", x))
 
 
 def ones_like(*args):
-    """Ones with the shape and dtype of a Tensor, mapped over nested tuples/lists of Tensors
-    (MindSpore's ones_like is a HyperMap)."""
+    """Ones with the shape and dtype of a Tensor, a Python number's one (True for a bool), mapped
+    over nested tuples/lists (MindSpore's ones_like is a HyperMap)."""
     if len(args) != 1:
         raise TypeError(f"ones_like takes 1 argument, but got {len(args)}")
     x = args[0]
     if isinstance(x, (tuple, list)):
         return tuple(ones_like(v) for v in x)
+    if isinstance(x, bool):
+        return True
+    if isinstance(x, (int, float)):
+        return type(x)(1)
     return _A.ones_like(_tensor("ones_like", "x", x))
 
 
