@@ -1,7 +1,7 @@
 """mint.nn layers with Parameters and the pooling Cells, PyTorch's names, arguments, defaults
 and default initializations (MindSpore 2.10's mint.nn):
 
-- Linear / Conv1d / Conv2d: weight HeUniform(negative_slope=sqrt(5)) (bound 1 / sqrt(fan_in)),
+- Linear / Conv1d / Conv2d / Conv3d: weight HeUniform(negative_slope=sqrt(5)) (bound 1 / sqrt(fan_in)),
   bias Uniform(1 / sqrt(fan_in)); Parameters 'weight', 'bias'.
 - BatchNorm1d/2d/3d: PyTorch's momentum (running = (1 - momentum) * running + momentum * batch,
   the unbiased batch variance), Parameters 'weight', 'bias', 'running_mean', 'running_var' and
@@ -160,6 +160,21 @@ class Conv1d(_ConvNd):
         p = self.padding if isinstance(self.padding, str) else (0,) + self.padding
         out = self._conv2d(x, w, (1,) + self.stride, p, (1,) + self.dilation)
         return _a.squeeze(out, -2)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W)."""
+    n = 3
+
+    def construct(self, input):
+        x, padding = input, self.padding
+        if self.padding_mode != "zeros":
+            pads = []
+            for p in reversed(padding):
+                pads += [p, p]
+            x, padding = F.pad(x, tuple(pads), self.padding_mode), 0
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
 
 
 class _BatchNorm(Cell):
@@ -373,6 +388,21 @@ class AvgPool2d(Cell):
 
     def construct(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AvgPool3d(Cell):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode = _check_bool("AvgPool3d", "ceil_mode", ceil_mode)
+        self.count_include_pad = _check_bool("AvgPool3d", "count_include_pad",
+                                             count_include_pad)
+        self.divisor_override = divisor_override
+
+    def construct(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
