@@ -148,7 +148,6 @@ def is_mutable(v) -> bool:
 
 
 # -- graph inputs ---------------------------------------------------------------------------------
-_STORAGE = {bool: dt.bool_, int: dt.int64, float: dt.float64}
 _COMPUTE = {bool: dt.bool_, int: dt.int64, float: dt.float32}
 
 
@@ -160,16 +159,18 @@ def _kind(v):
 
 
 class ScalarInput(Tensor):
-    """A mutable scalar argument as the concrete 0-d tensor the graph takes as input."""
+    """A mutable scalar argument as the concrete 0-d tensor the graph takes as input (of its
+    compute dtype), with its Python value."""
 
-    __slots__ = ("kind",)
+    __slots__ = ("kind", "value")
 
 
 def _scalar_input(v) -> ScalarInput:
     kind = _kind(v)
-    t = Tensor(kind(v), _STORAGE[kind])
+    t = Tensor(kind(v), _COMPUTE[kind])
     s = ScalarInput.__new__(ScalarInput)
     s._buf, s.shape, s.dtype, s._node, s.kind = t._buf, t.shape, t.dtype, None, kind
+    s.value = kind(v)
     return s
 
 
@@ -242,7 +243,7 @@ def input_signature(t):
 class SymScalar(Tensor):
     """A variable Python scalar in a graph being built: a symbolic 0-d tensor of its compute dtype
     (int64, float32, bool) that follows MindSpore's scalar rules under Python operators.
-    `exact` is the graph input it came from (float64 for a float) while it is unchanged."""
+    `exact` is the position of the graph input it is, while it is unchanged (None otherwise)."""
 
     __slots__ = ("kind", "exact")
 
@@ -357,10 +358,8 @@ def wrap_result(t, kind):
 
 def symbolic_input(builder, t: ScalarInput) -> SymScalar:
     """The graph input of a ScalarInput, as a SymScalar."""
-    raw = builder.input(t.shape, t.dtype)
-    cd = _COMPUTE[t.kind]
-    s = wrap_result(raw if cd is raw.dtype else _cast(raw, cd), t.kind)
-    s.exact = raw
+    s = wrap_result(builder.input(t.shape, t.dtype), t.kind)
+    s.exact = len(builder.root.inputs) - 1
     return s
 
 
@@ -370,12 +369,15 @@ def _cast(t, d):
 
 
 def output_value(s: SymScalar) -> Tensor:
-    """The tensor a graph outputs for a SymScalar (its exact input when unchanged)."""
-    return s.exact if s.exact is not None else s._plain()
+    """The tensor a graph outputs for a SymScalar."""
+    return s._plain()
 
 
-def python_value(t: Tensor, kind):
-    """A graph output for a SymScalar as the Python number MindSpore returns."""
+def python_value(t: Tensor, kind, exact=None, inputs=()):
+    """A graph output for a SymScalar as the Python number MindSpore returns: an input returned
+    unchanged (`exact`: its position among the call's graph `inputs`) as the value passed."""
+    if exact is not None and exact < len(inputs) and isinstance(inputs[exact], ScalarInput):
+        return inputs[exact].value
     return kind(t.item())
 
 

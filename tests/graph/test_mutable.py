@@ -398,3 +398,16 @@ def test_max_min_and_scalar_to_tensor_of_variable_scalars():
     a, b, t, c = _extremes(ms.mutable(3), ms.mutable(4))
     assert (a, b, c) == (4, 2, 7) and all(type(v) is int for v in (a, b, c))
     assert t.dtype == mstype.float32 and t.shape == () and t.asnumpy() == 3.0
+
+
+def test_mutable_scalars_on_the_simulated_ascend():
+    # no float64 there: a float mutable is a float32 input, and comes back as the value passed
+    ms.set_context(device_target="Ascend")
+    x = Tensor(np.array([1.5, -2.0], np.float32))
+
+    @ms.jit
+    def f(x, n, m):
+        return x * n + m, n, m, m * 2, float(x.sum())
+    out, n, m, m2, s = f(x, ms.mutable(2), ms.mutable(0.1))
+    np.testing.assert_allclose(out.asnumpy(), [3.1, -3.9], rtol=1e-6)
+    assert (n, m, m2, s) == (2, 0.1, float(np.float32(0.1) * 2), -0.5)

@@ -122,7 +122,7 @@ def _symbolic_args(b: GraphBuilder, args):
 def _flatten_out(obj, b: GraphBuilder, values: list):
     if isinstance(obj, mutable.SymScalar):          # a variable scalar: a Python number
         values.append(b.value_of(mutable.output_value(obj)))
-        return ("S", len(values) - 1, obj.kind)
+        return ("S", len(values) - 1, obj.kind, obj.exact)
     if isinstance(obj, Tensor):
         values.append(b.value_of(obj))
         return ("T", len(values) - 1)
@@ -136,17 +136,17 @@ def _flatten_out(obj, b: GraphBuilder, values: list):
     return ("C", obj)
 
 
-def _rebuild(tree, outs):
+def _rebuild(tree, outs, inputs=()):
     kind = tree[0]
     if kind == "T":
         return outs[tree[1]]
-    if kind == "S":
-        return mutable.python_value(outs[tree[1]], tree[2])
+    if kind == "S":                     # a variable scalar (an unchanged input: its own value)
+        return mutable.python_value(outs[tree[1]], tree[2], tree[3], inputs)
     if kind == "C":
         return tree[1]
     if kind == "dict":
-        return {k: _rebuild(t, outs) for k, t in tree[1]}
-    items = [_rebuild(t, outs) for t in tree[1]]
+        return {k: _rebuild(t, outs, inputs) for k, t in tree[1]}
+    items = [_rebuild(t, outs, inputs) for t in tree[1]]
     if kind == "namedtuple":
         return tree[2](*items)
     return tuple(items) if kind == "tuple" else list(items)
@@ -239,7 +239,7 @@ def run(fn, args, kwargs=None, *, parse=True, key_obj=None, name=None):
     entry, tensors = _entry(fn, args, kwargs, parse, key_obj, name)
     ran["last"] = weakref.ref(entry)
     ran["calls"] += 1
-    return _finish(entry, *entry.program.run([t._buf for t in tensors]))
+    return _finish(entry, *entry.program.run([t._buf for t in tensors]), tensors)
 
 
 def run_steps(fn, prefix, batches, *, key_obj=None, name=None):
@@ -251,12 +251,12 @@ def run_steps(fn, prefix, batches, *, key_obj=None, name=None):
     entry, tensors = _entry(fn, calls[0], {}, True, key_obj, name)
     multi = getattr(entry.program, "run_steps", None)
     if multi is not None and len(calls) > 1 and tensors:
-        flat = [_flatten_args(list(c) + [{}], []) for c in calls]
+        flat = [_flatten_args(list(mutable.graph_args(c, {})[0]) + [{}], []) for c in calls]
         if all(f[1] == flat[0][1] for f in flat[1:]):
             ran["last"] = weakref.ref(entry)
             ran["calls"] += 1
             stacked = [np.stack([t._buf for t in col]) for col in zip(*[f[0] for f in flat])]
-            return _finish(entry, *multi(stacked))
+            return _finish(entry, *multi(stacked), flat[-1][0])
     out = None
     for c in calls:
         out = run(fn, c, key_obj=key_obj, name=name)
@@ -307,12 +307,14 @@ def _entry(fn, args, kwargs, parse, key_obj, name):
     return entry, tensors
 
 
-def _finish(entry, outs, assigns):
-    """Land the Parameter assignments and wrap the outputs in the call's structure."""
+def _finish(entry, outs, assigns, inputs=()):
+    """Land the Parameter assignments and wrap the outputs in the call's structure (`inputs`:
+    the call's graph inputs)."""
     for p, buf in assigns:
         p._buf = buf
     return _rebuild(entry.out_tree, [wrap(o, v.dtype) for o, v in zip(outs,
-                                                                          entry.graph.outputs)])
+                                                                          entry.graph.outputs)],
+                    inputs)
 
 
 def _phase_cells(roots) -> list:
