@@ -1,8 +1,8 @@
 """mint.nn layers with Parameters and the pooling Cells, PyTorch's names, arguments, defaults
 and default initializations (MindSpore 2.10's mint.nn):
 
-- Linear / Conv1d / Conv2d / Conv3d: weight HeUniform(negative_slope=sqrt(5)) (bound 1 / sqrt(fan_in)),
-  bias Uniform(1 / sqrt(fan_in)); Parameters 'weight', 'bias'.
+- Linear / Conv1d / Conv2d / Conv3d: weight HeUniform(negative_slope=sqrt(5)) (bound
+  1 / sqrt(fan_in)), bias Uniform(1 / sqrt(fan_in)); Parameters 'weight', 'bias'.
 - BatchNorm1d/2d/3d: PyTorch's momentum (running = (1 - momentum) * running + momentum * batch,
   the unbiased batch variance), Parameters 'weight', 'bias', 'running_mean', 'running_var' and
   'num_batches_tracked' (int64, counted in training; momentum=None averages cumulatively with
