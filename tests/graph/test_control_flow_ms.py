@@ -394,7 +394,7 @@ def sum_of_outputs(fn):
 def as_lists(out):
     if isinstance(out, (tuple, list)):
         return tuple(as_lists(o) for o in out)
-    return out.asnumpy().tolist()
+    return out.asnumpy().tolist() if isinstance(out, Tensor) else out
 
 
 def same(graph, eager, level):
@@ -497,3 +497,30 @@ def test_tensor_if_constant_needed_at_compile_time_is_an_error_at_its_line():
         in_mode(ms.GRAPH_MODE, lambda: ms.jit(tensor_if_constant_as_shape)(x_of([1.0, 2.0])))
     assert info.value.lineno == line_of(tensor_if_constant_as_shape, "ops.zeros((k, 2)")
     assert "compile-time" in str(info.value), str(info.value)
+
+
+def python_counter(x):
+    n = 0
+    while x.sum() < 10:
+        x = x * 2
+        n += 1
+    return x, n
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_python_number_counted_in_a_tensor_while_is_returned_as_an_int(device, level):
+    """MindSpore 2.10 printed (x, n) = ([4, 8], 2) and ([8, 4], 4), gradients of x.sum()
+    [4, 4] and [16, 16]: n is a variable scalar, a Python int when returned."""
+    ms.set_context(device_target=device, jit_level=level)
+    compiled = ms.jit(python_counter)
+    compiled_grad = ms.jit(ms.grad(lambda x: python_counter(x)[0].sum()))
+    for a, want, n, want_grad in (([1.0, 2.0], [4.0, 8.0], 2, [4.0, 4.0]),
+                                  ([0.5, 0.25], [8.0, 4.0], 4, [16.0, 16.0])):
+        x = x_of(a)
+        out = in_mode(ms.GRAPH_MODE, lambda: compiled(x))
+        assert type(out[1]) is int and out[1] == n
+        np.testing.assert_allclose(out[0].asnumpy(), want, rtol=1e-6)
+        same(out, python_counter(x), level)
+        grad = in_mode(ms.GRAPH_MODE, lambda: compiled_grad(x))
+        np.testing.assert_allclose(grad.asnumpy(), want_grad, rtol=1e-6)

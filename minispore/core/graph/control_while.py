@@ -17,6 +17,7 @@ import ast
 import numpy as np
 
 from .. import dtype as dt
+from ..mutable import _COMPUTE, scalar_kind, wrap_result
 from ..primitive import apply
 from ..tensor import Parameter, Tensor
 from . import ir
@@ -90,12 +91,29 @@ def end_iteration(b, fr, flow, mark: LoopMark, node, frame) -> None:
         fr.local[_ret_slot(i)] = v
 
 
-def _enter(b, fr, names, params, values) -> None:
-    """Bind a region's inputs: carried names in the frame, Parameters' current values."""
+def _enter(b, fr, names, params, values, kinds) -> None:
+    """Bind a region's inputs: carried names in the frame (variable scalars for numbers),
+    Parameters' current values."""
     for n, v in zip(names, values):
-        fr.local[n] = sym(v)
+        fr.local[n] = sym(v) if n not in kinds else wrap_result(sym(v), kinds[n])
     for k, v in zip(params, values[len(names):]):
         b._current[k] = v
+
+
+def _same_value(a, b) -> bool:
+    """Whether a Python value the loop body left is the one from before the loop."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, Tensor):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
 
 
 class _Retry(Exception):
@@ -155,16 +173,16 @@ def _build(parser, b, st, frame, state, rng):
     names = [n for n in sorted(assigned) if n in frame.local and
              (n not in target or isinstance(frame.local[n], Tensor))]
     body_only = sorted(assigned - set(names))
-    carried, init = [], []
+    carried, init, kinds = [], [], {}
     for n in names:
         v = frame.local[n]
+        kind = scalar_kind(v)
+        if kind is not None:            # a number the loop changes: a variable scalar
+            kinds[n] = kind
+            v = v if isinstance(v, Tensor) else _const(b, v, _COMPUTE[kind])
         if isinstance(v, Tensor):
             carried.append(n)
             init.append(v)
-        elif isinstance(v, (int, float, bool)):
-            raise _error(frame.src, st, f"'{n}' is a Python {type(v).__name__} changed by a "
-                         f"loop on a tensor condition", TypeError,
-                         hint=f"make it a tensor before the loop, e.g. {n} = ms.Tensor({v!r})")
     if rng is not None:
         carried.append(IDX)
         start = rng[0]
@@ -187,7 +205,7 @@ def _build(parser, b, st, frame, state, rng):
         with b.region("cond") as gc:
             gc.inputs = [ir.Value(v.shape, v.dtype) for v in init_vals]
             fc = frame.copy()
-            _enter(b, fc, carried, params, gc.inputs)
+            _enter(b, fc, carried, params, gc.inputs, kinds)
             c = _loop_test(parser, b, st, fc, rng, frame)
             cv = sym(_cond_value(b, c, getattr(st, "test", st), frame))
             if flags:
@@ -200,7 +218,7 @@ def _build(parser, b, st, frame, state, rng):
         with b.region("body") as gb:
             gb.inputs = [ir.Value(v.shape, v.dtype) for v in init_vals]
             fb = frame.copy()
-            _enter(b, fb, carried, params, gb.inputs)
+            _enter(b, fb, carried, params, gb.inputs, kinds)
             entry = dict(b._current)
             mark = LoopMark(list(carried), None if ret is None else ret[0])
             if rng is not None:
@@ -211,6 +229,11 @@ def _build(parser, b, st, frame, state, rng):
             finally:
                 parser.conts.pop()
             end_iteration(b, fb, flow, mark, st, frame)
+            for n in names:
+                if n not in carried and not _same_value(fb.local.get(n), frame.local[n]):
+                    raise _error(frame.src, st, f"'{n}' (a {type(frame.local[n]).__name__}) is "
+                                 f"changed by a loop that runs on the device", TypeError,
+                                 hint="carry tensors or numbers through the loop")
             if rng is not None:
                 fb.local[IDX] = fb.local[IDX] + rng[2]
             new = [k for k, v in b._current.items() if entry.get(k) is not v and k not in params]
@@ -237,7 +260,7 @@ def _build(parser, b, st, frame, state, rng):
     res = b.emit(ir.WHILE, init_vals, (), [v.meta for v in init_vals], (gc, gb))
     outs_t = record_while(b, res, b.graph.nodes[-1], init)
     for n, t in zip(carried, outs_t):
-        frame.local[n] = t
+        frame.local[n] = t if n not in kinds else wrap_result(t, kinds[n])
     for k, t in zip(params, outs_t[len(carried):]):
         b.assign(b.param_objs[k], t)
     for n in body_only:                     # the body's own names: unusable after the loop
