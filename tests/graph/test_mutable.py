@@ -411,3 +411,33 @@ def test_mutable_scalars_on_the_simulated_ascend():
     out, n, m, m2, s = f(x, ms.mutable(2), ms.mutable(0.1))
     np.testing.assert_allclose(out.asnumpy(), [3.1, -3.9], rtol=1e-6)
     assert (n, m, m2, s) == (2, 0.1, float(np.float32(0.1) * 2), -0.5)
+
+
+@ms.jit
+def _types_of(x, n, m, b):
+    s = float(x.sum())
+    return (isinstance(n, int), isinstance(n, Tensor), isinstance(m, float), isinstance(b, bool),
+            isinstance(b, int), isinstance(s, float), isinstance(n, (float, Tensor)),
+            type(n) == int, type(m) is float, Tensor(n), Tensor(m, mstype.float16))
+
+
+def test_a_variable_scalar_has_its_python_type():
+    # MindSpore: (True, False, True, True, True, True, False, True, True, Tensor(Int64, 3),
+    # Tensor(Float16, 4))
+    *flags, tn, tm = _types_of(X, ms.mutable(3), ms.mutable(4.0), ms.mutable(True))
+    assert flags == [True, False, True, True, True, True, False, True, True]
+    assert tn.dtype == mstype.int64 and tn.asnumpy() == 3
+    assert tm.dtype == mstype.float16 and tm.asnumpy() == 4.0
+
+
+@ms.jit
+def _nested(d, n=1):
+    return d["a"][0] + d["a"][1] + n, d
+
+
+def test_nested_mutable_dict_and_a_mutable_keyword():
+    # MindSpore: (3.5, {'a': (1, 2.5), 'b': [3]}) for n=0; the keyword n is a graph input too
+    (s, d), c = compiles(lambda: _nested(ms.mutable({"a": (1, 2.5), "b": [3]}), n=ms.mutable(0)))
+    assert s == 3.5 and d == {"a": (1, 2.5), "b": [3]}
+    (s, _), c2 = compiles(lambda: _nested(ms.mutable({"a": (2, 0.5), "b": [3]}), n=ms.mutable(4)))
+    assert s == 6.5 and c2 == 0
