@@ -26,6 +26,8 @@ from . import dtype as dt
 from .tensor import Tensor
 
 _check_elements_set: set = set()
+# builtins that parsed code calls on variable scalars and graph tensors (scalar_builtin)
+SCALAR_BUILTINS = frozenset({float, int, bool, Tensor, max, min, isinstance, type})
 
 
 class _Int(int):
@@ -413,6 +415,33 @@ def extremum(func, values) -> SymScalar:
     for p in parts[1:]:
         out = pick(out, p)
     return wrap_result(out, kind)
+
+
+def scalar_builtin(func, args, kwargs):
+    """A builtin called in parsed code on a variable scalar or a graph tensor, as MindSpore's
+    graph mode runs it: `float/int/bool(t)` of a one-element tensor (scalar_of), `Tensor(s)`,
+    `max/min` of numbers, `isinstance/type` (a variable scalar's Python type); NotImplemented
+    when the call is none of these (it then runs as it is)."""
+    first = args[0] if args else None
+    if func is isinstance or func is type:
+        if isinstance(first, SymScalar) and (func is isinstance or len(args) == 1):
+            return first.kind if func is type else isinstance(first.kind(0), *args[1:])
+    elif func is max or func is min:
+        if len(args) >= 2 and not kwargs and any(isinstance(a, SymScalar) for a in args) and \
+                scalar_kind(*args) is not None:
+            return extremum(func, args)
+    elif func is Tensor:
+        if isinstance(first, SymScalar) and len(args) <= 2 and set(kwargs) <= {"dtype"}:
+            return tensor_of(*args, **kwargs)
+    elif len(args) == 1 and not kwargs and isinstance(first, Tensor) and \
+            isinstance(first._buf, _ir_value()):
+        return scalar_of(first, func)
+    return NotImplemented
+
+
+def _ir_value():
+    from .graph.ir import Value
+    return Value
 
 
 def tensor_of(s: SymScalar, dtype=None) -> Tensor:

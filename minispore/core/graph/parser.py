@@ -25,7 +25,7 @@ import types
 
 from ..cells import is_cell, is_cell_class
 from ..errors import GraphSyntaxError, MinisporeError
-from ..mutable import SymScalar
+from ..mutable import SCALAR_BUILTINS, scalar_builtin
 from ..tensor import Tensor
 from .builder import is_symbolic
 from .expressions import _BINOPS, Expressions, ParsedLambda
@@ -431,20 +431,10 @@ class Parser(Expressions):
                 and isinstance(args[1], str):
             from .guards import record_dynamic_attribute     # a value the graph depends on
             record_dynamic_attribute(args[0], args[1], frame, node)
-        if (func is isinstance or func is type and len(args) == 1) and args and \
-                isinstance(args[0], SymScalar):    # a variable scalar: its Python type
-            return args[0].kind if func is type else isinstance(args[0].kind(0), *args[1:])
-        if (func is max or func is min) and len(args) >= 2 and not kwargs:
-            from ..mutable import extremum, scalar_kind
-            if any(isinstance(a, SymScalar) for a in args) and scalar_kind(*args) is not None:
-                return self._located_call(lambda: extremum(func, args), node, frame)
-        if func in (float, int, bool, Tensor) and args and is_symbolic(args[0]):
-            from ..mutable import scalar_of, tensor_of
-            if func is not Tensor and len(args) == 1 and not kwargs:   # a run-time scalar
-                return self._located_call(lambda: scalar_of(args[0], func), node, frame)
-            if func is Tensor and isinstance(args[0], SymScalar) and len(args) <= 2 and \
-                    set(kwargs) <= {"dtype"}:
-                return self._located_call(lambda: tensor_of(*args, **kwargs), node, frame)
+        if args and type(func) in (type, types.BuiltinFunctionType) and func in SCALAR_BUILTINS:
+            out = self._located_call(lambda: scalar_builtin(func, args, kwargs), node, frame)
+            if out is not NotImplemented:   # float(t), max(n, m)...: a variable scalar
+                return out
         if is_cell(func):
             return self._located_call(lambda: self.call_cell(func, args, kwargs), node, frame)
         if isinstance(func, ParsedLambda):
