@@ -129,6 +129,7 @@ def _main():
 
 # the cases themselves (each module registers its own into CASES)
 import mint_cases_math  # noqa: E402,F401
+import mint_cases_more  # noqa: E402,F401
 import mint_cases_reduce  # noqa: E402,F401
 import mint_cases_shape  # noqa: E402,F401
 

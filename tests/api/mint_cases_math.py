@@ -112,6 +112,9 @@ for _n, _r, _inp in [
         ("asinh", np.arcsinh, F), ("arcsinh", np.arcsinh, F),
         ("acosh", np.arccosh, P + 1), ("arccosh", np.arccosh, P + 1),
         ("atanh", np.arctanh, U), ("arctanh", np.arctanh, U),
+        ("atan", np.arctan, F * 3), ("arctan", np.arctan, F * 0.3),
+        ("asin", np.arcsin, U), ("arcsin", np.arcsin, U), ("acos", np.arccos, U),
+        ("arccos", np.arccos, U),
         ("sigmoid", lambda a: 1 / (1 + np.exp(-a)), F),
         ("erf", lambda a: np.vectorize(math.erf)(a).astype(np.float32), F),
         ("floor", np.floor, F * 0.7), ("ceil", np.ceil, F * 0.7), ("trunc", np.trunc, F * 0.7),
@@ -147,6 +150,18 @@ def clamp_min(x):
 @case(F, ref=lambda x: np.clip(x, -1.0, 2.0))
 def clip(x):
     return mint.clip(x, -1.0, 2.0)
+
+
+@case(np.array([0.0, -0.0, 1.0, -1.0, 0.0, 2.0, -2.0, np.inf, 3.0], np.float32),
+      np.array([0.0, -1.0, 0.0, 0.0, -1.0, -3.0, -3.0, np.inf, 0.5], np.float32),
+      ref=np.arctan2)
+def atan2(y, x):
+    return mint.atan2(y, x)
+
+
+@case(F, G, ref=np.arctan2)
+def arctan2(y, x):
+    return mint.arctan2(y, x)
 
 
 @case(F, G, ref=np.maximum)
