@@ -6,7 +6,7 @@ Arguments minispore does not implement (in-place updates, ceil_mode, dilation of
 max_norm of embedding, ...) raise NotImplementedError naming the argument; none is ignored.
 The losses live in `_losses.py`, the padding and pooling in `_pooling.py`, resampling,
 patches, conv1d/conv_transpose2d and dropout2d in `_resample.py`, conv3d and avg_pool3d
-(composed from the 2-D ops) in `_conv3d.py`."""
+(composed from the 2-D ops) in `_conv3d.py`, grid_sample in `_grid.py`."""
 from __future__ import annotations
 
 import numbers
@@ -28,6 +28,7 @@ from ._pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: F401
                        adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
                        avg_pool2d, max_pool2d, max_unpool2d, pad)
 from ._conv3d import avg_pool3d, conv3d  # noqa: F401
+from ._grid import grid_sample  # noqa: F401
 from ._resample import (conv1d, conv_transpose2d, dropout2d, fold,  # noqa: F401
                         interpolate, pixel_shuffle, unfold, upsample)
 
@@ -377,4 +378,4 @@ __all__ = ["relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "mish", "logsigmo
            "cosine_embedding_loss", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "conv1d", "conv_transpose2d", "dropout2d", "interpolate",
            "pixel_shuffle", "unfold", "fold", "upsample", "max_unpool2d", "conv3d",
-           "avg_pool3d"]
+           "avg_pool3d", "grid_sample"]
