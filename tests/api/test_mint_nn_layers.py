@@ -209,3 +209,15 @@ def test_refused_arguments():
         mint.nn.Conv2d(1, 1, 3, padding_mode="mirror")
     with pytest.raises(ValueError, match="divisible"):
         mint.nn.GroupNorm(3, 4)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_sync_batchnorm_in_one_process_is_batchnorm(mode):
+    x = Tensor(np.random.RandomState(0).randn(4, 3, 2, 5).astype(F32))
+    sync, bn = mint.nn.SyncBatchNorm(3, momentum=0.2), mint.nn.BatchNorm2d(3, momentum=0.2)
+    assert [p.name for p in sync.get_parameters()] == [p.name for p in bn.get_parameters()]
+    sync.set_train(True)
+    bn.set_train(True)
+    np.testing.assert_allclose(sync(x).asnumpy(), bn(x).asnumpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(sync.running_var.asnumpy(), bn.running_var.asnumpy(), rtol=1e-6)
+    assert sync(Tensor(np.ones((4, 3, 2), F32))).shape == (4, 3, 2)     # any rank >= 2

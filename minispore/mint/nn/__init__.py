@@ -10,7 +10,7 @@ from .activation import (ELU, GELU, GLU, SELU, ConstantPad1d, ConstantPad2d, Con
                          ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .layers import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, AvgPool3d,
                      BatchNorm1d, BatchNorm2d, BatchNorm3d, Conv1d, Conv2d, Conv3d, Embedding,
-                     GroupNorm, LayerNorm, Linear, MaxPool2d, MaxUnpool2d)
+                     GroupNorm, LayerNorm, Linear, MaxPool2d, MaxUnpool2d, SyncBatchNorm)
 from .resample import (AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
                        ConvTranspose2d, Dropout2d, Fold, PixelShuffle, Unfold, Upsample,
                        UpsamplingBilinear2d, UpsamplingNearest2d)
@@ -29,4 +29,5 @@ __all__ = ["Cell", "ELU", "GELU", "GLU", "SELU", "ConstantPad1d", "ConstantPad2d
            "CosineEmbeddingLoss", "CrossEntropyLoss", "KLDivLoss", "L1Loss", "MSELoss", "NLLLoss",
            "SmoothL1Loss", "SoftMarginLoss", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "ConvTranspose2d", "Dropout2d", "Fold", "PixelShuffle", "Unfold",
-           "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "AvgPool3d", "Conv3d"]
+           "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "AvgPool3d", "Conv3d",
+           "SyncBatchNorm"]

@@ -251,6 +251,24 @@ class BatchNorm3d(_BatchNorm):
     ranks = (5,)
 
 
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm over inputs of rank >= 2 whose batch statistics are those of the whole
+    process group; minispore runs one process, where they are the local batch's (as
+    MindSpore's SyncBatchNorm with a group of size 1)."""
+    ranks = tuple(range(2, 9))
+
+    def __init__(self, num_features: int, eps: float = 1e-05, momentum: float = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, process_group=None,
+                 dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
+        from ...communication import GlobalComm, get_group_size
+        self.process_group = process_group if process_group else GlobalComm.WORLD_COMM_GROUP
+        self.world_size = get_group_size(self.process_group)
+        if self.world_size != 1:
+            raise NotImplementedError(f"SyncBatchNorm: a process group of {self.world_size} "
+                                      f"processes is not supported by minispore (one process)")
+
+
 class LayerNorm(Cell):
     """Normalise over the trailing normalized_shape axes; weight ones, bias zeros."""
 
