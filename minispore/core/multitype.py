@@ -77,8 +77,19 @@ def is_function(x) -> bool:
         is_cell(x) or type(x).__name__ in ("InlineCall", "ParsedLambda")
 
 
+def _as_python(x):
+    """A variable scalar of a graph (an ms.mutable number) stands for a Python number of its
+    kind: MindSpore dispatches it as a Number, not as a Tensor."""
+    if isinstance(x, Tensor) and type(x) is not Tensor:
+        from .mutable import SymScalar
+        if isinstance(x, SymScalar):
+            return x.kind(1)
+    return x
+
+
 def type_name(x) -> str:
     """MindSpore's name of the type of `x` (as its errors print it)."""
+    x = _as_python(x)
     if isinstance(x, Tensor):
         return f"Tensor[{x.dtype.name}]"
     if isinstance(x, bool):
@@ -99,6 +110,7 @@ def type_name(x) -> str:
 
 def matches(x, name: str) -> bool:
     """Whether `x` is an instance of the MindSpore type `name`."""
+    x = _as_python(x)
     if name == "Tensor":
         return isinstance(x, Tensor)
     if name.startswith("Tensor["):

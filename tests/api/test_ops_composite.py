@@ -361,3 +361,17 @@ def test_multitype_read_value_assigns_alike(mode, read_value):
     r = net(Tensor(np.array([0.5, 0.25], np.float32)))
     # MindSpore, both modes, either read_value: ([0.5, 0.75],) and the Parameter updated
     assert _np(r) == ([0.5, 0.75],) and net.p[0].asnumpy().tolist() == [0.5, 0.75]
+
+
+def test_multitype_mutable_scalar_is_a_number():
+    ms.set_context(mode=ms.GRAPH_MODE)
+    m = C.MultitypeFuncGraph("m")
+    m.register("Number", "Tensor")(lambda x, y: y * x)
+    m.register("Tensor", "Tensor")(lambda x, y: y + x)
+
+    @ms.jit
+    def f(s, t):
+        return m(s, t)
+    # MindSpore: [3.] and [4.] (a mutable int dispatches as a Number, one graph for both)
+    assert f(ms.mutable(3), Tensor([1.])).asnumpy().tolist() == [3.]
+    assert f(ms.mutable(4), Tensor([1.])).asnumpy().tolist() == [4.]
