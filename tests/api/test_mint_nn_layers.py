@@ -221,3 +221,42 @@ def test_sync_batchnorm_in_one_process_is_batchnorm(mode):
     np.testing.assert_allclose(sync(x).asnumpy(), bn(x).asnumpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(sync.running_var.asnumpy(), bn.running_var.asnumpy(), rtol=1e-6)
     assert sync(Tensor(np.ones((4, 3, 2), F32))).shape == (4, 3, 2)     # any rank >= 2
+
+
+class _Mixed(mint.nn.Cell):
+    """Layers whose construct paths the other tests run eagerly only."""
+
+    def __init__(self):
+        super().__init__()
+        self.ln = mint.nn.LayerNorm(6, elementwise_affine=False)
+        self.emb = mint.nn.Embedding(5, 6, padding_idx=0)
+        self.conv1 = mint.nn.Conv1d(2, 3, 3, padding="same")
+        self.up = mint.nn.Upsample(scale_factor=2.0, mode="nearest")
+        self.unfold, self.fold = mint.nn.Unfold(2), mint.nn.Fold((4, 4), 2)
+        self.shuffle = mint.nn.PixelShuffle(2)
+        self.drop2d = mint.nn.Dropout2d(0.5)
+
+    def construct(self, x, ids, seq, img):
+        a = self.ln(x) + self.emb(ids)
+        b = self.conv1(seq)
+        c = self.fold(self.unfold(self.up(img)))
+        d = self.shuffle(self.drop2d(c))
+        e = mint.nn.functional.one_hot(ids, 5)
+        return a, b, c, d, e
+
+
+def test_a_mixed_network_gives_the_same_in_both_modes():
+    ms.set_seed(4)
+    net = _Mixed()
+    rng = np.random.RandomState(0)
+    args = (Tensor(rng.randn(2, 6).astype(F32)), Tensor(np.array([0, 3], np.int32)),
+            Tensor(rng.randn(2, 2, 5).astype(F32)), Tensor(rng.randn(1, 4, 2, 2).astype(F32)))
+    eager = [t.asnumpy() for t in net(*args)]
+    ms.set_context(mode=ms.GRAPH_MODE)
+    graph = [t.asnumpy() for t in net(*args)]
+    for a, b in zip(eager, graph):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert eager[1].shape == (2, 3, 5) and eager[3].shape == (1, 1, 8, 8)
+    np.testing.assert_array_equal(eager[4], np.eye(5, dtype=np.int64)[[0, 3]])
+    with pytest.raises(ValueError, match="num_classes"):
+        ms.jit(lambda t: mint.nn.functional.one_hot(t))(args[1])
