@@ -12,7 +12,8 @@ an object with a single registration calls it without checking the types, a nump
 TypeError, and no match raises (MindSpore raises ValueError; the error here is a TypeError too).
 
 `HyperMap(ops)` applies `ops` to the leaves of nested tuples/lists (a leaf: anything that is
-not a tuple or list), `Map(ops)` to the items of one level; without `ops` at construction the
+not a tuple or list; in graph mode a dict's values are mapped too, as MindSpore's graph
+compiler does), `Map(ops)` to the items of one level; without `ops` at construction the
 first call argument is the function. The result of mapping a tuple is a tuple; a list gives a
 tuple in PyNative and a list in graph mode, as in MindSpore.
 
@@ -258,6 +259,12 @@ class HyperMap(_Mapper):
     nested tuples/lists (reverse: the items are visited last to first)."""
 
     def _map(self, func, seqs):
+        if isinstance(seqs[0], dict) and _building_graph():     # graph mode maps dict values
+            keys = list(seqs[0])
+            if any(not isinstance(s, dict) or list(s) != keys for s in seqs):
+                raise TypeError("For 'HyperMap', dicts are mapped only with dicts of the same "
+                                "keys")
+            return {k: self._map(func, tuple(s[k] for s in seqs)) for k in keys}
         if not isinstance(seqs[0], (tuple, list)):      # a leaf
             return call_user(func, seqs)
         return self._items(func, seqs, self._map)

@@ -375,3 +375,17 @@ def test_multitype_mutable_scalar_is_a_number():
     # MindSpore: [3.] and [4.] (a mutable int dispatches as a Number, one graph for both)
     assert f(ms.mutable(3), Tensor([1.])).asnumpy().tolist() == [3.]
     assert f(ms.mutable(4), Tensor([1.])).asnumpy().tolist() == [4.]
+
+
+def test_hypermap_dict(mode):
+    hm = C.HyperMap()
+
+    class Net(nn.Cell):
+        def construct(self, t):
+            return hm(lambda x: x * 2, {"a": t, "b": t + 1})
+    if mode == "graph":                 # MindSpore's graph mode maps the values
+        r = Net()(Tensor([1.]))
+        assert list(r) == ["a", "b"] and _np(list(r.values())) == [[2.], [4.]]
+    else:                               # PyNative: the dict is a leaf (dict * 2: TypeError)
+        with pytest.raises(TypeError):
+            Net()(Tensor([1.]))
