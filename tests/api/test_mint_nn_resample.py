@@ -184,3 +184,21 @@ def test_fold_is_the_adjoint_of_unfold():
     np.testing.assert_array_equal(ones, [[1, 2, 2, 1], [2, 4, 4, 2], [2, 4, 4, 2],
                                          [1, 2, 2, 1]])           # the overlap counts
     assert mint.nn.Fold((4, 4), 2)(Tensor(np.ones((4, 9), F32))).shape == (1, 4, 4)
+
+
+V5 = np.random.RandomState(1).randn(1, 2, 3, 4, 5).astype(F32)
+# MindSpore 2.10 (CPU) on V5 resized to (5, 3, 7): sum and flat entries 0, 7, 50, 100
+MS_3D = {"trilinear": (8.3398, [0.97003, -0.41972, -0.4432, 0.62475]),
+         "trilinear_ac": (12.4578, [1.62435, -0.41972, -0.40245, 0.86969]),
+         "nearest3d": (-1.7833, [1.62435, -2.30154, -0.68373, -0.35225])}
+
+
+@pytest.mark.parametrize("name", sorted(MS_3D))
+def test_trilinear_and_nearest_3d_match_mindspore(name):
+    mode = "nearest" if name == "nearest3d" else "trilinear"
+    ac = True if name.endswith("_ac") else None
+    out = F.interpolate(Tensor(V5), size=(5, 3, 7), mode=mode, align_corners=ac).asnumpy()
+    total, entries = MS_3D[name]
+    assert out.shape == (1, 2, 5, 3, 7)
+    np.testing.assert_allclose(out.sum(), total, atol=2e-4)
+    np.testing.assert_allclose(out.ravel()[[0, 7, 50, 100]], entries, atol=1e-5)

@@ -1,6 +1,7 @@
 """Resampling and patch functions of mint.nn.functional (PyTorch's rules), over gather,
 slicing, reshape/transpose, conv2d and conv2d_backprop_input: interpolate/upsample ('nearest',
-'linear', 'bilinear'), pixel_shuffle, unfold, fold, conv1d, conv_transpose2d and dropout2d."""
+'linear', 'bilinear', 'trilinear'), pixel_shuffle, unfold, fold, conv1d, conv_transpose2d and
+dropout2d."""
 from __future__ import annotations
 
 import numbers
@@ -28,7 +29,7 @@ def _ints(who, name, v, n, low=1):
 
 
 # ---------------------------------------------------------------- interpolate -------------------
-_MODES = {"nearest": None, "linear": 3, "bilinear": 4}
+_MODES = {"nearest": None, "linear": 3, "bilinear": 4, "trilinear": 5}
 
 
 def _sizes(who, input, size, scale_factor, recompute_scale_factor):
@@ -74,7 +75,8 @@ def _linear_taps(n_in, n_out, scale, align_corners):
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None):
     """Resize the spatial axes of (N, C, *spatial): 'nearest' (3-5-D, source index
-    floor(i * scale)), 'linear' (3-D) and 'bilinear' (4-D), align_corners as PyTorch."""
+    floor(i * scale)), 'linear' (3-D), 'bilinear' (4-D) and 'trilinear' (5-D), align_corners
+    as PyTorch (the linear modes interpolate one axis after another)."""
     who = "interpolate"
     if mode not in _MODES:
         raise NotImplementedError(f"{who}: mode={mode!r} is not supported by minispore; use "
@@ -82,7 +84,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "nearest":
         if align_corners is not None:
             raise ValueError(f"{who}: align_corners can only be set with the interpolating "
-                             f"modes linear | bilinear")
+                             f"modes linear | bilinear | trilinear")
         if len(input.shape) not in (3, 4, 5):
             raise ValueError(f"{who}: 'nearest' needs a 3-D, 4-D or 5-D input, got shape "
                              f"{tuple(input.shape)}")
