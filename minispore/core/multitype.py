@@ -38,6 +38,11 @@ class MultitypeMatchError(MinisporeError, TypeError, ValueError):
     ValueError)."""
 
 
+class MapTypeError(MinisporeError, TypeError, RuntimeError):
+    """HyperMap/Map over a tuple and a list together in graph mode (MindSpore raises
+    RuntimeError there; PyNative maps them)."""
+
+
 _SCALARS = {"Bool": bool, "Int": int, "Int64": int, "Float": float, "Float64": float}
 _NOTHING = frozenset({                 # valid MindSpore names that no minispore value has
     "Int8", "Int16", "Int32", "UInt", "UInt8", "UInt16", "UInt32", "UInt64", "Float16",
@@ -243,6 +248,10 @@ class _Mapper:
                 raise TypeError(f"For '{name}', the inputs must be all tuples/lists when the "
                                 f"first is, but got {type_name(s)}")
             lens.add(len(s))
+        if _building_graph() and len({type(s) is list for s in seqs}) > 1:
+            raise MapTypeError(f"For '{name}', the sequences must be all tuples or all lists in "
+                               f"graph mode (MindSpore's graph compiler), but got "
+                               f"{', '.join(type_name(s) for s in seqs)}")
         if len(lens) > 1:
             raise ShapeError(f"For '{name}', the sequences must have the same length, but got "
                              f"lengths {[len(s) for s in seqs]}")     # MindSpore: RuntimeError

@@ -389,3 +389,26 @@ def test_hypermap_dict(mode):
     else:                               # PyNative: the dict is a leaf (dict * 2: TypeError)
         with pytest.raises(TypeError):
             Net()(Tensor([1.]))
+
+
+def test_map_lists_graph_mode(mode):
+    mp, hm = C.Map(), C.HyperMap()
+
+    class Net(nn.Cell):
+        def construct(self, t):
+            return mp(lambda x: x * 2, [t, t + 1]), hm(lambda x, y: x * y, [t, (t, t)],
+                                                        [t, (t, 2)])
+
+    class Mixed(nn.Cell):
+        def construct(self, t):
+            return hm(lambda x, y: x * y, (t, t), [t, 2])
+    a, b = Net()(Tensor([1.]))
+    # MindSpore: lists stay lists in graph mode (tuples in PyNative); a tuple with a list is a
+    # RuntimeError in graph mode, mapped in PyNative
+    assert isinstance(a, list if mode == "graph" else tuple)
+    assert _np(a) == type(a)([[2.], [4.]]) and _np(b[1]) == ([1.], [2.])
+    if mode == "graph":
+        with pytest.raises(RuntimeError, match="all tuples or all lists"):
+            Mixed()(Tensor([1.]))
+    else:
+        assert _np(Mixed()(Tensor([1.]))) == ([1.], [2.])
