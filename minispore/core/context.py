@@ -8,9 +8,10 @@ from typing import Any, Callable
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
-# MindSpore's jit_syntax_level values: STRICT converts only what graph mode supports; LAX (the
-# default) also runs the Python-only code it cannot convert at compile time (graph/fallback.py);
-# COMPATIBLE is MindSpore's middle level, which minispore compiles as LAX
+# MindSpore's jit_syntax_level values (LAX the default, COMPATIBLE its middle level). Graph mode
+# converts the same code at every level, computing Python values at compile time, as MindSpore
+# does; what LAX adds there (JIT Fallback running Python that needs a tensor's value at run time)
+# raises a GraphSyntaxError here that says so (graph/parser.py)
 STRICT = 0
 COMPATIBLE = 1
 LAX = 2
