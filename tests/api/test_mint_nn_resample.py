@@ -83,8 +83,8 @@ def test_bilinear_and_linear_follow_pytorch(mode):
 
 
 def test_interpolate_refusals():
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.interpolate(Tensor(IMG), size=(2, 2), mode="bicubic")
+    with pytest.raises(NotImplementedError, match="area"):
+        F.interpolate(Tensor(IMG), size=(2, 2), mode="area")
     with pytest.raises(ValueError, match="align_corners"):
         F.interpolate(Tensor(IMG), size=(2, 2), align_corners=True)
     with pytest.raises(ValueError, match="exactly one"):
@@ -202,3 +202,50 @@ def test_trilinear_and_nearest_3d_match_mindspore(name):
     assert out.shape == (1, 2, 5, 3, 7)
     np.testing.assert_allclose(out.sum(), total, atol=2e-4)
     np.testing.assert_allclose(out.ravel()[[0, 7, 50, 100]], entries, atol=1e-5)
+
+
+def _bicubic_ref(x, oh, ow, align, sf=None):
+    """PyTorch's upsample_bicubic2d loop: A = -0.75, the four taps clamped to the input."""
+    a = -0.75
+
+    def near(t):
+        return ((a + 2) * t - (a + 3)) * t * t + 1
+
+    def far(t):
+        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+    n, c, h, w = x.shape
+
+    def scale(i, o, f):
+        if align:
+            return (i - 1) / (o - 1) if o > 1 else 0.0
+        return 1.0 / f if f else i / o
+    sh, sw = scale(h, oh, sf and sf[0]), scale(w, ow, sf and sf[1])
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        ry = sh * i if align else sh * (i + 0.5) - 0.5
+        y0 = int(np.floor(ry))
+        ty = ry - y0
+        wy = [far(ty + 1), near(ty), near(1 - ty), far(2 - ty)]
+        for j in range(ow):
+            rx = sw * j if align else sw * (j + 0.5) - 0.5
+            x0 = int(np.floor(rx))
+            tx = rx - x0
+            wx = [far(tx + 1), near(tx), near(1 - tx), far(2 - tx)]
+            for p in range(4):
+                for q in range(4):
+                    yy, xx = min(max(y0 - 1 + p, 0), h - 1), min(max(x0 - 1 + q, 0), w - 1)
+                    out[:, :, i, j] += wy[p] * wx[q] * x[:, :, yy, xx]
+    return out
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_bicubic_follows_pytorch(mode):
+    # MindSpore 2.10's CPU build aborts on bicubic, so the reference is PyTorch's loop
+    x = np.random.RandomState(0).randn(2, 2, 4, 5).astype(F32)
+    for size, align, sf in (((7, 3), False, None), ((7, 8), True, None),
+                            (None, False, (1.5, 2.0))):
+        got = in_mode(lambda t: F.interpolate(t, size, sf, "bicubic", align), Tensor(x))
+        oh, ow = size if size else (6, 10)
+        np.testing.assert_allclose(got.asnumpy(), _bicubic_ref(x.astype(np.float64), oh, ow,
+                                                               align, sf), rtol=1e-5,
+                                   atol=1e-6)

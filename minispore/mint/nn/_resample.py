@@ -1,6 +1,6 @@
 """Resampling and patch functions of mint.nn.functional (PyTorch's rules), over gather,
 slicing, reshape/transpose, conv2d and conv2d_backprop_input: interpolate/upsample ('nearest',
-'linear', 'bilinear', 'trilinear'), pixel_shuffle, unfold, fold, conv1d, conv_transpose2d and
+'linear', 'bilinear', 'bicubic', 'trilinear'), pixel_shuffle, unfold, fold, conv1d, conv_transpose2d and
 dropout2d."""
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _ints(who, name, v, n, low=1):
 
 
 # ---------------------------------------------------------------- interpolate -------------------
-_MODES = {"nearest": None, "linear": 3, "bilinear": 4, "trilinear": 5}
+_MODES = {"nearest": None, "linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
 
 
 def _sizes(who, input, size, scale_factor, recompute_scale_factor):
@@ -72,11 +72,35 @@ def _linear_taps(n_in, n_out, scale, align_corners):
     return lo.astype(np.int32), hi.astype(np.int32), lam
 
 
+_A = -0.75          # PyTorch's bicubic convolution parameter
+
+
+def _cubic_taps(n_in, n_out, scale, align_corners):
+    """Four (clamped index, weight) pairs per output position: PyTorch's bicubic coordinates
+    (source index not clamped) and cubic convolution coefficients with A = -0.75."""
+    d = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        src = d * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    else:
+        src = (d + 0.5) * scale - 0.5
+    base = np.floor(src)
+    t = src - base
+
+    def near(x):                                    # |x| <= 1
+        return ((_A + 2) * x - (_A + 3)) * x * x + 1
+
+    def far(x):                                     # 1 < |x| < 2
+        return ((_A * x - 5 * _A) * x + 8 * _A) * x - 4 * _A
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    return [(np.clip(base + k - 1, 0, n_in - 1).astype(np.int32), w.astype(np.float32))
+            for k, w in enumerate(weights)]
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None):
     """Resize the spatial axes of (N, C, *spatial): 'nearest' (3-5-D, source index
-    floor(i * scale)), 'linear' (3-D), 'bilinear' (4-D) and 'trilinear' (5-D), align_corners
-    as PyTorch (the linear modes interpolate one axis after another)."""
+    floor(i * scale)), 'linear' (3-D), 'bilinear' (4-D), 'trilinear' (5-D) and 'bicubic'
+    (4-D), align_corners as PyTorch (axis after axis: the kernels are separable)."""
     who = "interpolate"
     if mode not in _MODES:
         raise NotImplementedError(f"{who}: mode={mode!r} is not supported by minispore; use "
@@ -84,7 +108,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "nearest":
         if align_corners is not None:
             raise ValueError(f"{who}: align_corners can only be set with the interpolating "
-                             f"modes linear | bilinear | trilinear")
+                             f"modes linear | bilinear | bicubic | trilinear")
         if len(input.shape) not in (3, 4, 5):
             raise ValueError(f"{who}: 'nearest' needs a 3-D, 4-D or 5-D input, got shape "
                              f"{tuple(input.shape)}")
@@ -99,8 +123,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode == "nearest":
             y = _ix.gather(y, _nearest_index(n_in, o, s), axis)
             continue
-        lo, hi, lam = _linear_taps(n_in, o, s, bool(align_corners))
         shape = (1,) * axis + (o,) + (1,) * (len(y.shape) - axis - 1)
+        if mode == "bicubic":
+            parts = [_ix.gather(y, idx, axis) * _const(w.reshape(shape), y)
+                     for idx, w in _cubic_taps(n_in, o, s, bool(align_corners))]
+            y = parts[0] + parts[1] + parts[2] + parts[3]
+            continue
+        lo, hi, lam = _linear_taps(n_in, o, s, bool(align_corners))
         w = _const(lam.reshape(shape), y)
         y0, y1 = _ix.gather(y, lo, axis), _ix.gather(y, hi, axis)
         y = y0 + (y1 - y0) * w
