@@ -1,7 +1,7 @@
 """Resampling and patch functions of mint.nn.functional (PyTorch's rules), over gather,
 slicing, reshape/transpose, conv2d and conv2d_backprop_input: interpolate/upsample ('nearest',
-'linear', 'bilinear', 'bicubic', 'trilinear'), pixel_shuffle, unfold, fold, conv1d, conv_transpose2d and
-dropout2d."""
+'linear', 'bilinear', 'bicubic', 'trilinear'), pixel_shuffle, unfold, fold, conv1d,
+conv_transpose2d and dropout2d."""
 from __future__ import annotations
 
 import numbers
