@@ -385,3 +385,18 @@ class ParameterTuple(tuple):
                 raise TypeError(f"ParameterTuple: item {i} is a {type(p).__name__}, not a "
                                 f"Parameter")
         return super().__new__(cls, items)
+
+    def clone(self, prefix, init="same") -> "ParameterTuple":
+        """Each Parameter cloned (`Parameter.clone(init)`) and renamed `prefix.name`, as
+        MindSpore's optimizers make their moments: `self.params.clone("moments", "zeros")`."""
+        import re
+        if not isinstance(prefix, str) or not re.fullmatch(r"\w+[0-9a-zA-Z_.]*", prefix,
+                                                             re.ASCII):
+            raise ValueError(f"ParameterTuple.clone: the prefix {prefix!r} is illegal, it must "
+                             f"match the regular expression '^\\w+[0-9a-zA-Z\\_\\.]*$'")
+        out = []
+        for p in self:
+            c = p.clone(init)
+            c.name = f"{prefix}.{p.name}"
+            out.append(c)
+        return ParameterTuple(out)

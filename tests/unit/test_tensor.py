@@ -129,3 +129,21 @@ def test_item_errors():
         Tensor([1.0, 2.0]).item()
     with pytest.raises(ValueError, match="ambiguous"):
         bool(Tensor([1.0, 2.0]))
+
+
+def test_parameter_tuple_clone_makes_prefixed_moments_as_mindspore():
+    """MindSpore 2.10: ParameterTuple((w, b)).clone(prefix="moments", init="zeros") gives
+    Parameters moments.w / moments.b, zero-filled, keeping requires_grad; '' is a ValueError."""
+    from minispore import Parameter, ParameterTuple
+    a = Parameter(ms.Tensor(np.ones((2,), np.float32)), name="w")
+    b = Parameter(ms.Tensor(np.full((3,), 2, np.float32)), name="b", requires_grad=False)
+    pt = ParameterTuple((a, b))
+    c = pt.clone(prefix="moments", init="zeros")
+    assert type(c) is ParameterTuple
+    assert [(p.name, p.asnumpy().tolist(), p.requires_grad) for p in c] == \
+        [("moments.w", [0.0, 0.0], True), ("moments.b", [0.0, 0.0, 0.0], False)]
+    assert [(p.name, p.asnumpy().tolist()) for p in pt.clone("m")] == \
+        [("m.w", [1.0, 1.0]), ("m.b", [2.0, 2.0, 2.0])]
+    assert a.name == "w"
+    with pytest.raises(ValueError, match="illegal"):
+        pt.clone(prefix="")
