@@ -167,6 +167,9 @@ def test_one_hot_flatten_embedding():
     assert oh.dtype == ms.int64
     np.testing.assert_array_equal(oh.asnumpy(), np.eye(3, dtype=np.int64)[[0, 2, 1]])
     assert F.one_hot(Tensor(np.array([1]), ms.int32), 4).shape == (1, 4)
+    for bad in ([4], [-1]):
+        with pytest.raises(IndexError, match="one_hot"):
+            F.one_hot(Tensor(np.array(bad), ms.int32), 4).asnumpy()
     assert F.flatten(Tensor(IMG)).shape == (100,)              # start_dim=0
     w = np.arange(12).reshape(4, 3).astype(F32)
     ids = np.array([[1, 0], [3, 1]], np.int32)

@@ -363,6 +363,7 @@ def one_hot(tensor, num_classes=-1):
             raise ValueError("one_hot: num_classes=-1 (from the data) cannot be used in "
                              "GRAPH_MODE; pass num_classes")
         n = int(tensor.asnumpy().max()) + 1 if tensor.size else 0
+    tensor = _nn.check_class_labels(tensor, n, "one_hot")    # [0, num_classes), as PyTorch
     out = _a.one_hot(tensor, n, 1, 0, -1)
     return out if out.dtype is _dt.int64 else _m.cast(out, _dt.int64)
 
