@@ -1,4 +1,4 @@
-"""Op-database entries (see opdb.py) for sort, cumsum and cumprod (core/ops/sorting.py): several ranks
+"""Op-database entries (see opdb.py) for sort, topk, cumsum and cumprod (core/ops/sorting.py): several ranks
 and axes (negative ones too), descending, ties (a stable order), NaN and -0.0 among the values,
 lines of odd and power-of-two lengths (the native merge sort's last run), a size-0 tensor, and
 the scans' exclusive and reverse forms. Gradient samples have distinct values (a tie moves no
@@ -80,9 +80,29 @@ def cumprod_samples(Sample):
     return gen
 
 
+def topk_samples(Sample):
+    """Rows of several lengths, k from 1 to the whole row (both of the selection's paths: the
+    stable sort past n // 2, nth_element below), sorted and not, heavy ties (MindSpore's tie
+    order) and NaN (no gradient: ties move under a probe)."""
+    def gen(rng, dtype):
+        out = []
+        for shape, k in (((5,), 2), ((2, 7), 4), ((3, 9), 1), ((2, 3, 6), 6), ((0, 4), 2),
+                         ((2, 40), 7)):
+            for srt in (True, False):
+                out.append(Sample((rand_distinct(rng, shape, dtype),), {"k": k, "sorted": srt},
+                                  f"x{shape} k={k} sorted={srt}"))
+        for shape, k in (((3, 20), 5), ((2, 33), 17), ((4, 8), 3)):
+            for srt in (True, False):
+                out.append(Sample((_with_ties(dtype, shape, rng),), {"k": k, "sorted": srt},
+                                  f"ties x{shape} k={k} sorted={srt}", grad=False))
+        return out
+    return gen
+
+
 def sorting_cases(OpCase, Sample):
     return [
         OpCase("sort", sort_samples(Sample), (f32, f64, i32, f16, u8, i64)),
+        OpCase("topk", topk_samples(Sample), (f32, f64, i32, f16, u8, i64)),
         OpCase("cumsum", cumsum_samples(Sample), (f32, f64, i32, f16, i8), accum=True),
         OpCase("cumprod", cumprod_samples(Sample), (f32, f64, i32, f16, i64), accum=True),
     ]

@@ -83,8 +83,8 @@ def test_argsort_descending_keeps_ties_in_order(backend, mode):
 @pytest.mark.parametrize("mode", MODES3)
 def test_sort_puts_nan_last_ascending_and_first_descending(backend, mode):
     # minispore's rule (numpy's order): MindSpore 2.10's CPU Sort does not order a line holding
-    # NaN at all (it printed [1, 3, nan, 1, 2] for [3, 1, nan, 1, 2]), while its TopK takes NaN
-    # as the largest value first (test_topk_takes_nan_as_the_largest_value)
+    # NaN at all (it printed [1, 3, nan, 1, 2] for [3, 1, nan, 1, 2]); topk, which runs
+    # MindSpore's own selection steps, gives its NaN results (test_topk_with_nan_as_mindspore)
     x = NAN_X.copy()
     x[0, 1] = np.nan
     (v, i), (vd, idd) = in_mode(_sort_cases, ms.Tensor(x))
@@ -111,13 +111,14 @@ def test_topk_values_and_int32_indices(backend, mode):
 
 
 @pytest.mark.parametrize("mode", MODES3)
-def test_topk_takes_nan_as_the_largest_value(backend, mode):
-    # minispore's rule (the first k of the descending sort): MindSpore 2.10's CPU TopK returns
-    # NaN first too, but then no order (it printed [nan, 2] for [3, 1, nan, 1, 2], k=2)
-    x = np.array([[3., 1., np.nan, 1., 2.]], f32)
+def test_topk_with_nan_as_mindspore(backend, mode):
+    # MindSpore's selection compares with `>`, which a NaN fails both ways: its CPU TopK printed
+    # [nan, 2] (indices [2, 4]) for [3, 1, nan, 1, 2], k=2, and minispore runs the same steps
+    x = np.array([[3., 1., np.nan, 1., 2.], [0., -1., 5., 5., -np.inf]], f32)
     (v, i), (vs, is_) = in_mode(_topks, ms.Tensor(x))
-    assert np.array_equal(v.asnumpy(), np.array([[np.nan, 3]], f32), equal_nan=True)
-    assert _np(i) == [[2, 0]] and _np(vs) == [[1, 1]] and _np(is_) == [[1, 3]]
+    assert np.array_equal(v.asnumpy(), np.array([[np.nan, 2], [5, 5]], f32), equal_nan=True)
+    assert _np(i) == [[2, 4], [2, 3]]
+    assert _np(vs) == [[1, 1], [-np.inf, -1]] and _np(is_) == [[1, 3], [4, 1]]
 
 
 def _topk_prims(x):
@@ -404,3 +405,63 @@ def _msort_only(x):
 def test_cumprod_of_a_0d_tensor_is_an_error():
     with pytest.raises(ValueError):
         ops.cumprod(ms.Tensor(f32(2.0)), 0)
+
+
+# ---------------------------------------------------------------- topk's tie order --------------
+TIES = np.array([[1, 1, 1, 1, 1, 1, 1, 1, 1, 1], [0, 2, 2, 1, 2, 0, 2, 2, 1, 2]], f32)
+R40 = np.random.default_rng(3).integers(0, 4, (2, 40)).astype(np.int32)
+
+
+def _topk_ties(x):
+    return (ops.topk(x, 3), ops.topk(x, 3, largest=False), ops.topk(x, 4, sorted=False),
+            ops.TopK(sorted=False)(x, 4))
+
+
+@pytest.mark.parametrize("mode", MODES3)
+def test_topk_orders_ties_as_mindspores_selection(backend, mode):
+    # MindSpore's CPU TopK selects with std::nth_element, then stable-sorts the k selected: a
+    # tie does not come by index (expected values printed by MindSpore 2.10)
+    got = [_np(g) for g in in_mode(_topk_ties, ms.Tensor(TIES))]
+    assert got == [
+        [[[1, 1, 1], [2, 2, 2]], [[8, 6, 7], [7, 6, 1]]],
+        [[[1, 1, 1], [0, 0, 1]], [[8, 6, 7], [0, 5, 3]]],
+        [[[1, 1, 1, 1], [2, 2, 2, 2]], [[8, 6, 7, 5], [1, 9, 7, 6]]],
+        [[[1, 1, 1, 1], [2, 2, 2, 2]], [[8, 6, 7, 5], [1, 9, 7, 6]]],
+    ]
+
+
+def _topk6(x):
+    return ops.topk(x, 6)
+
+
+def _topk_dim0_2(x):
+    return ops.topk(x, 2, dim=0)
+
+
+@pytest.mark.parametrize("mode", MODES3)
+def test_topk_ties_on_longer_rows_and_other_dims(backend, mode):
+    assert _np(in_mode(_topk6, ms.Tensor(R40))[1]) == [[5, 32, 31, 6, 38, 30],
+                                                        [0, 28, 27, 15, 9, 3]]
+    v, i = in_mode(_topk_dim0_2, ms.Tensor(TIES.T.copy()))
+    assert _np(v) == [[1, 2], [1, 2]] and _np(i) == [[8, 7], [6, 6]]
+
+
+def _topk_small_u8(x):
+    return ops.topk(x, 2, largest=False)
+
+
+@pytest.mark.parametrize("mode", MODES3)
+def test_topk_smallest_is_the_largest_of_the_negation(backend, mode):
+    # as MindSpore's ops.topk: -x wraps for uint8, so 0 is never among the smallest
+    v, i = in_mode(_topk_small_u8, ms.Tensor(np.array([3, 0, 7, 0, 72, 5], np.uint8)))
+    assert v.dtype is ms.uint8 and _np(v) == [3, 5] and _np(i) == [0, 5]
+
+
+def _topk_tie_loss(x):
+    return (ops.topk(x, 3)[0] * ms.Tensor(W3)).sum()
+
+
+@pytest.mark.parametrize("mode", MODES3)
+def test_topk_gradient_follows_the_selected_ties(backend, mode):
+    g = ms.grad(_topk_tie_loss)(ms.Tensor(TIES))
+    assert _np(g) == [[0, 0, 0, 0, 0, 0, 2, 3, 1, 0], [0, 3, 0, 0, 0, 0, 2, 1, 0, 0]]

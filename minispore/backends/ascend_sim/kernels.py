@@ -25,7 +25,7 @@ from .memory import DeviceArray
 
 VIEW_OPS = ("reshape", "stop_gradient")          # no task: the output shares the input's bytes
 _HEAVY_VECTOR = {"softmax": 6, "log_softmax": 6, "logsumexp": 6,
-                 "sort": 16, "cumsum": 1, "cumprod": 1}       # sort: a merge network, ~log2(n) passes
+                 "sort": 16, "topk": 8, "cumsum": 1, "cumprod": 1}       # sort: a merge network, ~log2(n) passes
 
 # ascend_config precision_mode -> dtype the Cube reads float32 operands as (None: keep fp32)
 PRECISION_MODES = {

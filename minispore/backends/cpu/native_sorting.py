@@ -1,5 +1,6 @@
-"""sort, cumsum and cumprod in the native sink: the numpy references' results (kernels_sorting.py, the
-eager kernels) as loops in LLVM IR over the (outer, n, inner) view of the sorted or scanned axis.
+"""sort, topk, cumsum and cumprod in the native sink: the eager kernels' results
+(kernels_sorting.py) as loops in LLVM IR over the (outer, n, inner) view of the sorted or
+scanned axis.
 
 sort is a bottom-up merge sort of each line, stable (a tie takes the left run's element first),
 with NaN after every number ascending and before them descending, as core/ops/sorting.py's order
@@ -13,7 +14,10 @@ exactly).
 cumsum (cumprod) adds (multiplies) left to right (right to left with reverse) in the tensor's
 dtype, as numpy's add/multiply.accumulate: the first result is the first element itself (a
 -0.0 stays -0.0), an integer result wraps, a half one is formed in float32 and rounded to the
-half dtype at every step (numpy's half loop). Registered in native_registry.py.
+half dtype at every step (numpy's half loop).
+
+topk calls MindSpore's selection compiled by numba (kernels_sorting.select_cfunc), the function
+the eager kernel runs, so both modes order ties alike. Registered in native_registry.py.
 """
 from __future__ import annotations
 
@@ -136,6 +140,49 @@ def _sort(e: Emitter, n, a):
                     at(k))
 
 
+def _topk_scratch(n) -> int:
+    x, (vals, _) = n.inputs[0], n.outputs
+    return 8 * (size_of(x.shape) + size_of(vals.shape))
+
+
+def _topk(e: Emitter, n, a):
+    """MindSpore's TopK selection (core/ops/topk_select.py) through its numba C function
+    (kernels_sorting.select_cfunc, bound as the symbol minispore_topk_select_<kind>): the rows
+    converted to its keys (float64, int64 for integers) in scratch, the positions it writes
+    there, then the values gathered and the positions stored as int32."""
+    from llvmlite import binding as llvm
+
+    from .kernels_sorting import select_cfunc
+    x = n.inputs[0]
+    vals, idxs = n.outputs
+    d = x.dtype
+    if not (d.is_float or d in INTS):
+        raise NativeUnsupported(f"topk of {d}")
+    if not size_of(vals.shape):
+        return
+    b = e.b
+    kind = "i64" if d in INTS else "f64"
+    key_dt, key_ty = (dt.int64, I64) if kind == "i64" else (dt.float64, L.DoubleType())
+    length, k = x.shape[-1], a["k"]
+    rows = size_of(x.shape) // length
+    name = f"minispore_topk_select_{kind}"
+    llvm.add_symbol(name, select_cfunc(kind).address)
+    fn = e.m.globals.get(name) or L.Function(
+        e.m, L.FunctionType(L.VoidType(), [key_ty.as_pointer(), I64, I64, I64, I64,
+                                           I64.as_pointer()]), name)
+    base = e.scratch(n, I8)
+    pos = b.bitcast(base, I64.as_pointer())
+    keys = b.bitcast(b.gep(base, [const(8 * rows * k)]), key_ty.as_pointer())
+    with e.loop(size_of(x.shape)) as i:
+        b.store(e.convert(e.load(x, i), d, key_dt), b.gep(keys, [i]))
+    b.call(fn, [keys, const(rows), const(length), const(k), const(int(a["sorted"])), pos])
+    with e.loop(rows) as r, e.loop(k) as j:
+        at = b.add(b.mul(r, const(k)), j)
+        p = b.load(b.gep(pos, [at]))
+        e.store(e.load(x, b.add(b.mul(r, const(length)), p)), vals, at)
+        e.store(e.convert(p, dt.int64, idxs.dtype), idxs, at)
+
+
 def _scan(product: bool):
     op = "cumprod" if product else "cumsum"
 
@@ -176,5 +223,6 @@ def _scan(product: bool):
 
 
 register("sort", _sort, scratch=_sort_scratch, half_as_float32=True)
+register("topk", _topk, scratch=_topk_scratch)
 register("cumsum", _scan(False))
 register("cumprod", _scan(True))

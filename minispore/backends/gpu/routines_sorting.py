@@ -1,4 +1,4 @@
-"""The GPU routines of sort, cumsum and cumprod, against the array module `xp` (CuPy on a
+"""The GPU routines of sort, topk, cumsum and cumprod, against the array module `xp` (CuPy on a
 device, numpy in the table's tests), with core/ops/sorting.py's semantics: a stable sort (CuPy's only sort
 is stable and orders NaN last, as numpy's kind='stable'), descending as the ascending sort of
 the line reversed, reversed back (ties keep their input order, NaN comes first); cumsum
@@ -41,6 +41,30 @@ def _sort(xp, ctx, ms, attrs, out):
     return run
 
 
+def _topk(xp, ctx, ms, attrs, out):
+    """MindSpore's TopK selection (core/ops/topk_select.py, its tie order) on the host, with
+    the CPU backend's numba compilation of it; the values gathered on the device. A CUDA graph
+    cannot capture the host round trip: the capture fails (and the step runs kernel by
+    kernel)."""
+    from ...core.ops.topk_select import compare_keys
+    from ..cpu.kernels_sorting import select_module
+    d, k, sorted_ = ms[0].dtype, attrs["k"], attrs["sorted"]
+    select_rows = select_module().select_rows
+
+    def run(x):
+        if not ctx.checks:
+            raise RuntimeError("topk: MindSpore's TopK selection runs on the host, which a "
+                               "CUDA graph cannot capture")
+        host = x.get() if hasattr(x, "get") else np.asarray(x)
+        n = host.shape[-1]
+        keys = compare_keys(S.to_compute(np, host, d).reshape(-1, n))
+        pos = np.zeros((keys.shape[0], k), np.int64)
+        select_rows(keys, k, sorted_, pos)
+        pos = xp.asarray(pos.reshape(host.shape[:-1] + (k,)))
+        return S.contig(xp, xp.take_along_axis(x, pos, -1)), S.contig(xp, pos.astype(np.int32))
+    return run
+
+
 def _scan(product: bool):
     op = "cumprod" if product else "cumsum"
 
@@ -77,5 +101,5 @@ def _scan(product: bool):
     return factory
 
 
-TABLE["sort"] = _sort
+TABLE["sort"], TABLE["topk"] = _sort, _topk
 TABLE["cumsum"], TABLE["cumprod"] = _scan(False), _scan(True)

@@ -1,16 +1,18 @@
-"""Sorting and scan primitives: sort (values and int32 indices along an axis, stable), cumsum and
-cumprod (an inclusive or exclusive, forward or reverse running sum or product). topk and argsort are the public
-layer's compositions of sort (ops/sorting.py).
+"""Sorting and scan primitives: sort (values and int32 indices along an axis, stable), topk
+(MindSpore's CPU TopK along the last axis, its tie order included: topk_select.py), cumsum and
+cumprod (an inclusive or exclusive, forward or reverse running sum or product); argsort and
+msort are views of sort, ops.topk composes TopK as MindSpore does.
 
 They stay primitives: a sort is no composition of the other ops (no elementwise or indexing op
-orders values), and a running sum or product written with the others (a triangular matmul, a
+orders values), topk is not sort's first k (MindSpore's selection leaves ties in another
+order), and a running sum or product written with the others (a triangular matmul, a
 log-step scan, exp of a sum of logs) would not give MindSpore CPU's bits, which accumulate left
 to right in the tensor's dtype.
 
-Order: ascending puts smaller values first and NaN after every number (numpy's order);
-descending is its mirror (NaN first, as a NaN is the largest value topk returns); ties keep
-their order in the input in both directions (MindSpore's CPU sort is stable). -0.0 and 0.0 are
-ties. A bool tensor and a 0-d tensor are errors, as in MindSpore."""
+sort's order: ascending puts smaller values first and NaN after every number (numpy's order;
+MindSpore's CPU sort does not order a line holding NaN); descending is its mirror (NaN first);
+ties keep their order in the input in both directions (MindSpore's CPU sort is stable). -0.0
+and 0.0 are ties. A bool tensor and a 0-d tensor are errors, as in MindSpore."""
 from __future__ import annotations
 
 import numpy as np
@@ -53,26 +55,27 @@ def _sort_ref(x, axis, descending):
     return np.take_along_axis(x, order, axis % x.ndim), order.astype(np.int32)
 
 
-def scatter_back(g, indices, axis: int):
-    """dx with dx[..., indices[..., k, ...], ...] = g[..., k, ...] along `axis` (indices a
-    permutation of each line): g scattered by flat positions with scatter_add, written with
-    existing ops so it differentiates again (scatter_add's gradient is a gather)."""
+def scatter_back(g, indices, axis: int, shape=None):
+    """dx of `shape` (g's by default) with dx[..., indices[..., k, ...], ...] = g[..., k, ...]
+    along `axis` (distinct indices along each line): g scattered by flat positions with
+    scatter_add, written with existing ops so it differentiates again (scatter_add's gradient
+    is a gather)."""
     from .array import reshape, zeros
     from .index_ops import scatter_add
     from .math import cast
     from ..tensor import Tensor
-    shape = tuple(g.shape)
+    shape = tuple(g.shape) if shape is None else tuple(shape)
     a = axis % len(shape)
-    n = shape[a]
+    n, m = shape[a], tuple(g.shape)[a]
     inner = int(np.prod(shape[a + 1:], dtype=np.int64))
     outer = int(np.prod(shape[:a], dtype=np.int64))
     base = (np.arange(outer, dtype=np.int64)[:, None, None] * (n * inner)
             + np.arange(inner, dtype=np.int64)[None, None, :])
     flat_pos = cast(indices, dt.int64) * inner
-    flat_pos = reshape(flat_pos, (outer, n, inner)) + Tensor(base)
-    total = outer * n * inner
-    out = scatter_add(zeros((total,), g.dtype), reshape(flat_pos, (total,)),
-                      reshape(g, (total,)), 0)
+    flat_pos = reshape(flat_pos, (outer, m, inner)) + Tensor(base)
+    count = outer * m * inner
+    out = scatter_add(zeros((outer * n * inner,), g.dtype), reshape(flat_pos, (count,)),
+                      reshape(g, (count,)), 0)
     return reshape(out, shape)
 
 
@@ -85,6 +88,39 @@ def _sort_bprop(i, o, g, axis, descending):
 
 SORT = defop("sort", infer=_sort_infer, ref=_sort_ref, bprop=_sort_bprop,
              attrs={"axis": -1, "descending": False}, arity=1)
+
+
+# ---------------------------------------------------------------- topk ---------------------------
+def _topk_infer(x, k, sorted):
+    _check_input("topk", x)
+    n = x.shape[-1]
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= n:
+        raise ValueError(f"topk: k must be in (0, {n}] (the length of the last axis of shape "
+                         f"{tuple(x.shape)}), got {k!r}")
+    out = tuple(x.shape[:-1]) + (k,)
+    return Meta(out, x.dtype), Meta(out, dt.int32)
+
+
+def _topk_ref(x, k, sorted):
+    """MindSpore's CPU TopK along the last axis (topk_select.py: its tie order)."""
+    from .topk_select import compare_keys, select_rows
+    n = x.shape[-1]
+    keys = compare_keys(x.reshape(-1, n))
+    pos = np.zeros((keys.shape[0], k), np.int64)
+    select_rows(keys, k, sorted, pos)
+    pos = pos.reshape(x.shape[:-1] + (k,))
+    return np.take_along_axis(x, pos, -1), pos.astype(np.int32)
+
+
+def _topk_bprop(i, o, g, k, sorted):
+    gv = g[0] if isinstance(g, tuple) else g
+    if gv is None:
+        return (None,)
+    return (scatter_back(gv, o[1], -1, i[0].shape),)
+
+
+TOPK = defop("topk", infer=_topk_infer, ref=_topk_ref, bprop=_topk_bprop,
+             attrs={"k": 1, "sorted": True}, arity=1)
 
 
 # ---------------------------------------------------------------- cumsum -------------------------
@@ -177,28 +213,29 @@ def argsort(input, axis=-1, descending=False):
 
 def topk(input, k, dim=None, largest=True, sorted=True):
     """(values, int32 indices) of the k largest (largest=False: smallest) elements along `dim`
-    (None: the last axis), the first k of a stable descending (ascending) sort: a tie keeps the
-    lower index first, and a NaN counts as the largest value. sorted=False gives them sorted
-    too (any order is allowed; MindSpore's CPU kernel also returns them sorted)."""
-    from .index_ops import STRIDED_SLICE
+    (None: the last axis), as MindSpore's ops.topk composes its TopK: smallest as the largest of
+    -input, another dim swapped with the last axis and back. Tied values come in MindSpore's
+    CPU order (topk_select.py), sorted=False in its unsorted selection order."""
+    from .array import transpose
+    from .math import neg
     k = _int_arg("topk", "k", k)
-    dim = -1 if dim is None else _int_arg("topk", "dim", dim)
     largest = _bool_arg("topk", "largest", largest)
-    _bool_arg("topk", "sorted", sorted)
+    sorted = _bool_arg("topk", "sorted", sorted)
     shape = tuple(input.shape)
     if not shape:
         raise ShapeError("topk: the input must have at least one dimension, got a 0-d tensor")
-    a = normalize_axis("topk", dim, len(shape))
-    if not 0 < k <= shape[a]:
-        raise ValueError(f"topk: k must be in (0, {shape[a]}] (the length of dim {dim} of shape "
-                         f"{shape}), got {k}")
-    values, indices = apply(SORT, input, axis=a, descending=largest)
-    if k == shape[a]:
-        return values, indices
-    begin, end = [0] * len(shape), list(shape)
-    end[a] = k
-    sl = {"begin": tuple(begin), "end": tuple(end), "strides": (1,) * len(shape)}
-    return apply(STRIDED_SLICE, values, **sl), apply(STRIDED_SLICE, indices, **sl)
+    last = len(shape) - 1
+    a = last if dim is None else normalize_axis("topk", _int_arg("topk", "dim", dim), len(shape))
+    x = input if largest else neg(input)
+    perm = None
+    if a != last:
+        perm = list(range(len(shape)))
+        perm[a], perm[last] = last, a
+        x = transpose(x, tuple(perm))
+    values, indices = apply(TOPK, x, k=k, sorted=sorted)
+    if perm is not None:
+        values, indices = transpose(values, tuple(perm)), transpose(indices, tuple(perm))
+    return (values if largest else neg(values)), indices
 
 
 def cumsum(x, axis, dtype=None):
