@@ -146,3 +146,42 @@ def test_sum_and_mean_round_like_the_sink():
         np.testing.assert_array_equal(e, g)
     x64 = x.asnumpy().astype(np.float64)
     np.testing.assert_array_equal(eager[0], x64.sum(0).astype(F32))
+
+
+class _PlainSGD(nn.Cell):
+    """An optimizer written as MindSpore's docs write one: a Cell with `parameters`, updating
+    each with F.assign through a hyper_map of a registered function."""
+
+    def __init__(self, params, lr):
+        super().__init__()
+        from minispore.ops import composite as C
+        self.parameters = ms.ParameterTuple(params)
+        self.lr = lr
+        self.hyper_map = C.HyperMap()
+        self.update = C.MultitypeFuncGraph("update")
+
+        @self.update.register("Number", "Tensor", "Tensor")
+        def _update(lr, p, g):
+            return ops.assign(p, p - lr * g)
+
+    def construct(self, grads):
+        return self.hyper_map(ops.functional.partial(self.update, self.lr), self.parameters,
+                              grads)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_train_one_step_cell_takes_an_optimizer_cell_with_parameters(mode):
+    """Any Cell with a `parameters` tuple is an optimizer to TrainOneStepCell (MindSpore's
+    rule); its step equals nn.SGD's."""
+    ms.set_context(mode=mode)
+    results = []
+    for make in (lambda p: _PlainSGD(p, 0.1), lambda p: nn.SGD(p, learning_rate=0.1)):
+        ms.set_seed(3)
+        net = nn.Dense(3, 2)
+        step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), make(net.trainable_params()))
+        x = ms.Tensor(np.ones((4, 3), np.float32))
+        y = ms.Tensor(np.zeros((4, 2), np.float32))
+        losses = [float(step(x, y).asnumpy()) for _ in range(3)]
+        results.append((losses, net.weight.asnumpy().copy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6)

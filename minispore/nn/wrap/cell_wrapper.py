@@ -69,9 +69,14 @@ class TrainOneStepCell(Cell):
     def __init__(self, network, optimizer, sens=None, return_grad=False):
         super().__init__(auto_prefix=False)
         self.network = _check_cell("TrainOneStepCell", "network", network)
-        if not isinstance(optimizer, Optimizer):
+        # MindSpore takes any Cell with the `parameters` it updates (an nn.Optimizer, or a
+        # user's optimizer Cell written with hyper_map and F.assign)
+        if not isinstance(optimizer, Optimizer) and not (
+                isinstance(optimizer, Cell) and isinstance(getattr(optimizer, "parameters", None),
+                                                           (tuple, list))):
             raise TypeError(f"TrainOneStepCell: optimizer must be an nn.Optimizer (e.g. "
-                            f"nn.SGD(net.trainable_params())), got {type(optimizer).__name__}")
+                            f"nn.SGD(net.trainable_params())) or a Cell with a `parameters` "
+                            f"tuple, got {type(optimizer).__name__}")
         self.network.set_grad()
         self.optimizer = optimizer
         self.weights = optimizer.parameters
