@@ -1,7 +1,8 @@
 """core/ops/topk_select.py (MindSpore's CPU TopK selection) against a second transcription of it,
 written over Python lists with closures (the one that was checked against MindSpore 2.10: equal
-on 1200 random tie-heavy rows, n from 1 to 1000, k from 1 to n, sorted and not), and the
-numba-compiled copy the CPU kernels run against the Python one."""
+on 1200 random tie-heavy rows, n from 1 to 1000, k from 1 to n, sorted and not, and on 1536
+interleaved rows that reach the heap select), MindSpore's own output on two of the latter, and
+the numba-compiled copy the CPU kernels run against the Python one."""
 from __future__ import annotations
 
 import numpy as np
@@ -172,3 +173,28 @@ def test_the_compiled_selection_is_the_python_one():
             select_rows(x, k, srt, a)
             jit_rows(x, k, srt, b)
             assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n,k,want", [
+    (15, 7, [13, 0, 11, 2, 9, 4, 6]),
+    (29, 9, [27, 0, 25, 2, 23, 4, 21, 6, 8]),
+])
+def test_rows_past_the_depth_limit_give_mindspores_heap_order(n, k, want):
+    """An interleaved row (n - i at even i, i at odd i) exhausts introselect's depth limit, so
+    the heap select orders the result; the expected positions are MindSpore 2.10's
+    TopK(sorted=False) on the CPU."""
+    from minispore.core.ops import topk_select as T
+    calls = []
+    heap_select = T.heap_select
+
+    def counted(*args):
+        calls.append(1)
+        return heap_select(*args)
+    x = np.where(np.arange(n) % 2, np.arange(n), n - np.arange(n)).astype(np.float64)[None]
+    out = np.zeros((1, k), np.int64)
+    T.heap_select = counted
+    try:
+        select_rows(x, k, False, out)
+    finally:
+        T.heap_select = heap_select
+    assert calls and list(out[0]) == want
