@@ -157,8 +157,30 @@ def test_conv1d_and_adaptive_pools():
                     for a, b in ((0, 2), (1, 3))], 2)
     np.testing.assert_allclose(got, ref, rtol=1e-6)
     assert mint.nn.AdaptiveMaxPool2d((None, 2))(Tensor(IMG)).shape == (2, 2, 4, 2)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        mint.nn.AdaptiveMaxPool2d(2, return_indices=True)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_adaptive_max_pool_indices_and_gradient(mode):
+    _, idx = in_mode(lambda t: F.adaptive_max_pool2d(t, (3, 2), True), Tensor(IMG))
+    # MindSpore 2.10 (CPU): the indices for IMG (many ties: the first in row-major order wins)
+    assert idx.dtype == ms.int64
+    np.testing.assert_array_equal(idx.asnumpy().ravel(),
+                                  [6, 4, 6, 13, 12, 13, 0, 7, 7, 7, 12, 14, 1, 8, 7, 8, 15, 14,
+                                   2, 2, 7, 9, 16, 14])
+    x = np.random.RandomState(0).randn(1, 2, 5, 7).astype(F32)
+    x[0, 0] = 0.0                                           # every entry ties
+    _, idx = mint.nn.AdaptiveMaxPool2d((3, 4), return_indices=True)(Tensor(x))
+    # MindSpore 2.10 (CPU) for the random channel; the tied one takes each bin's first entry
+    np.testing.assert_array_equal(idx.asnumpy()[0, 1].ravel(),
+                                  [8, 8, 12, 12, 8, 8, 12, 12, 22, 22, 32, 34])
+    np.testing.assert_array_equal(idx.asnumpy()[0, 0].ravel(),     # bin starts h * 7 + w
+                                  [0, 1, 3, 5, 7, 8, 10, 12, 21, 22, 24, 26])
+    g = ms.grad(lambda t: F.adaptive_max_pool2d(t, (3, 4)).sum())(Tensor(x)).asnumpy()
+    want = np.zeros(70)
+    np.add.at(want, (np.arange(2)[:, None] * 35 + idx.asnumpy().reshape(2, -1)).ravel(), 1.0)
+    np.testing.assert_array_equal(g.ravel(), want)          # all to the first maximum
+    y1, i1 = F.adaptive_max_pool1d(Tensor(X3), 3, True)
+    np.testing.assert_array_equal(i1.asnumpy()[0, 0], [1, 3, 4])
 
 
 def test_dropout2d_zeroes_whole_channels():

@@ -237,8 +237,60 @@ def _adaptive_mean(x, axis, out):
     return _adaptive(x, axis, out, lambda t, a, keep: _r.mean(t, a, keep))
 
 
-def _adaptive_max(x, axis, out):
-    return _adaptive(x, axis, out, lambda t, a, keep: _r.amax(t, a, keep))
+def _select_first_max(t, axis, keep, carries):
+    """The first maximum of t along axis (its gradient goes there only, as PyTorch's max
+    pooling), and the carried tensors' entries at the same positions."""
+    from ...core.ops import math as _m
+    mask = _m.equal(_a.one_hot(_r.argmax(t, axis), t.shape[axis], 1, 0, axis), 1)
+
+    def pick(u):
+        return _r.sum(_m.where(mask, u, _m.zeros_like(u)), axis, keep)
+    return pick(t), [pick(c) for c in carries]
+
+
+def _adaptive_max(x, axis, out, carries=()):
+    """(maxima over the adaptive bins of axis, the carried tensors at the maxima)."""
+    n = x.shape[axis]
+    if out == n:
+        return x, list(carries)
+    if n % out == 0:
+        shape = tuple(x.shape)
+        split = shape[:axis] + (out, n // out) + shape[axis + 1:]
+        return _select_first_max(_a.reshape(x, split), axis + 1, False,
+                                 [_a.reshape(c, split) for c in carries])
+    vals, picked = [], [[] for _ in carries]
+    for lo, hi in _bins(n, out):
+        key = (slice(None),) * axis + (slice(lo, hi),)
+        v, cs = _select_first_max(x[key], axis, True, [c[key] for c in carries])
+        vals.append(v)
+        for acc, c in zip(picked, cs):
+            acc.append(c)
+    return _a.concat(vals, axis), [_a.concat(acc, axis) for acc in picked]
+
+
+def _adaptive_max_nd(who, input, output_size, n, return_indices):
+    """Adaptive max pooling of the last n (1 or 2) axes: the last axis first, then the one
+    before, so the first maximum of a bin is the first in row-major order (PyTorch's); with
+    return_indices, each maximum's flat index h * W + w (int64) in the input plane."""
+    from ...core.tensor import Tensor
+    if not isinstance(return_indices, bool):
+        raise TypeError(f"{who}: return_indices must be a bool, got {return_indices!r}")
+    if len(input.shape) not in (n + 1, n + 2):
+        raise ValueError(f"{who}: the input must be {n + 1}-D or {n + 2}-D, got shape "
+                         f"{tuple(input.shape)}")
+    sizes = _out_size(who, output_size, n)
+    nd = len(input.shape)
+    dims = tuple(input.shape[nd - n:])
+    carries = []
+    if return_indices:
+        flat = np.arange(int(np.prod(dims)), dtype=np.int64).reshape(dims)
+        carries = [_a.zeros_like(input, Tensor(flat).dtype) + Tensor(flat)]
+    y = input
+    for k in reversed(range(n)):
+        o = sizes[k]
+        if o is not None:
+            y, carries = _adaptive_max(y, nd - n + k, o, carries)
+    return (y, carries[0]) if return_indices else y
 
 
 def _adaptive(x, axis, out, reduce):
@@ -302,14 +354,13 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Maxima over PyTorch's adaptive bins of the last two axes (None keeps an axis)."""
-    _no("adaptive_max_pool2d", "return_indices", return_indices, False)
-    return _adaptive_nd("adaptive_max_pool2d", input, output_size, 2, _adaptive_max)
+    """Maxima over PyTorch's adaptive bins of the last two axes (None keeps an axis); with
+    return_indices also their flat indices h * W + w (int64)."""
+    return _adaptive_max_nd("adaptive_max_pool2d", input, output_size, 2, return_indices)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    _no("adaptive_max_pool1d", "return_indices", return_indices, False)
-    return _adaptive_nd("adaptive_max_pool1d", input, output_size, 1, _adaptive_max)
+    return _adaptive_max_nd("adaptive_max_pool1d", input, output_size, 1, return_indices)
 
 
 def adaptive_avg_pool1d(input, output_size):

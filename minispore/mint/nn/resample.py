@@ -95,21 +95,21 @@ class Dropout2d(Cell):
 class AdaptiveMaxPool2d(Cell):
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        F._not_supported("AdaptiveMaxPool2d", "return_indices", return_indices, False)
         self.output_size = output_size
+        self.return_indices = _check_bool("AdaptiveMaxPool2d", "return_indices", return_indices)
 
     def construct(self, input):
-        return F.adaptive_max_pool2d(input, self.output_size)
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
 class AdaptiveMaxPool1d(Cell):
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        F._not_supported("AdaptiveMaxPool1d", "return_indices", return_indices, False)
         self.output_size = output_size
+        self.return_indices = _check_bool("AdaptiveMaxPool1d", "return_indices", return_indices)
 
     def construct(self, input):
-        return F.adaptive_max_pool1d(input, self.output_size)
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
 class AdaptiveAvgPool3d(Cell):
