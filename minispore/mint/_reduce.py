@@ -228,7 +228,9 @@ def norm(input, p="fro", dim=None, keepdim=False, *, dtype=None):
         if isinstance(d, tuple) and len(d) > 2:
             raise ValueError(f"mint.norm: p='fro' takes at most 2 dims, got {dim!r}")
         p = 2
-    elif isinstance(p, bool) or not isinstance(p, (int, float)):
+    elif isinstance(p, bool):
+        p = int(p)                       # MindSpore takes a bool p as the number
+    elif not isinstance(p, (int, float)):
         raise TypeError(f"mint.norm: p must be 'fro' or a number, got {p!r}")
     return _vector_norm(x, p, _dims(dim), bool(keepdim))
 

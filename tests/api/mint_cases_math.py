@@ -257,3 +257,70 @@ def addcmul(x, a, b):
 @case(F, G, P, ref=lambda x, a, b: x + 2 * a / b)
 def addcdiv(x, a, b):
     return mint.addcdiv(x, a, b, value=2)
+
+
+# ---------------------------------------------------------------- dtype promotion ---------------
+@case(I, ref=lambda x: (x * 2.5).astype(np.float32))
+def mul_int_by_float(x):
+    return mint.mul(x, 2.5)
+
+
+@case(I, ref=lambda x: x + 3)
+def add_int_scalar(x):
+    return mint.add(x, 3)
+
+
+@case(I, F, ref=lambda x, y: (x + y).astype(np.float32))
+def add_int_float(x, y):
+    return mint.add(x, y)
+
+
+@case(F.astype(np.float16), F, ref=lambda x, y: x.astype(np.float32) * y)
+def mul_half_float(x, y):
+    return mint.mul(x, y)
+
+
+@case(I, ref=lambda x: np.sqrt(x.astype(np.float32)))
+def sqrt_int(x):
+    return mint.sqrt(x)
+
+
+@case(I, ref=lambda x: np.power(x, 2))
+def pow_int(x):
+    return mint.pow(x, 2)
+
+
+@case(I, ref=lambda x: np.abs(x))
+def abs_int(x):
+    return mint.abs(x)
+
+
+@case(F.astype(np.float16), ref=lambda x: x.astype(np.float32).sum().astype(np.float16))
+def sum_half(x):
+    return mint.sum(x)
+
+
+@case(I, ref=lambda x: np.clip(x, -2, 2))
+def clamp_int(x):
+    return mint.clamp(x, -2, 2)
+
+
+@case(I, ref=lambda x: np.maximum(x, 0).astype(np.int32))
+def clamp_int_min_only(x):
+    return mint.clamp(x, min=0)
+
+
+@case(B, I, J, ref=np.where)
+def where_int(c, x, y):
+    return mint.where(c, x, y)
+
+
+@case(I, F, ref=lambda x, y: x < y)
+def lt_int_float(x, y):
+    return mint.lt(x, y)
+
+
+@case(np.array([-2.0, -0.5, 0.0, 0.3, 1.0, 3.0, 5.0, 8.0], np.float32),
+      ref=lambda x: np.vectorize(math.erfc)(x).astype(np.float32))
+def erfc(x):
+    return mint.erfc(x)
