@@ -443,3 +443,23 @@ def test_max_unpool2d_inverts_max_pool2d(mode):
     assert F.max_unpool2d(y6, idx6, 2).shape == (2, 3, 6, 6)
     cell = ms.mint.nn.MaxUnpool2d(2)
     assert cell(y[0], idx[0], (6, 7)).shape == (3, 6, 7)
+
+
+def test_gradients_at_the_kinks_are_pytorchs():
+    """PyTorch's backward formulas at the break points (hardtanh/relu6/hardsigmoid: 0 at the
+    bounds; hardswish: (x / 3 + 0.5) on [-3, 3]; elu/leaky_relu/threshold/shrinks)."""
+    x = Tensor(np.array([-3.0, -1.0, 0.0, 1.0, 3.0, 6.0], F32))
+    cases = {
+        "relu6": (lambda t: F.relu6(t), [0, 0, 0, 1, 1, 0]),
+        "hardtanh": (lambda t: F.hardtanh(t), [0, 0, 1, 0, 0, 0]),
+        "hardsigmoid": (lambda t: F.hardsigmoid(t), [0, 1 / 6, 1 / 6, 1 / 6, 0, 0]),
+        "hardswish": (lambda t: F.hardswish(t), [-0.5, 1 / 6, 0.5, 5 / 6, 1.5, 1]),
+        "elu": (lambda t: F.elu(t, 0.5), [0.5 * np.exp(-3), 0.5 * np.exp(-1), 0.5, 1, 1, 1]),
+        "leaky_relu": (lambda t: F.leaky_relu(t, 0.1), [0.1, 0.1, 0.1, 1, 1, 1]),
+        "threshold": (lambda t: F.threshold(t, 1.0, 0.0), [0, 0, 0, 0, 1, 1]),
+        "hardshrink": (lambda t: F.hardshrink(t, 1.0), [1, 0, 0, 0, 1, 1]),
+        "softshrink": (lambda t: F.softshrink(t, 1.0), [1, 0, 0, 0, 1, 1]),
+    }
+    for name, (fn, want) in cases.items():
+        g = ms.grad(lambda t: fn(t).sum())(x)
+        np.testing.assert_allclose(g.asnumpy(), want, rtol=1e-6, atol=1e-7, err_msg=name)

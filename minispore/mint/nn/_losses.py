@@ -100,5 +100,6 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
     cos = prod / _m.sqrt(m1 * m2)
     zeros = _m.zeros_like(cos)
     pos = _m.where(target == 1, 1.0 - cos, zeros)
-    neg = _m.where(target == -1, _m.maximum(cos - float(margin), zeros), zeros)
+    over = cos - float(margin)                      # clamp_min(0): gradient 1 at 0 too
+    neg = _m.where(target == -1, _m.where(over >= 0, over, zeros), zeros)
     return _reduce("cosine_embedding_loss", pos + neg, reduction)

@@ -56,6 +56,11 @@ def _check_int(who, name, v):
     return int(v)
 
 
+def _nonpositive(x):
+    """x where x <= 0, else 0 (the gradient at 0 goes to x whole, unlike minimum's tie)."""
+    return _m.where(x > 0, _m.zeros_like(x), x)
+
+
 def _expm1(x):
     """exp(x) - 1 without the cancellation near 0: tanh(x / 2) * (exp(x) + 1)."""
     return _m.tanh(x * 0.5) * (_m.exp(x) + 1.0)
@@ -67,9 +72,14 @@ def relu(input, inplace=False):
     return _m.relu(input)
 
 
+def _hardtanh(x, lo, hi):
+    """x limited to [lo, hi] with PyTorch's gradient: x's strictly inside, 0 at the bounds."""
+    return _m.where(x <= lo, _m.zeros_like(x) + lo, _m.where(x >= hi, _m.zeros_like(x) + hi, x))
+
+
 def relu6(input, inplace=False):
     _no_inplace("relu6", inplace)
-    return _m.clamp(input, 0.0, 6.0)
+    return _hardtanh(input, 0.0, 6.0)
 
 
 def gelu(input, *, approximate="none"):
@@ -102,8 +112,8 @@ def logsigmoid(input):
 
 
 def hardsigmoid(input):
-    """relu6(x + 3) / 6."""
-    return _m.clamp(input + 3.0, 0.0, 6.0) / 6.0
+    """relu6(x + 3) / 6 (gradient 1/6 strictly inside (-3, 3), as PyTorch's)."""
+    return _hardtanh(input + 3.0, 0.0, 6.0) / 6.0
 
 
 def hardswish(input):
@@ -117,7 +127,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
                                                                        max_val)
     if lo > hi:
         raise ValueError(f"hardtanh: min_val={min_val} must be <= max_val={max_val}")
-    return _m.clamp(input, lo, hi)
+    return _hardtanh(input, lo, hi)
 
 
 def leaky_relu(input, negative_slope=0.01):
@@ -129,7 +139,7 @@ def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
     _no_inplace("elu", inplace)
     a = _check_real("elu", "alpha", alpha)
-    return _m.where(input > 0, input, _expm1(_m.minimum(input, 0.0)) * a)
+    return _m.where(input > 0, input, _expm1(_nonpositive(input)) * a)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -138,7 +148,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input):
     """scale * (x where x > 0, alpha * (exp(x) - 1) elsewhere), PyTorch's constants."""
-    neg = _expm1(_m.minimum(input, 0.0)) * _SELU_ALPHA
+    neg = _expm1(_nonpositive(input)) * _SELU_ALPHA
     return _m.where(input > 0, input, neg) * _SELU_SCALE
 
 
