@@ -176,7 +176,7 @@ def test_one_hot_flatten_embedding():
     np.testing.assert_array_equal(F.embedding(Tensor(ids), Tensor(w)).asnumpy(), w[ids])
     g = ms.grad(lambda t: F.embedding(Tensor(ids), t, padding_idx=1).sum())(Tensor(w))
     np.testing.assert_array_equal(g.asnumpy()[:, 0], [1, 0, 0, 1])     # no gradient at row 1
-    with pytest.raises(NotImplementedError, match="max_norm"):
+    with pytest.raises(NotImplementedError, match="max_norm"):     # in place: a Parameter only
         F.embedding(Tensor(ids), Tensor(w), max_norm=1.0)
 
 

@@ -200,7 +200,6 @@ def test_dropout_cell_drops_p_in_training_only():
 
 def test_refused_arguments():
     for make, word in ((lambda: mint.nn.Dropout(0.5, inplace=True), "inplace"),
-                       (lambda: mint.nn.Embedding(4, 2, max_norm=1.0), "max_norm"),
                        (lambda: mint.nn.Embedding(4, 2, sparse=True), "sparse"),
                        (lambda: mint.nn.SiLU(inplace=True), "inplace")):
         with pytest.raises(NotImplementedError, match=word):
@@ -260,3 +259,20 @@ def test_a_mixed_network_gives_the_same_in_both_modes():
     np.testing.assert_array_equal(eager[4], np.eye(5, dtype=np.int64)[[0, 3]])
     with pytest.raises(ValueError, match="num_classes"):
         ms.jit(lambda t: mint.nn.functional.one_hot(t))(args[1])
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_embedding_max_norm_renormalizes_the_looked_up_rows(mode):
+    w0 = np.arange(12).reshape(4, 3).astype(F32) / 2
+    emb = mint.nn.Embedding(4, 3, max_norm=2.0, _weight=Tensor(w0))
+    ids = np.array([[1, 3], [1, 0]], np.int32)
+    out = emb(Tensor(ids)).asnumpy()
+    want = w0.copy()
+    for i in (0, 1, 3):                     # PyTorch's embedding_renorm_ on the used rows
+        n = np.linalg.norm(want[i])
+        if n > 2.0:
+            want[i] *= 2.0 / (n + 1e-7)
+    np.testing.assert_allclose(out, want[ids], rtol=1e-6)
+    np.testing.assert_allclose(emb.weight.asnumpy(), want, rtol=1e-6)    # row 2 untouched
+    g = ms.grad(lambda t: (emb(t) * 2).sum(), None, emb.trainable_params())(Tensor(ids))
+    np.testing.assert_array_equal(g[0].asnumpy()[:, 0], [2, 4, 0, 2])    # a lookup's gradient

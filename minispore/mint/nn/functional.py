@@ -340,13 +340,45 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     return y
 
 
+def _renorm_rows(input, weight, max_norm, norm_type):
+    """PyTorch's embedding_renorm_: each looked-up row of norm (norm_type) above max_norm is
+    scaled to max_norm / (norm + 1e-7), in the Parameter `weight` (ops.assign), and the
+    looked-up rows as the output (the gradient flows to weight as a plain lookup's)."""
+    from ...core.ops.state import assign, depend
+    from ...core.tensor import Parameter
+    if not isinstance(weight, Parameter):
+        raise NotImplementedError("embedding: max_norm renormalizes the rows of weight in "
+                                  "place, which minispore does for a Parameter weight only")
+    flat = _a.reshape(input, (-1,))
+    rows = _ix.gather(weight, flat, 0)
+    p = float(norm_type)
+    mag = _m.abs(rows)
+    if p == float("inf"):
+        norms = _r.amax(mag, -1, True)
+    elif p == 1.0:
+        norms = _r.sum(mag, -1, True)
+    else:
+        norms = _m.pow(_r.sum(_m.pow(mag, p), -1, True), 1.0 / p)
+    scale = _m.where(norms > max_norm, max_norm / (norms + 1e-7), _m.zeros_like(norms) + 1.0)
+    renormed = _a.stop_gradient(rows * scale)
+    from ...core.primitive import apply
+    new_weight = apply(_ix.SCATTER_UPDATE, _a.stop_gradient(weight), flat, renormed, axis=0)
+    out = rows + _a.stop_gradient(renormed - rows)
+    out = _a.reshape(out, tuple(input.shape) + (weight.shape[1],))
+    return depend(out, assign(weight, new_weight))
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False):
-    """Rows of `weight` at the indices `input`; the padding_idx rows get no gradient."""
-    _not_supported("embedding", "max_norm", max_norm, None)
+    """Rows of `weight` at the indices `input`; the padding_idx rows get no gradient; with
+    max_norm, the looked-up rows of norm above it are renormalized (in weight too)."""
     _not_supported("embedding", "scale_grad_by_freq", scale_grad_by_freq, False)
     _check_real("embedding", "norm_type", norm_type)
-    out = _ix.gather(weight, input, 0)
+    if max_norm is not None:
+        out = _renorm_rows(input, weight, _check_real("embedding", "max_norm", max_norm),
+                           norm_type)
+    else:
+        out = _ix.gather(weight, input, 0)
     if padding_idx is None:
         return out
     p = _check_int("embedding", "padding_idx", padding_idx)
