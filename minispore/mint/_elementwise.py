@@ -181,7 +181,7 @@ def cosh(input):
 def asinh(input):
     """The inverse hyperbolic sine, sign(x) * log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))."""
     x = _float(input)
-    a = _M.abs(x)
+    a = _M.where(_M.less(x, 0), _M.neg(x), x)       # |x|, with slope 1 at 0 (abs's is 0)
     a2 = _M.square(a)
     r = _M.log1p(_M.add(a, _M.div(a2, _M.add(_M.sqrt(_M.add(a2, 1.0)), 1.0))))
     return _M.where(_M.less(x, 0), _M.neg(r), r)
@@ -406,7 +406,8 @@ def logaddexp(input, other):
     x, y = _float(input), _float(other)
     m = _M.maximum(x, y)
     r = _M.add(m, _M.log1p(_M.exp(_M.neg(_M.abs(_M.sub(x, y))))))
-    return _M.where(_M.equal(x, y), _M.add(x, _pymath.log(2)), r)   # inf + inf stays inf
+    same_inf = _M.logical_and(_M.equal(x, y), _X._isinf(x))          # inf - inf is NaN
+    return _M.where(same_inf, x, r)
 
 
 def logaddexp2(input, other):
@@ -415,7 +416,7 @@ def logaddexp2(input, other):
     m = _M.maximum(x, y)
     d = _M.mul(_M.neg(_M.abs(_M.sub(x, y))), _pymath.log(2))
     r = _M.add(m, _M.mul(_M.log1p(_M.exp(d)), 1 / _pymath.log(2)))
-    return _M.where(_M.equal(x, y), _M.add(x, 1.0), r)
+    return _M.where(_M.logical_and(_M.equal(x, y), _X._isinf(x)), x, r)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):

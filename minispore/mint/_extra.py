@@ -192,8 +192,9 @@ def _no(who, **given):
                 raise NotImplementedError(f"mint.{who}: pin_memory=True is not supported by "
                                           f"minispore")
         elif v is not None:
+            what = "random stream" if name == "generator" else "device target"
             raise NotImplementedError(f"mint.{who}: {name}={v!r} is not supported by minispore "
-                                      f"(pass None: the process's {'random stream' if name == 'generator' else 'device target'})")
+                                      f"(pass None: the process's {what})")
 
 
 def _sizes(who, size):

@@ -7,6 +7,7 @@ import math as _pymath
 
 from ..core import dtype as _dt
 from ..core import tensor_methods_extra as _X
+from ..core.ops import array as _A
 from ..core.ops import math as _M
 from ..core.tensor import Tensor
 from ._elementwise import _float
@@ -22,7 +23,7 @@ _ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.2788680
 def erfc(input):
     """1 - erf(input), accurate where it is tiny (large input): Numerical Recipes' erfcc."""
     x = _float(input)
-    a = _M.abs(x)
+    a = _abs(x)
     t = _M.div(1.0, _M.add(_M.mul(a, 0.5), 1.0))
     p = _M.mul(_M.add(_M.zeros_like(t), _ERFC[-1]), t)
     for c in reversed(_ERFC[1:-1]):
@@ -38,10 +39,16 @@ def erfc(input):
 _TAN_3PI_8, _TAN_PI_8 = 2.414213562373095, 0.4142135623730950
 
 
+def _abs(x):
+    """|x| as where(x < 0, -x, x): its gradient at 0 is 1 (abs's is 0), so a function of |x|
+    that is smooth at 0 (atan, erfc) gets its true slope there."""
+    return _M.where(_M.less(x, 0), _M.neg(x), x)
+
+
 def _atan_float(x):
     """atan of a float tensor: Cephes' atanf (range reduction to |x| <= tan(pi/8), then a
     degree-9 odd polynomial; about 1 ulp in float32)."""
-    a = _M.abs(x)
+    a = _abs(x)
     big = _M.greater(a, _TAN_3PI_8)
     mid = _M.logical_and(_M.greater(a, _TAN_PI_8), _M.logical_not(big))
     one = _M._constant(1.0, x.dtype)
@@ -62,28 +69,36 @@ def atan(input):
     return _atan_float(_float(input))
 
 
+def _negative(v, one):
+    """v < 0, -0.0 included (1 / -0.0 is -inf)."""
+    return _M.logical_or(_M.less(v, 0), _M.logical_and(_M.equal(v, 0),
+                                                       _M.less(_M.div(one, v), 0)))
+
+
 def atan2(input, other):
-    """The angle of the point (other, input) in (-pi, pi]: atan(input / other) moved to its
-    quadrant (atan2(0, 0) = 0, the signs of zeros respected as in C)."""
+    """The angle of the point (other, input) in (-pi, pi], C's atan2 (signed zeros included):
+    atan(y / x) moved to x's half-plane where |y| <= |x|, else +-pi/2 - atan(x / y), so the
+    quotient is at most 1 in size and each branch is smooth where it is taken."""
+    if not isinstance(input, Tensor):
+        input = Tensor(input, other.dtype if other.dtype.is_float else _dt.float32)
+    if not isinstance(other, Tensor):
+        other = Tensor(other, input.dtype if input.dtype.is_float else _dt.float32)
     y, x = _float(input), _float(other)
-    if isinstance(input, Tensor) and isinstance(other, Tensor):
-        d = _dt.promote(y.dtype, x.dtype)
-        y, x = _M.cast(y, d), _M.cast(x, d)
+    d = _dt.promote(y.dtype, x.dtype)
+    y, x = _M.cast(y, d), _M.cast(x, d)
     zero = _M.zeros_like(_M.add(y, x))
+    one = _M.add(zero, 1.0)
     pi = _M.add(zero, _pymath.pi)
-    x_zero = _M.equal(x, 0)
-    base = _atan_float(_M.div(y, _M.where(x_zero, _M.add(zero, 1.0), x)))
-    neg_y = _M.logical_or(_M.less(y, 0), _M.logical_and(
-        _M.equal(y, 0), _M.less(_M.div(_M.add(zero, 1.0), y), 0)))            # -0.0
-    neg_x = _M.logical_or(_M.less(x, 0), _M.logical_and(
-        x_zero, _M.less(_M.div(_M.add(zero, 1.0), x), 0)))
-    r = _M.where(neg_x, _M.where(neg_y, _M.sub(base, pi), _M.add(base, pi)), base)
-    half = _M.where(neg_y, _M.neg(_M.mul(pi, 0.5)), _M.mul(pi, 0.5))
-    at_zero = _M.where(neg_x, _M.where(neg_y, _M.neg(pi), pi), _M.where(neg_y, _M.neg(zero),
-                                                                            zero))
-    r = _M.where(x_zero, _M.where(_M.equal(y, 0), at_zero, half), r)
-    # both infinite: the quadrant's diagonal
-    inf_both = _M.logical_and(_X._isinf(x), _X._isinf(y))
+    shape = tuple(zero.shape)                                  # both of the broadcast shape
+    y, x = _A.broadcast_to(y, shape), _A.broadcast_to(x, shape)   # (+0 would turn -0.0 to 0.0)
+    swap = _M.greater(_M.abs(y), _M.abs(x))
+    num, den = _M.where(swap, x, y), _M.where(swap, y, x)
+    t = _atan_float(_M.div(num, _M.where(_M.equal(den, 0), one, den)))
+    neg_y, neg_x = _negative(y, one), _negative(x, one)
+    flat = _M.where(neg_x, _M.add(t, _M.where(neg_y, _M.neg(pi), pi)), t)
+    steep = _M.sub(_M.where(neg_y, _M.mul(pi, -0.5), _M.mul(pi, 0.5)), t)
+    r = _M.where(swap, steep, flat)
+    inf_both = _M.logical_and(_X._isinf(x), _X._isinf(y))       # the quadrant's diagonal
     diag = _M.where(neg_x, _M.mul(pi, 0.75), _M.mul(pi, 0.25))
     return _M.where(inf_both, _M.where(neg_y, _M.neg(diag), diag), r)
 

@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-from mint_cases import (B, C, CASES, F, G, I, IDX, J, M3, NANS, P, T, TIES, U, V, W, case,  # noqa: F401
-                        mint, ms)
+from mint_cases import (B, C, CASES, F, G, I, IDX, J, M3, NANS, P, T, TIES, U, V,  # noqa: F401
+                        W, case, mint, ms)
 
 
 def _trunc(a):
@@ -237,6 +237,12 @@ def lerp(x, y):
       ref=lambda x, y: np.array([0.0, np.log(2.0), 2 * np.log(0.5), np.nan], np.float32))
 def xlogy(x, y):
     return mint.xlogy(x, y)
+
+
+@case(np.array([1.0, -np.inf, np.inf, 2.0, 0.5], np.float32),
+      np.array([1.0, -np.inf, np.inf, np.inf, -3.0], np.float32), ref=np.logaddexp)
+def logaddexp_special(x, y):
+    return mint.logaddexp(x, y)
 
 
 @case(F, G, ref=np.logaddexp)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mint_cases import (B, C, CASES, F, G, I, IDX, J, M3, NANS, P, T, TIES, U, V, W, case,  # noqa: F401
-                        mint, ms)
+from mint_cases import (B, C, CASES, F, G, I, IDX, J, M3, NANS, P, T, TIES, U, V,  # noqa: F401
+                        W, case, mint, ms)
 
 
 # ---------------------------------------------------------------- reductions --------------------
