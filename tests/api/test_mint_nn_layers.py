@@ -273,6 +273,18 @@ def test_embedding_max_norm_renormalizes_the_looked_up_rows(mode):
         if n > 2.0:
             want[i] *= 2.0 / (n + 1e-7)
     np.testing.assert_allclose(out, want[ids], rtol=1e-6)
+    np.testing.assert_array_equal(out, emb.weight.asnumpy()[ids])        # the stored rows
     np.testing.assert_allclose(emb.weight.asnumpy(), want, rtol=1e-6)    # row 2 untouched
     g = ms.grad(lambda t: (emb(t) * 2).sum(), None, emb.trainable_params())(Tensor(ids))
     np.testing.assert_array_equal(g[0].asnumpy()[:, 0], [2, 4, 0, 2])    # a lookup's gradient
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_embedding_scale_grad_by_freq(mode):
+    emb = mint.nn.Embedding(5, 2, scale_grad_by_freq=True)
+    ids = Tensor(np.array([[1, 3, 1], [1, 0, 3]], np.int32))
+    out = emb(ids)
+    np.testing.assert_array_equal(out.asnumpy(), emb.weight.asnumpy()[ids.asnumpy()])
+    g = ms.grad(lambda t: emb(t).sum(), None, emb.trainable_params())(ids)
+    # PyTorch: each row's summed gradient divided by its index's count (1: 3 of 3, 3: 2 of 2)
+    np.testing.assert_allclose(g[0].asnumpy()[:, 0], [1, 1, 0, 1, 0], rtol=1e-6)

@@ -363,22 +363,38 @@ def _renorm_rows(input, weight, max_norm, norm_type):
     renormed = _a.stop_gradient(rows * scale)
     from ...core.primitive import apply
     new_weight = apply(_ix.SCATTER_UPDATE, _a.stop_gradient(weight), flat, renormed, axis=0)
-    out = rows + _a.stop_gradient(renormed - rows)
+    out = renormed + (rows - _a.stop_gradient(rows))      # renormed's value, a lookup's grad
     out = _a.reshape(out, tuple(input.shape) + (weight.shape[1],))
     return depend(out, assign(weight, new_weight))
+
+
+def _by_freq(out, input, num):
+    """out with its gradient divided by how often each index occurs in input (PyTorch's
+    scale_grad_by_freq); the value unchanged."""
+    flat = _a.reshape(_m.cast(input, _dt.int32), (-1,))
+    ones = _a.ones(tuple(flat.shape), out.dtype)
+    counts = _ix.gather(_ix.scatter_add(_a.zeros((num,), out.dtype), flat, ones), flat, 0)
+    inv = _a.reshape(1.0 / counts, tuple(input.shape) + (1,))
+    fixed = _a.stop_gradient(out)
+    return fixed + (out - fixed) * inv              # the value exactly out's
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False):
     """Rows of `weight` at the indices `input`; the padding_idx rows get no gradient; with
-    max_norm, the looked-up rows of norm above it are renormalized (in weight too)."""
-    _not_supported("embedding", "scale_grad_by_freq", scale_grad_by_freq, False)
+    max_norm, the looked-up rows of norm above it are renormalized (in weight too); with
+    scale_grad_by_freq, each row's gradient is divided by its index's count in input."""
     _check_real("embedding", "norm_type", norm_type)
+    if not isinstance(scale_grad_by_freq, bool):
+        raise TypeError(f"embedding: scale_grad_by_freq must be a bool, got "
+                        f"{scale_grad_by_freq!r}")
     if max_norm is not None:
         out = _renorm_rows(input, weight, _check_real("embedding", "max_norm", max_norm),
                            norm_type)
     else:
         out = _ix.gather(weight, input, 0)
+    if scale_grad_by_freq:
+        out = _by_freq(out, input, weight.shape[0])
     if padding_idx is None:
         return out
     p = _check_int("embedding", "padding_idx", padding_idx)

@@ -337,7 +337,8 @@ class Embedding(Cell):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, dtype=None):
         super().__init__()
-        F._not_supported("Embedding", "scale_grad_by_freq", scale_grad_by_freq, False)
+        self.scale_grad_by_freq = _check_bool("Embedding", "scale_grad_by_freq",
+                                              scale_grad_by_freq)
         self.max_norm = None if max_norm is None else F._check_real("Embedding", "max_norm",
                                                                      max_norm)
         F._not_supported("Embedding", "sparse", sparse, False)
@@ -364,7 +365,8 @@ class Embedding(Cell):
                                 requires_grad=not _check_bool("Embedding", "_freeze", _freeze))
 
     def construct(self, input):
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq)
 
     def extend_repr(self):
         return (f"{self.num_embeddings}, {self.embedding_dim}, "
