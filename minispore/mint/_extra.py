@@ -19,7 +19,7 @@ from ..core.tensor import Tensor
 
 __all__ = ["einsum", "expm1", "cdist", "index_add", "conv2d", "empty", "empty_like", "rand",
            "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm",
-           "bernoulli", "normal"]
+           "bernoulli", "normal", "multinomial"]
 
 
 # ---------------------------------------------------------------- einsum ------------------------
@@ -315,3 +315,33 @@ def normal(mean=0.0, std=1.0, size=None, generator=None):
         z = _RN.randn(broadcast_shapes("normal", *shapes),
                       dtype=d if d.is_float else _dt.float32)
     return _M.add(_M.mul(z, std), mean)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """num_samples int64 category indices per row of input (1-D or 2-D, non-negative weights):
+    with replacement by inverting the cumulative weights at uniform draws, without it by the
+    Gumbel top-k of log(weights) (each category at most once)."""
+    _no("multinomial", generator=generator)
+    if input.ndim not in (1, 2) or not input.dtype.is_float:
+        raise ValueError(f"mint.multinomial: input must be a 1-D or 2-D float tensor, got "
+                         f"{input.dtype} of shape {tuple(input.shape)}")
+    if not is_int(num_samples) or num_samples <= 0:
+        raise ValueError(f"mint.multinomial: num_samples must be a positive int, got "
+                         f"{num_samples!r}")
+    w = input if input.ndim == 2 else _A.reshape(input, (1, -1))
+    rows, n = w.shape
+    w = _M.cast(w, _dt.float32)
+    if replacement:
+        from ._sorting import searchsorted
+        cdf = _S.cumsum_scan(w, 1)
+        total = cdf[:, n - 1:n]
+        u = _M.mul(_RN.rand((rows, num_samples)), total)
+        idx = _M.minimum(searchsorted(cdf, u, right=True), n - 1)
+    else:
+        if num_samples > n:
+            raise ValueError(f"mint.multinomial: num_samples {num_samples} exceeds the {n} "
+                             f"categories without replacement")
+        u = _M.maximum(_RN.rand((rows, n)), 1e-20)
+        keys = _M.sub(_M.log(w), _M.log(_M.neg(_M.log(u))))
+        idx = _M.cast(_S.topk(keys, num_samples, 1, True, True)[1], _dt.int64)
+    return idx if input.ndim == 2 else _A.reshape(idx, (num_samples,))

@@ -17,7 +17,7 @@ import minispore as ms
 from minispore import mint
 
 sys.path.insert(0, os.path.dirname(__file__))
-from helpers import assert_close, in_mode  # noqa: E402
+from helpers import assert_close, graph_runs, in_mode  # noqa: E402
 from mint_cases import CASES  # noqa: E402
 from mint_ms_values import VALUES  # noqa: E402
 
@@ -227,6 +227,13 @@ def test_random_functions_shapes_ranges_and_seed():
     assert mint.normal(x, 1.0).shape == (3, 2) and mint.normal(0.0, 2.0, (5,)).shape == (5,)
     assert mint.rand_like(x).shape == (3, 2) and mint.randn_like(x).dtype == ms.float32
     assert mint.randint_like(x, 4).dtype == ms.float32
+    p = ms.Tensor(np.array([[0.0, 1.0, 3.0], [5.0, 0.0, 0.0]], np.float32))
+    draws = mint.multinomial(p, 400, True).asnumpy()
+    assert draws.dtype == np.int64 and draws.shape == (2, 400)
+    assert set(draws[0]) <= {1, 2} and set(draws[1]) == {0}
+    assert 0.65 < (draws[0] == 2).mean() < 0.85
+    once = mint.multinomial(ms.Tensor(np.array([1.0, 2.0, 0.5, 4.0], np.float32)), 4).asnumpy()
+    np.testing.assert_array_equal(np.sort(once), np.arange(4))
     with pytest.raises(NotImplementedError, match="generator"):
         mint.rand(2, generator=object())
     with pytest.raises(NotImplementedError, match="device"):
@@ -332,3 +339,50 @@ def test_grad_of_erfc_is_its_derivative(mode):
         return mint.sum(mint.erfc(t))
     assert_close(_grad(f, x), -2 / np.sqrt(np.pi) * np.exp(-x * x), 2e-5, 1e-7,
                  what="grad erfc")
+
+
+class _Attention(ms.nn.Cell):
+    """A multi-head attention step written with mint only, as ported PyTorch code is."""
+
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = heads
+
+    def construct(self, x, w):
+        b, n, d = x.shape
+        q, k, v = mint.split(mint.matmul(x, w), d, dim=-1)
+        q = mint.transpose(mint.reshape(q, (b, n, self.heads, -1)), 1, 2)
+        k = mint.transpose(mint.reshape(k, (b, n, self.heads, -1)), 1, 2)
+        v = mint.transpose(mint.reshape(v, (b, n, self.heads, -1)), 1, 2)
+        s = mint.matmul(q, mint.transpose(k, -2, -1)) / (d // self.heads) ** 0.5
+        mask = mint.triu(mint.ones((n, n), dtype=ms.bool_), 1)
+        s = mint.where(mask, mint.full_like(s, -1e9), s)
+        p = mint.softmax(s, -1)
+        o = mint.flatten(mint.transpose(mint.matmul(p, v), 1, 2), 2)
+        top, idx = mint.max(o, dim=-1)
+        return o, mint.cat((top, mint.mean(o, -1)), 0), idx
+
+
+def _attention_np(x, w, heads):
+    b, n, d = x.shape
+    q, k, v = np.split(x @ w, 3, -1)
+    q, k, v = (t.reshape(b, n, heads, -1).transpose(0, 2, 1, 3) for t in (q, k, v))
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // heads)
+    s = np.where(np.triu(np.ones((n, n), bool), 1), -1e9, s)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    o = (p @ v).transpose(0, 2, 1, 3).reshape(b, n, d)
+    return o, np.concatenate([o.max(-1), o.mean(-1)], 0), o.argmax(-1)
+
+
+def test_a_cell_of_mint_calls_compiles_in_graph_mode(mode):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    w = (rng.standard_normal((8, 24)) / 3).astype(np.float32)
+    with graph_runs("the mint attention Cell"):
+        got = _Attention(2)(ms.Tensor(x), ms.Tensor(w))
+    for g, e in zip(got, _attention_np(x, w, 2)):
+        if e.dtype.kind == "f":
+            assert_close(g.asnumpy(), e.astype(np.float32), 1e-5, 1e-5, what="attention")
+        else:
+            np.testing.assert_array_equal(g.asnumpy(), e)
