@@ -253,7 +253,11 @@ def _flat_index(name, input, dim, index):
     flat = None
     for i in range(n):
         if i == d:
-            part = _M.mul(_M.cast(index, _dt.int64), int(strides[i]))
+            # index through arange(size): GATHER's range check raises an IndexError for an
+            # index outside -size..size-1 (else it would land in another row of the flat input)
+            # and a negative one comes out counted from the end
+            checked = _I.gather(_A.arange(0, shape[d], 1, dtype=_dt.int64), index, 0)
+            part = _M.mul(checked, int(strides[i]))
         else:
             r = np.arange(ishape[i], dtype=np.int64) * int(strides[i])
             part = Tensor(r.reshape([ishape[i] if j == i else 1 for j in range(n)]))

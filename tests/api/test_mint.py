@@ -386,3 +386,21 @@ def test_a_cell_of_mint_calls_compiles_in_graph_mode(mode):
             assert_close(g.asnumpy(), e.astype(np.float32), 1e-5, 1e-5, what="attention")
         else:
             np.testing.assert_array_equal(g.asnumpy(), e)
+
+
+def _gather_out_of_range(x, i):
+    return mint.gather(x, 1, i)
+
+
+def _scatter_add_out_of_range(x, i):
+    return mint.scatter_add(x, 0, i, x)
+
+
+def test_an_index_out_of_range_raises_in_both_modes(mode):
+    """gather/scatter compose a flat index: an index past its axis must raise, not land in
+    the next row."""
+    x = ms.Tensor(X)
+    with pytest.raises(IndexError, match="index 3 is out of range"):
+        in_mode(_gather_out_of_range, x, ms.Tensor(np.array([[3, 0], [2, 1]], np.int64)))
+    with pytest.raises(IndexError, match="index 2 is out of range"):
+        in_mode(_scatter_add_out_of_range, x, ms.Tensor(np.array([[2, 0, 0]], np.int64)))
