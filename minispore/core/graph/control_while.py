@@ -29,18 +29,19 @@ from .parser import BREAK, CONTINUE, has_return
 from .semantics import first_store, unbound_message
 from .source import error as _error
 
-BRK, RET = "\0broken", "\0returned"
-
-
-def _ret_slot(i: int) -> str:
-    return f"\0return{i}"
+def _flag_names(st):
+    """The hidden locals of one loop (unique to it: loops nest): its broken and returned flags,
+    its range index, the prefix of its returned values."""
+    tag = f"\0{id(st)}"
+    return tag + "broken", tag + "returned", tag + "index", tag + "return"
 
 
 class LoopMark:
     """The continuation-stack entry ("loop", mark) of a tensor while's body: the values an
     iteration hands to the next one (carried locals, flags and return slots, in order)."""
 
-    def __init__(self, names, ret_tree):
+    def __init__(self, st, names, ret_tree):
+        self.brk, self.ret, _, self.slot = _flag_names(st)
         self.names = names
         self.ret_tree = ret_tree        # the returned value's structure (None: not met yet)
         self.found = None               # (structure, leaves) of a return met before that
@@ -71,7 +72,7 @@ def end_iteration(b, fr, flow, mark: LoopMark, node, frame) -> None:
     if flow is None or flow is CONTINUE or flow.kind == "iter_end":
         return
     if flow is BREAK:
-        fr.local[BRK] = _const(b, True)
+        fr.local[mark.brk] = _const(b, True)
         return
     leaves, tree = _flatten(flow.value)
     for v in leaves:
@@ -86,9 +87,9 @@ def end_iteration(b, fr, flow, mark: LoopMark, node, frame) -> None:
         raise _error(frame.src, node, f"the returns inside this loop return different "
                      f"structures ({tree} vs {mark.ret_tree})", TypeError,
                      hint="return the same number of tensors from every `return`")
-    fr.local[RET] = _const(b, True)
+    fr.local[mark.ret] = _const(b, True)
     for i, v in enumerate(leaves):
-        fr.local[_ret_slot(i)] = v
+        fr.local[f"{mark.slot}{i}"] = v
 
 
 def _enter(b, fr, names, params, values, kinds) -> None:
@@ -118,9 +119,6 @@ def _same_value(a, b) -> bool:
 
 class _Retry(Exception):
     pass
-
-
-IDX = "\0index"
 
 
 class NeedTensorLoop(Exception):
@@ -153,7 +151,7 @@ def tensor_while(parser, st, frame, rng=None):
 def _loop_test(parser, b, st, fc, rng, frame):
     """The loop's condition in the cond region (a 0-d bool tensor)."""
     if rng is not None:
-        i, stop, step = fc.local[IDX], rng[1], rng[2]
+        i, stop, step = fc.local[_flag_names(st)[2]], rng[1], rng[2]
         return i < stop if step > 0 else i > stop
     c = parser.eval(st.test, fc)
     if c is True or (isinstance(st.test, ast.Constant) and c):
@@ -166,6 +164,7 @@ def _loop_test(parser, b, st, fc, rng, frame):
 
 def _build(parser, b, st, frame, state, rng):
     from ..ops.math import LOGICAL_AND, LOGICAL_NOT, LOGICAL_OR
+    BRK, RET, IDX, slot = _flag_names(st)
     params, ret = state["params"], state["ret"]
     assigned = _assigned_names(st.body)
     target = _assigned_names([st.target]) if rng is not None else set()
@@ -194,7 +193,7 @@ def _build(parser, b, st, frame, state, rng):
         init.append(_const(b, False))
     if ret is not None:
         for i, like in enumerate(ret[1]):
-            carried.append(_ret_slot(i))
+            carried.append(f"{slot}{i}")
             init.append(_const(b, np.zeros(like.shape), like.dtype))
     for k in params:                    # a Parameter not assigned yet: its own tape identity
         p = b.param_objs[k]
@@ -220,7 +219,7 @@ def _build(parser, b, st, frame, state, rng):
             fb = frame.copy()
             _enter(b, fb, carried, params, gb.inputs, kinds)
             entry = dict(b._current)
-            mark = LoopMark(list(carried), None if ret is None else ret[0])
+            mark = LoopMark(st, list(carried), None if ret is None else ret[0])
             if rng is not None:
                 parser.assign(st.target, fb.local[IDX], fb)
             parser.conts.append(("loop", mark))
@@ -273,6 +272,6 @@ def _build(parser, b, st, frame, state, rng):
     if RET not in flags:
         return None
     flag = frame.local.pop(RET)
-    vals = [frame.local.pop(_ret_slot(i)) for i in range(len(ret[1]))] if ret else []
+    vals = [frame.local.pop(f"{slot}{i}") for i in range(len(ret[1]))] if ret else []
     value = _unflatten(ret[0], vals) if ret else None
     return returned_if(parser, st, flag, value, frame)
