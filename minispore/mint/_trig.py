@@ -12,7 +12,8 @@ from ..core.ops import math as _M
 from ..core.tensor import Tensor
 from ._elementwise import _float
 
-__all__ = ["atan", "arctan", "atan2", "arctan2", "asin", "arcsin", "acos", "arccos", "erfc"]
+__all__ = ["atan", "arctan", "atan2", "arctan2", "asin", "arcsin", "acos", "arccos", "erfc",
+           "erfinv", "gcd", "real"]
 
 # Numerical Recipes' erfcc: erfc(|x|) = t exp(-x^2 + P(t)), t = 1 / (1 + |x| / 2), with a
 # relative error below 1.2e-7 everywhere (so no cancellation for large x, as 1 - erf has)
@@ -121,3 +122,66 @@ def arcsin(x):
 
 
 arctan, arctan2, arccos = atan, atan2, acos
+
+
+# Giles' single-precision erfinv ("Approximating the erfinv function", 2010): a polynomial in
+# w = -log((1 - x)(1 + x)), one for w < 5 and one for the tails
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coefs, t):
+    p = _M.add(_M.zeros_like(t), coefs[0])
+    for c in coefs[1:]:
+        p = _M.add(_M.mul(p, t), c)
+    return p
+
+
+def erfinv(input):
+    """The inverse of erf on (-1, 1) (+-inf at +-1, NaN outside): Giles' approximation refined
+    by one Newton step on erf(y) = x."""
+    x = _float(input)
+    w = _M.neg(_M.log(_M.mul(_M.sub(1.0, x), _M.add(x, 1.0))))
+    central = _M.less(w, 5.0)
+    wc = _M.where(central, _M.sub(w, 2.5), _M.sub(_M.sqrt(_M.where(central, 5.0, w)), 3.0))
+    p = _M.where(central, _horner(_ERFINV_CENTRAL, wc), _horner(_ERFINV_TAIL, wc))
+    y = _M.mul(p, x)
+    finite = _M.less(_M.abs(x), 1.0)
+    ys = _M.where(finite, y, _M.zeros_like(y))
+    step = _M.div(_M.sub(_M.erf(ys), x), _M.mul(_M.exp(_M.neg(_M.mul(ys, ys))),
+                                                2 / _pymath.sqrt(_pymath.pi)))
+    edge = _M.mul(x, float("inf"))                 # +-inf at +-1, NaN beyond (w is NaN)
+    return _M.where(finite, _M.sub(ys, step), _M.where(_M.equal(_M.abs(x), 1.0), edge, y))
+
+
+def gcd(input, other):
+    """The greatest common divisor of integer tensors (non-negative; gcd(0, 0) = 0), by
+    Euclid's algorithm run for the most steps the dtype can need."""
+    a, b = input, other
+    if not isinstance(a, Tensor):
+        a = Tensor(a, b.dtype)
+    if not isinstance(b, Tensor):
+        b = Tensor(b, a.dtype)
+    if not (a.dtype.is_int and b.dtype.is_int):
+        raise TypeError(f"mint.gcd: inputs must be integer tensors, got {a.dtype} and {b.dtype}")
+    d = _dt.promote(a.dtype, b.dtype)
+    a, b = _M.abs(_M.cast(a, d)), _M.abs(_M.cast(b, d))
+    shape = tuple(_M.add(a, b).shape)
+    a, b = _A.broadcast_to(a, shape), _A.broadcast_to(b, shape)
+    one = _M._constant(1, d)
+    # Euclid needs fewer steps than the index of the first Fibonacci number past the maximum
+    steps = {1: 13, 2: 25, 4: 47, 8: 93}[d.np.itemsize]
+    for _ in range(steps):
+        zero_b = _M.equal(b, 0)
+        r = _M.mod(a, _M.where(zero_b, one, b))
+        a, b = _M.where(zero_b, a, b), _M.where(zero_b, b, r)
+    return a
+
+
+def real(input):
+    """The real part: input itself (minispore has no complex dtypes)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"mint.real: input must be a Tensor, got {type(input).__name__}")
+    return input

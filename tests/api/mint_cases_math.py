@@ -330,3 +330,21 @@ def lt_int_float(x, y):
       ref=lambda x: np.vectorize(math.erfc)(x).astype(np.float32))
 def erfc(x):
     return mint.erfc(x)
+
+
+@case(np.array([-1.0, -0.9999, -0.5, 0.0, 1e-6, 0.3, 0.95, 1.0, 1.5], np.float32),
+      ref=lambda x: np.array([-np.inf, -2.7510355, -0.47693628, 0.0, 8.862269e-07, 0.27246273,
+                              1.3859037, np.inf, np.nan], np.float32))   # scipy's erfinv
+def erfinv(x):
+    return mint.erfinv(x)
+
+
+@case(np.array([12, -18, 0, 7, 0, 1 << 30], np.int32),
+      np.array([18, 24, 5, 0, 0, 3 << 20], np.int32), ref=np.gcd)
+def gcd(a, b):
+    return mint.gcd(a, b)
+
+
+@case(F, ref=lambda x: x)
+def real(x):
+    return mint.real(x)

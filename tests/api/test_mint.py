@@ -27,7 +27,7 @@ LOOSE = {"tan", "sinh", "cosh", "asinh", "arcsinh", "acosh", "arccosh", "atanh",
          "log2", "log10", "exp2", "logaddexp", "logaddexp2", "sinc", "std_all", "var_dims",
          "std_mean", "var_mean", "std_dim_correction0", "norm_p3_dims", "linspace_6",
          "float_power", "pow", "erf", "atan", "arctan", "atan2", "arctan2", "asin", "arcsin",
-         "acos", "arccos", "expm1", "erfc"}
+         "acos", "arccos", "expm1", "erfc", "erfinv"}
 
 
 # cases where MindSpore 2.10's CPU kernel gives another result than its mint documentation and
@@ -275,7 +275,7 @@ GRAD_CASES = ["tan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan", "asin", 
               "topk", "sort", "prod_dim", "clamp", "arctan2", "addmm", "baddbmm", "mv", "dot",
               "outer", "unbind", "chunk", "narrow", "select", "meshgrid_xy", "transpose",
               "max_dim", "amax_dim", "nan_to_num_values", "float_power", "hstack", "dstack",
-              "asinh_at_zero", "atan_at_zero", "acos_at_zero", "xlogy_finite",
+              "asinh_at_zero", "atan_at_zero", "acos_at_zero", "xlogy_finite", "erfinv_inside",
               "logaddexp_tie", "logaddexp2_tie"]
 # inputs without ties or kinks (finite differences across a tie or a clamp bound see neither
 # side's slope) or with the points where a composite's slope is easy to get wrong (0 for
@@ -287,6 +287,7 @@ GRAD_INPUTS = {"cummax": (DISTINCT,), "cummin": (DISTINCT,), "median_dim": (DIST
                "max_dim": (DISTINCT,), "topk": (DISTINCT,)}
 GRAD_EXTRA = {"asinh_at_zero": ("asinh", ZERO), "atan_at_zero": ("atan", ZERO),
               "acos_at_zero": ("acos", ZERO),
+              "erfinv_inside": ("erfinv", np.array([-0.9, -0.2, 0.0, 0.4, 0.99], np.float32)),
               "logaddexp_tie": ("logaddexp", ZERO, ZERO),
               "logaddexp2_tie": ("logaddexp2", ZERO, ZERO),
               "xlogy_finite": ("xlogy", np.array([0.5, 1.0, 2.0], np.float32),
