@@ -152,7 +152,8 @@ def erfinv(input):
     ys = _M.where(finite, y, _M.zeros_like(y))
     step = _M.div(_M.sub(_M.erf(ys), x), _M.mul(_M.exp(_M.neg(_M.mul(ys, ys))),
                                                 2 / _pymath.sqrt(_pymath.pi)))
-    edge = _M.mul(x, float("inf"))                 # +-inf at +-1, NaN beyond (w is NaN)
+    inf = _M.add(_M.zeros_like(x), float("inf"))  # +-inf at +-1 (no path back to x: its
+    edge = _M.where(_M.less(x, 0), _M.neg(inf), inf)  # gradient would be 0 * inf = NaN)
     return _M.where(finite, _M.sub(ys, step), _M.where(_M.equal(_M.abs(x), 1.0), edge, y))
 
 
