@@ -196,9 +196,18 @@ def logsumexp(input, dim, keepdim=False):
 _INF = float("inf")
 
 
+def _root(s, p):
+    """s ** (1 / p) with PyTorch's gradient 0 where s is 0 (the root's slope is infinite
+    there, times the zero slope of s would give NaN)."""
+    zero = _M.equal(s, 0)
+    safe = _M.where(zero, _M.add(_M.zeros_like(s), 1.0), s)
+    r = _M.sqrt(safe) if p == 2 else _M.pow(safe, 1.0 / float(p))
+    return _M.where(zero, _M.zeros_like(s), r)
+
+
 def _vector_norm(x, p, dim, keepdim):
     if p == 2:
-        return _M.sqrt(_R.sum(_M.square(x), dim, keepdim))
+        return _root(_R.sum(_M.square(x), dim, keepdim), 2)
     ax = _M.abs(x)
     if p == _INF:
         return _R.amax(ax, dim, keepdim)
@@ -208,7 +217,7 @@ def _vector_norm(x, p, dim, keepdim):
         return _R.sum(_M.cast(_M.not_equal(x, 0), x.dtype), dim, keepdim)
     if p == 1:
         return _R.sum(ax, dim, keepdim)
-    return _M.pow(_R.sum(_M.pow(ax, float(p)), dim, keepdim), 1.0 / float(p))
+    return _root(_R.sum(_M.pow(ax, float(p)), dim, keepdim), p)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, *, dtype=None):

@@ -405,3 +405,16 @@ def test_an_index_out_of_range_raises_in_both_modes(mode):
         in_mode(_gather_out_of_range, x, ms.Tensor(np.array([[3, 0], [2, 1]], np.int64)))
     with pytest.raises(IndexError, match="index 2 is out of range"):
         in_mode(_scatter_add_out_of_range, x, ms.Tensor(np.array([[2, 0, 0]], np.int64)))
+
+
+def test_grad_of_norm_at_zero_is_zero(mode):
+    """PyTorch's vector norm has gradient 0 at a zero vector (not NaN)."""
+    z = np.zeros((2, 3), np.float32)
+
+    def n2(t):
+        return mint.sum(mint.norm(t, 2, 1))
+
+    def n3(t):
+        return mint.norm(t, 3)
+    assert_close(_grad(n2, z), z, 0, 0, what="grad norm 2 at 0")
+    assert_close(_grad(n3, z), z, 0, 0, what="grad norm 3 at 0")
