@@ -13,15 +13,16 @@ flags are If outputs like the other carried values. After the loop, a `return` i
 from __future__ import annotations
 
 import ast
+import builtins
 
 import numpy as np
 
 from .. import dtype as dt
 from ..mutable import _COMPUTE, scalar_kind, wrap_result
 from ..primitive import apply
-from ..tensor import Parameter, Tensor
+from ..tensor import Tensor
 from . import ir
-from .builder import sym
+from .builder import is_symbolic, sym
 from .cf_grad import record_while
 from .control import (_as_value, _assigned_names, _builder, _cond_value, _flatten, _merge_types,
                       _unflatten, returned_if)
@@ -275,3 +276,32 @@ def _build(parser, b, st, frame, state, rng):
     vals = [frame.local.pop(f"{slot}{i}") for i in range(len(ret[1]))] if ret else []
     value = _unflatten(ret[0], vals) if ret else None
     return returned_if(parser, st, flag, value, frame)
+
+
+class TensorRange(tuple):
+    """(start, stop, step) of a range() with a tensor bound."""
+
+
+def iterable(parser, node, frame):
+    """What a for loop iterates over; for range(...) with a tensor argument, its
+    (start, stop, step), the step a Python int."""
+    if not (isinstance(node, ast.Call) and not node.keywords and 1 <= len(node.args) <= 3
+            and not any(isinstance(a, ast.Starred) for a in node.args)):
+        return parser.eval(node, frame)
+    func = parser.eval(node.func, frame)
+    args = [parser.eval(a, frame) for a in node.args]
+    if func is not builtins.range or not any(is_symbolic(a) for a in args):
+        saved, parser.site = parser.site, (node, frame)
+        try:
+            return parser.call(func, args, {}, node, frame)
+        finally:
+            parser.site = saved
+    start, stop, step = ([0] + args + [1])[-3:] if len(args) == 1 else (args + [1])[:3]
+    if is_symbolic(step) or not isinstance(step, int) or step == 0:
+        raise _error(frame.src, node, "range() with a tensor bound needs a nonzero Python "
+                     "int step", ValueError)
+    for a in (start, stop):
+        if is_symbolic(a) and (a.shape != () or not a.dtype.is_int):
+            raise _error(frame.src, node, f"range() bounds must be 0-d integer tensors "
+                         f"(got {a.dtype} of shape {a.shape})", TypeError)
+    return TensorRange((start, stop, step))

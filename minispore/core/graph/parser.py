@@ -311,9 +311,9 @@ class Parser(Expressions):
         raise _error(frame.src, node, f"graph mode does not support {what}", hint=_HINT)
 
     def _for(self, st: ast.For, frame: Frame):
-        it = self._iterable(st.iter, frame)
-        if isinstance(it, _TensorRange):    # range() with a tensor bound: a While on the device
-            from .control_while import tensor_while
+        from .control_while import TensorRange, iterable, tensor_while
+        it = iterable(self, st.iter, frame)
+        if isinstance(it, TensorRange):     # range() with a tensor bound: a While on the device
             return tensor_while(self, st, frame, it)
         if is_symbolic(it):
             it = [it[i] for i in range(it.shape[0])] if it.shape else None
@@ -331,30 +331,6 @@ class Parser(Expressions):
             raise _error(frame.src, st.iter, f"cannot iterate over {type(it).__name__}",
                          TypeError) from None
         return self._iterate(st, items, frame)
-
-    def _iterable(self, node, frame: Frame):
-        """What a for loop iterates over; for range(...) with a tensor argument, its
-        (start, stop, step), the step a Python int."""
-        if not (isinstance(node, ast.Call) and not node.keywords and 1 <= len(node.args) <= 3
-                and not any(isinstance(a, ast.Starred) for a in node.args)):
-            return self.eval(node, frame)
-        func = self.eval(node.func, frame)
-        args = [self.eval(a, frame) for a in node.args]
-        if func is not builtins.range or not any(is_symbolic(a) for a in args):
-            saved, self.site = self.site, (node, frame)
-            try:
-                return self.call(func, args, {}, node, frame)
-            finally:
-                self.site = saved
-        start, stop, step = ([0] + args + [1])[-3:] if len(args) == 1 else (args + [1])[:3]
-        if is_symbolic(step) or not isinstance(step, int) or step == 0:
-            raise _error(frame.src, node, "range() with a tensor bound needs a nonzero Python "
-                         "int step", ValueError)
-        for a in (start, stop):
-            if is_symbolic(a) and (a.shape != () or not a.dtype.is_int):
-                raise _error(frame.src, node, f"range() bounds must be 0-d integer tensors "
-                             f"(got {a.dtype} of shape {a.shape})", TypeError)
-        return _TensorRange((start, stop, step))
 
     def _iterate(self, st: ast.For, items: list, frame: Frame):
         """Run the loop body for `items`, then its else (unless a break)."""
@@ -497,10 +473,6 @@ class Parser(Expressions):
     def _at(self, frame, st):
         if hasattr(self.ex, "loc"):
             self.ex.loc = frame.src.loc(st)
-
-
-class _TensorRange(tuple):
-    """(start, stop, step) of a range() with a tensor bound."""
 
 
 def _as_load(node):
