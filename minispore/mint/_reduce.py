@@ -54,9 +54,24 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
-    """The mean over dim (None: all axes), in dtype if given."""
+    """The mean over dim (None: all axes), in dtype if given. An integer input without dtype
+    gives its own dtype, the quotient rounded towards zero (MindSpore's; PyTorch refuses
+    integers); a bool input is refused."""
     x = input if dtype is None else _M.cast(input, _dt.to_dtype(dtype))
-    return _R.mean(x, _dims(dim), bool(keepdim))
+    if x.dtype.is_float:
+        return _R.mean(x, _dims(dim), bool(keepdim))
+    if x.dtype is _dt.bool_:
+        raise TypeError("mint.mean: a bool input is not supported (MindSpore's ReduceMean "
+                        "refuses bool); cast it first or pass dtype=")
+    from ..core.ops.rounding import truncate_div
+    d = _dims(dim)
+    axes = range(x.ndim) if d is None else ((d,) if is_int(d) else d)
+    n = 1
+    for a in axes:
+        n *= x.shape[_A.normalize_axis("mint.mean", a, x.ndim)]
+    total = _R.sum(_M.cast(x, _dt.int64), d, bool(keepdim))
+    return _M.cast(truncate_div(total, _A.full((), _builtins.max(n, 1), dtype=_dt.int64)),
+                   x.dtype)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):

@@ -292,3 +292,18 @@ def eye():
 @case(ref=lambda: np.eye(2, 4, dtype=np.int32))
 def eye_rect_dtype():
     return mint.eye(2, 4, ms.int32)
+
+
+@case(I, ref=lambda x: np.trunc(x.sum(1) / 3).astype(np.int32))
+def mean_int_dim(x):
+    return mint.mean(x, 1)
+
+
+@case(np.array([-7, 0, 0, 2, -1, 5], np.int64), ref=lambda x: np.int64(np.trunc(x.sum() / 6)))
+def mean_int64(x):
+    return mint.mean(x)
+
+
+@case(I, ref=lambda x: x.astype(np.float32).mean(0))
+def mean_int_dtype(x):
+    return mint.mean(x, 0, dtype=ms.float32)
