@@ -13,6 +13,7 @@ import pytest
 
 import minispore as ms
 from minispore import Tensor, ops
+from minispore.core.graph import compile as graph_compile
 from minispore.backends import gpu
 from frontend_helpers import assert_same, fresh_cache  # noqa: F401 (autouse fixture)
 
@@ -419,3 +420,46 @@ def test_tensor_if_constant_needed_at_compile_time_is_an_error_at_its_line():
         in_mode(ms.GRAPH_MODE, lambda: ms.jit(tensor_if_constant_as_shape)(x_of([1.0, 2.0])))
     assert info.value.lineno == line_of(tensor_if_constant_as_shape, "ops.zeros((k, 2)")
     assert "compile-time" in str(info.value), str(info.value)
+
+
+WEIGHTS = [float(i) for i in range(80)]
+
+
+def long_range_break(x):
+    for i in range(400):
+        if x.sum() > 1000:
+            break
+        x = x + i
+    return x
+
+
+def long_range_python_index(x):
+    for i in range(80):
+        if x.sum() > 100:
+            break
+        x = x + WEIGHTS[i]
+    return x
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_long_range_left_by_a_tensor_if_becomes_a_while(device):
+    """400 unrolled iterations would nest 400 Ifs (MindSpore 2.10 stops at its call depth
+    limit here); minispore builds the loop as a While, PyNative's numbers."""
+    ms.set_context(device_target=device)
+    x = x_of([1.0, 2.0])
+    assert_same(in_mode(ms.GRAPH_MODE, lambda: ms.jit(long_range_break)(x)), long_range_break(x))
+    entry, = graph_compile.cache.entries()
+    assert "While" in [n.name for n in entry.graph.all_nodes()]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_long_range_whose_index_is_a_python_value_stays_unrolled(device):
+    """MindSpore 2.10: [56, 57], gradient of the sum [1, 1]."""
+    ms.set_context(device_target=device)
+    x = x_of([1.0, 2.0])
+    out = in_mode(ms.GRAPH_MODE, lambda: ms.jit(long_range_python_index)(x))
+    assert_same(out, long_range_python_index(x))
+    np.testing.assert_allclose(out.asnumpy(), [56.0, 57.0])
+    grad = in_mode(ms.GRAPH_MODE,
+                   lambda: ms.jit(ms.grad(sum_of_outputs(long_range_python_index)))(x))
+    np.testing.assert_allclose(grad.asnumpy(), [1.0, 1.0])

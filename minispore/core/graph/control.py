@@ -13,13 +13,14 @@ from __future__ import annotations
 import ast
 
 from .. import dtype as dt
+from ..errors import MinisporeError
 from ..mutable import scalar_kind, wrap_result
 from ..tensor import Parameter, Tensor
 from . import ir
 from .builder import GraphBuilder, is_symbolic, sym
 from .cf_grad import record_if
 from .guards import MISSING, record_attribute
-from .parser import BREAK, CONTINUE, _Flow, has_exit
+from .parser import BREAK, CONTINUE, LONG_UNROLL, _Flow, has_exit
 from .semantics import first_store, truth_error, unbound_message
 from .source import Frame
 from .source import error as _error
@@ -239,6 +240,9 @@ def exit_if(parser, st, cv, runs, frame: Frame):
     if mark is None and loop is not None and loop[0] == "while" and \
             isinstance(loop[1].test, ast.Constant) and loop[1].test.value:
         raise NeedTensorLoop(loop[1])       # `while True:` left on a tensor condition
+    if mark is None and loop is not None and loop[0] == "for" and len(loop[2]) > LONG_UNROLL \
+            and id(loop[1]) in parser.long_ranges:
+        raise NeedTensorLoop(loop[1])       # a long range() loop left on a tensor condition
     cur0 = dict(b._current)
     gs, results, curs, frames = [], [], [], []
     for name, run in zip(("then", "else"), runs):
@@ -355,23 +359,41 @@ def run_while(parser, st: ast.While, frame: Frame):
     """A while loop: unrolled while its condition is a Python value; from the first tensor
     condition on, the rest of the loop is a While node. `while True:` unrolls too, until a
     tensor `if` leaves it: then it is built again, as a While whose condition is True."""
+    if not (isinstance(st.test, ast.Constant) and st.test.value):
+        return _unroll_while(parser, st, frame)
+    return unroll_or_loop(parser, st, frame, lambda: _unroll_while(parser, st, frame))
+
+
+def unroll_or_loop(parser, st, frame, unroll, rng=None):
+    """unroll(); if a tensor `if` leaves the loop `st` where it cannot stay unrolled
+    (NeedTensorLoop), the loop is built again from the state before it, as a While."""
     from .control_while import NeedTensorLoop, tensor_while
     b = parser.ex
-    if not (isinstance(st.test, ast.Constant) and st.test.value and isinstance(b, GraphBuilder)):
-        return _unroll_while(parser, st, frame)
+    if not isinstance(b, GraphBuilder):
+        return unroll()
     saved = (dict(frame.local), dict(frame.locs), dict(frame.unbound),
              {id(n) for n in b.graph.nodes}, dict(b._current))
+    def restore():
+        for d, old in zip((frame.local, frame.locs, frame.unbound), saved):
+            d.clear()
+            d.update(old)
+        b.graph.nodes[:] = [n for n in b.graph.nodes if id(n) in saved[3] or n.op == ir.CONST]
+        b._current = dict(saved[4])
     try:
-        return _unroll_while(parser, st, frame)
+        return unroll()
     except NeedTensorLoop as e:
         if e.loop is not st:
             raise
-    for d, old in zip((frame.local, frame.locs, frame.unbound), saved):
-        d.clear()
-        d.update(old)
-    b.graph.nodes[:] = [n for n in b.graph.nodes if id(n) in saved[3] or n.op == ir.CONST]
-    b._current = saved[4]
-    return tensor_while(parser, st, frame)
+    restore()
+    if rng is None:
+        return tensor_while(parser, st, frame, rng)
+    try:
+        return tensor_while(parser, st, frame, rng)
+    except (MinisporeError, TypeError, ValueError):
+        # the body needs its index as a Python value (a constant, a list index): unrolled
+        restore()
+        parser.long_ranges.discard(id(st))
+        return unroll()
 
 
 def _unroll_while(parser, st: ast.While, frame: Frame):

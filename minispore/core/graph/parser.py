@@ -74,6 +74,11 @@ def is_user_function(fn) -> bool:
         fn.__globals__.get("__name__") or "").startswith("minispore.")
 
 
+# a tensor `if` leaving a range() loop with more iterations left than this makes the loop a
+# While (unrolled, each exit nests the rest of the function in an If): control.unroll_or_loop
+LONG_UNROLL = 64
+
+
 class Parser(Expressions):
     MAX_UNROLL = 100_000
 
@@ -86,6 +91,7 @@ class Parser(Expressions):
         self.conts: list = []
         self.site = None                    # (node, frame) of the call being made
         self.active: list = []              # (function node, open regions) per activation
+        self.long_ranges: set = set()       # ids of the long range() loops being unrolled
 
     # -- entry points --------------------------------------------------------------------------
     def call_function(self, fn, args, kwargs=None):
@@ -330,7 +336,15 @@ class Parser(Expressions):
         except TypeError:
             raise _error(frame.src, st.iter, f"cannot iterate over {type(it).__name__}",
                          TypeError) from None
-        return self._iterate(st, items, frame)
+        if not isinstance(it, range) or len(items) <= LONG_UNROLL:
+            return self._iterate(st, items, frame)
+        from .control import unroll_or_loop   # a long range(): a While if a tensor `if` leaves it
+        self.long_ranges.add(id(st))
+        try:
+            return unroll_or_loop(self, st, frame, lambda: self._iterate(st, items, frame),
+                                  TensorRange((it.start, it.stop, it.step)))
+        finally:
+            self.long_ranges.discard(id(st))
 
     def _iterate(self, st: ast.For, items: list, frame: Frame):
         """Run the loop body for `items`, then its else (unless a break)."""
