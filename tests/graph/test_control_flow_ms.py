@@ -463,3 +463,47 @@ def test_long_range_whose_index_is_a_python_value_stays_unrolled(device):
     grad = in_mode(ms.GRAPH_MODE,
                    lambda: ms.jit(ms.grad(sum_of_outputs(long_range_python_index)))(x))
     np.testing.assert_allclose(grad.asnumpy(), [1.0, 1.0])
+
+
+def string_changed_in_tensor_while(x):
+    mode = "a"
+    while x.sum() < 10:
+        x = x * 2
+        mode = "b"
+    return x, mode
+
+
+def number_returned_from_tensor_while(x):
+    while x.sum() < 10:
+        x = x * 2
+        if x.max() > 3:
+            return 1
+    return x
+
+
+def else_on_tensor_while(x):
+    while x.sum() < 10:
+        x = x * 2
+    else:
+        x = x + 1
+    return x
+
+
+@pytest.mark.parametrize("fn,needle,words", [
+    (string_changed_in_tensor_while, "while x.sum() < 10:", ["'mode'", "str"]),
+    (number_returned_from_tensor_while, "if x.max() > 3:", ["return", "tensors"]),
+    (else_on_tensor_while, "while x.sum() < 10:", ["`else`"]),
+], ids=["str-changed", "number-returned", "while-else"])
+def test_what_a_device_loop_cannot_carry_is_an_error_at_its_line(fn, needle, words):
+    """MindSpore 2.10 rejects the three as well: a RuntimeError (a device-address failure) for
+    the string, TypeError "Cannot join the return values of different branches" for the number,
+    RuntimeError "The 'while...else...' statement is not supported now" (GraphSyntaxError is a
+    RuntimeError)."""
+    from minispore.core.errors import MinisporeError
+    from frontend_helpers import line_of
+    with pytest.raises((TypeError, MinisporeError)) as info:
+        in_mode(ms.GRAPH_MODE, lambda: ms.jit(fn)(x_of([1.0, 2.0])))
+    msg = str(info.value)
+    assert f"line {line_of(fn, needle)}" in msg, msg
+    for w in words:
+        assert w in msg, msg

@@ -4,7 +4,11 @@ time), `print` (a runtime Print node) and attribute assignment (a Parameter assi
 Assign node; other attributes are set once, at compile time, as in MindSpore).
 
 Variables an `if` branch assigns become the If node's outputs; both branches must give them the
-same shape and dtype. Variables a `while` body assigns that exist before the loop are carried.
+same shape and dtype (different Python numbers become a variable scalar chosen at run time).
+Variables a `while` body assigns that exist before the loop are carried (control_while.py).
+A Parameter assigned under a tensor `if` or in a tensor loop is an output of the If/While too,
+assigned after the node. A branch that can leave early (`return`, `break`, `continue`) runs the
+rest of the function, or of the tensor loop's iteration, itself (exit_if).
 A variable assigned on one path only (one branch, or only in a tensor `while` body) has no value
 after it: reading it raises a GraphSyntaxError naming it, where it was assigned and the fix.
 """
