@@ -507,3 +507,32 @@ def test_what_a_device_loop_cannot_carry_is_an_error_at_its_line(fn, needle, wor
     assert f"line {line_of(fn, needle)}" in msg, msg
     for w in words:
         assert w in msg, msg
+
+
+def ifexp_numbers_after_break(x):
+    for i in range(3):
+        if x.sum() > 4:
+            break
+        x = x + 1
+    return x, 2.5 if x.sum() > 0 else 1.0
+
+
+def ifexp_numbers_as_factor(x):
+    return x * (2 if x.sum() > 0 else 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conditional_expression_of_numbers_on_a_tensor_is_a_variable_scalar(device):
+    """MindSpore 2.10: ([2, 3], 2.5) and [2, 4] for [1, 2]; ([-2, 3.5], 2.5) and [-15, 1.5] for
+    [-5, 0.5]; the number is returned as a Python float."""
+    ms.set_context(device_target=device)
+    for a, want, factor in (([1.0, 2.0], [2.0, 3.0], [2.0, 4.0]),
+                            ([-5.0, 0.5], [-2.0, 3.5], [-15.0, 1.5])):
+        x = x_of(a)
+        out = in_mode(ms.GRAPH_MODE, lambda: ms.jit(ifexp_numbers_after_break)(x))
+        assert_same(out, ifexp_numbers_after_break(x))
+        assert type(out[1]) is float and out[1] == 2.5
+        np.testing.assert_allclose(out[0].asnumpy(), want)
+        scaled = in_mode(ms.GRAPH_MODE, lambda: ms.jit(ifexp_numbers_as_factor)(x))
+        assert_same(scaled, ifexp_numbers_as_factor(x))
+        np.testing.assert_allclose(scaled.asnumpy(), factor)

@@ -323,6 +323,9 @@ def tensor_ifexp(parser, n: ast.IfExp, cond: Tensor, frame: Frame):
             raise _error(frame.src, n, "assigning a Parameter inside a conditional expression "
                          "on a tensor is not supported", hint="use an `if` statement")
     like = _first_tensor(vals)
+    kind = scalar_kind(*vals)               # numbers on both sides: a variable scalar
+    if like is None and all(_number(v) for v in vals):
+        like = _scalar_like(b, vals[0], vals[1])
     out_vals = []
     for g, v in zip(gs, vals):
         with _reopen(b, g):
@@ -334,7 +337,8 @@ def tensor_ifexp(parser, n: ast.IfExp, cond: Tensor, frame: Frame):
     _merge_types(["the value"], [out_vals[0]], [out_vals[1]], n, frame)
     b.loc = frame.src.loc(n)
     outs = b.emit(ir.IF, [cv], (), [out_vals[0].meta], gs)
-    return record_if(b, outs, b.graph.nodes[-1])[0]
+    out = record_if(b, outs, b.graph.nodes[-1])[0]
+    return out if kind is None else wrap_result(out, kind)
 
 
 def select(parser, node, cond: Tensor, a, c, frame: Frame):
