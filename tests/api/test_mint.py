@@ -37,6 +37,8 @@ MS_CPU_DIVERGES = {
     "any_dim": "MindSpore's CPU any along an axis of a float tensor misses nonzero elements",
     # tanh(4.0) is 0.99932933 on MindSpore's CPU (an approximation, 1.5e-5 off)
     "tanh": "MindSpore's CPU tanh approximates (abs error 1.5e-5 near 4.0)",
+    # erfinv(-0.9999) is -2.4168 on MindSpore's CPU; the inverse of erf there is -2.7510
+    "erfinv": "MindSpore's CPU erfinv is 12% off in the tail (|x| = 0.9999)",
 }
 
 
