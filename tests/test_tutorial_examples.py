@@ -1,5 +1,5 @@
 """The tutorial-style scripts in examples/: each runs in its own Python process in GRAPH and
-PYNATIVE mode, exits 0 (its own asserts pass) and prints its key lines. The 14 runs go two at a
+PYNATIVE mode, exits 0 (its own asserts pass) and prints its key lines. The runs go two at a
 time, started once for the module. The repository root leads PYTHONPATH, so the scripts import
 this checkout's minispore, not a copy installed in site-packages."""
 from __future__ import annotations
@@ -27,6 +27,13 @@ EXPECTED = {
     "06_train.py": ["Epoch 3: loss", "epoch: 3 step:", "per step time:", "train OK"],
     "07_save_and_load.py": ["param_not_load: [] ckpt_not_load: ['epoch']", "mismatch refused:",
                             "save and load OK"],
+    "08_mint.py": ["transpose(x, 0, 1): (3, 2)", "max(x, dim=1): [2.0, 5.0] [2, 2]",
+                   "epoch 3: loss", "test accuracy:", "mint OK"],
+    "09_graph_features.py": ["halved: [0.5, 0.5, 0.5, 0.5] steps: 4", "calls that halved: 1",
+                             "mutable: [[1.0, 2.0, 3.0], [1.0, 3.0, 5.0]]",
+                             "custom: 36.0 [3.0, 12.0, 27.0]",
+                             "forward hook doubled the output: True",
+                             "PyNative and GRAPH_MODE agree", "graph features OK"],
 }
 MODES = ("graph", "pynative")
 
