@@ -420,3 +420,17 @@ def test_grad_of_norm_at_zero_is_zero(mode):
         return mint.norm(t, 3)
     assert_close(_grad(n2, z), z, 0, 0, what="grad norm 2 at 0")
     assert_close(_grad(n3, z), z, 0, 0, what="grad norm 3 at 0")
+
+
+def _random_draws(x):
+    return (mint.rand(2, 3) + mint.randn_like(x) * 0, mint.randint(0, 4, (3,)), mint.randperm(4),
+            mint.bernoulli(x * 0 + 1), mint.multinomial(x + 1, 2))
+
+
+def test_random_functions_compile_in_graph_mode(mode):
+    out = in_mode(_random_draws, ms.Tensor(np.zeros((2, 3), np.float32)))
+    assert [(tuple(t.shape), t.dtype) for t in out] == [
+        ((2, 3), ms.float32), ((3,), ms.int64), ((4,), ms.int64), ((2, 3), ms.float32),
+        ((2, 2), ms.int64)]
+    np.testing.assert_array_equal(np.sort(out[2].asnumpy()), np.arange(4))
+    assert (out[3].asnumpy() == 1).all()
