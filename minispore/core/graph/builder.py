@@ -193,6 +193,13 @@ class GraphBuilder:
         # tape (cf_grad looks tape identities up by value) sees p's identity, as a straight
         # read does, and no gradient flows back through the assignment (as in PyNative)
         from ..ops.array import STOP_GRADIENT
+        if len(self.stack) > 1:
+            # in a region, p's new value passes the gradient of later reads on to p's value
+            # before the assignment (a read of a Parameter is a read of the Parameter, as in
+            # PyNative), the chain ending at p itself outside the If/While
+            from ..primitive import apply
+            self._current[id(p)] = apply(ASSIGNED_VALUE, sym(v), p)._buf
+            return
         self._current[id(p)] = self.emit(STOP_GRADIENT, [v], (), [Meta(v.shape, v.dtype)])[0]
 
     # the side-effect protocol every executor implements (core/ops/state.py)
@@ -241,6 +248,21 @@ class GraphBuilder:
         new = type(e)(f"{e}\n{self.loc.caret()}")
         new._ms_located = True
         return new
+
+
+def _assigned_value(new, prev):
+    from ..ops.array import STOP_GRADIENT
+    from ..primitive import apply
+    return apply(STOP_GRADIENT, new)
+
+
+# A Parameter's value after an assignment in an If/While region: `new`'s value (a stop_gradient
+# node: no gradient into the assigned expression), the gradient of its reads passed to `prev`,
+# the Parameter's value before the assignment. Not registered: only the builder makes it.
+ASSIGNED_VALUE = OpDef("assigned_value",
+                       infer=lambda new, prev: Meta(tuple(new.shape), new.dtype),
+                       ref=lambda new, prev: new, bprop=lambda i, o, g: (None, g), arity=2,
+                       composite=_assigned_value)
 
 
 def _alias(t: Tensor, v: ir.Value) -> Tensor:
