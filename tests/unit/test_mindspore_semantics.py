@@ -377,3 +377,21 @@ def test_softmax_primitive_takes_one_axis_and_refuses_several():
     np.testing.assert_allclose(ops.Softmax(axis=(0,))(x).asnumpy(), ops.softmax(x, 0).asnumpy())
     with pytest.raises(ValueError, match="several axes"):
         ops.Softmax(axis=(0, 1))
+
+
+def _int_means(x):
+    return ops.mean(x), ops.mean(x, 0), x.mean(1), ops.ReduceMean(keep_dims=True)(x, 1)
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_the_mean_of_integers_keeps_the_dtype_rounding_towards_zero(mode):
+    """MindSpore 2.10 (CPU): ReduceMean of int32 [[-3,-2],[1,2],[5,7]] is int32 1 overall,
+    [1, 2] over axis 0, [-2, 1, 6] over axis 1 (the quotient truncated, not -2.5)."""
+    ms.set_context(mode=mode)
+    x = ms.Tensor(np.array([[-3, -2], [1, 2], [5, 7]], np.int32))
+    fn = ms.jit(_int_means) if mode == ms.GRAPH_MODE else _int_means
+    whole, rows, cols, kept = fn(x)
+    assert {t.dtype for t in (whole, rows, cols, kept)} == {ms.int32}
+    assert whole.asnumpy().tolist() == 1 and rows.asnumpy().tolist() == [1, 2]
+    assert cols.asnumpy().tolist() == [-2, 1, 6] and kept.asnumpy().tolist() == [[-2], [1], [6]]
+    assert ops.mean(ms.Tensor(np.array([1, 2], np.uint8))).dtype == ms.uint8

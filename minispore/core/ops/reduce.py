@@ -227,9 +227,18 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=_UNSET, keep_dims=_U
 
 
 def mean(x, axis=None, keep_dims=False, *, keepdims=_UNSET):
-    """MindSpore's ops.mean(x, axis=None, keep_dims=False)."""
+    """MindSpore's ops.mean(x, axis=None, keep_dims=False). An integer tensor's mean keeps its
+    dtype: the sum (in that dtype) divided by the count, rounded towards zero, as MindSpore's
+    ReduceMean computes it (mean([-3, -2]) is -2, not -2.5)."""
     k = _one("mean", ("keep_dims", "keepdims"),
              (keep_dims if keep_dims is not False else _UNSET, keepdims), False)
+    d = getattr(x, "dtype", None)
+    if isinstance(d, dt.DType) and d.is_int and d is not dt.bool_:
+        n = size_of(tuple(x.shape[i] for i in normalize_axes("mean", _axis(axis),
+                                                             len(x.shape))))
+        if n > 0:
+            from .rounding import truncate_div
+            return truncate_div(sum(x, axis, bool(k)), n)
     return apply(MEAN, x, axis=_axis(axis), keep_dims=bool(k))
 
 
