@@ -147,4 +147,4 @@ assert np.allclose(net(data).asnumpy(), plain.asnumpy())
 report = ms.check_modes(forward, data, label)
 print(report)
 assert report.ok
-print("graph features OK")
+print(f"graph features OK ({MODE})")
