@@ -48,6 +48,11 @@ class Tensor:
         None or "CPU": a new tensor's buffer is host memory, copied to the device target by
         the first op that reads it."""
         _check_placement("Tensor", const_arg, device)
+        if getattr(type(input_data), "_ms_runtime_value", False):
+            # a value computed by Python at run time in a graph (graph/fallback.py)
+            t = input_data.to_tensor(dtype)
+            self._buf, self.shape, self.dtype, self._node = t._buf, t.shape, t.dtype, t._node
+            return
         if input_data is not None and (shape is not None or init is not None):
             raise ValueError(f"Tensor: with input_data, shape and init must be None (got "
                              f"shape={shape!r}, init={init!r}); give either input_data, or "

@@ -109,6 +109,8 @@ class GraphBuilder:
     def to_tensor(self, op: OpDef, x, ref_dtype) -> Tensor:
         if isinstance(x, Tensor):
             return x
+        if getattr(type(x), "_ms_runtime_value", False):     # graph/fallback.py: at run time
+            return x.to_tensor()
         if isinstance(x, SCALARS):
             d = scalar_operand_dtype(op, x, ref_dtype)
             return sym(self.const(to_numpy(x, d), d))

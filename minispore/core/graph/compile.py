@@ -195,7 +195,8 @@ def _build(fn, args, kwargs, parse: bool, name: str):
             skw = _symbolic_args(b, kwargs)
             stats["parses"] += 1
             result = b.parser.call_function(fn, sargs, skw) if parse else fn(*sargs, **skw)
-            result = as_output(result)          # Python values as MindSpore returns them
+            from .fallback import materialize
+            result = as_output(materialize(result))   # Python values as MindSpore returns them
             values: list = []
             tree = _flatten_out(result, b, values)
             b.root.outputs = values

@@ -408,7 +408,8 @@ def _unroll_while(parser, st: ast.While, frame: Frame):
     track = has_exit(st.body)
     for _ in range(parser.MAX_UNROLL):
         parser._at(frame, st)
-        cond = parser.eval(st.test, frame)
+        from .fallback import condition
+        cond = condition(parser.eval(st.test, frame))
         if is_symbolic(cond):
             from .control_while import tensor_while
             return tensor_while(parser, st, frame)

@@ -154,7 +154,8 @@ def _loop_test(parser, b, st, fc, rng, frame):
     if rng is not None:
         i, stop, step = fc.local[_flag_names(st)[2]], rng[1], rng[2]
         return i < stop if step > 0 else i > stop
-    c = parser.eval(st.test, fc)
+    from .fallback import condition
+    c = condition(parser.eval(st.test, fc))
     if c is True or (isinstance(st.test, ast.Constant) and c):
         return _const(b, True)
     if not isinstance(c, Tensor):

@@ -83,6 +83,13 @@ class Expressions:
 
     def _e_Attribute(self, n, f):
         obj = self.eval(n.value, f)
+        if isinstance(obj, Tensor) and n.attr in ("asnumpy", "numpy", "item", "tolist"):
+            from .fallback import value_reader      # LAX: the value is read at run time
+            read = value_reader(obj, n.attr, ast.unparse(n))
+            if read is not None:
+                return read
+        if getattr(type(obj), "_ms_runtime_value", False):
+            return getattr(obj, n.attr)         # deferred to run time: not a guarded constant
         try:
             v = getattr(obj, n.attr)
         except AttributeError as e:
@@ -142,7 +149,8 @@ class Expressions:
         return result
 
     def _e_IfExp(self, n, f):
-        cond = self.eval(n.test, f)
+        from .fallback import condition
+        cond = condition(self.eval(n.test, f))
         if is_symbolic(cond):
             from .control import tensor_ifexp
             return tensor_ifexp(self, n, cond, f)

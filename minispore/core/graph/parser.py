@@ -29,6 +29,7 @@ from ..mutable import SCALAR_BUILTINS, scalar_builtin
 from ..tensor import Tensor
 from .builder import is_symbolic
 from .expressions import _BINOPS, Expressions, ParsedLambda
+from .fallback import condition as fallback_condition
 from .semantics import check_call_depth, in_wrapper, materialised, truth_error
 from .source import Frame, Source
 from .source import error as _error
@@ -237,7 +238,7 @@ class Parser(Expressions):
         for i, st in enumerate(stmts):
             self._at(frame, st)
             if isinstance(st, ast.If):
-                cond = self.eval(st.test, frame)
+                cond = fallback_condition(self.eval(st.test, frame))
                 if is_symbolic(cond):
                     from .control import tensor_if
                     return tensor_if(self, st, cond, stmts[i + 1:], frame)
@@ -408,6 +409,8 @@ class Parser(Expressions):
 
     # -- calls ---------------------------------------------------------------------------------
     def call(self, func, args, kwargs, node, frame):
+        if getattr(type(func), "_ms_runtime_value", False):     # a method of a run-time value
+            return func(*args, **kwargs)
         if func is builtins.print:
             from .control import emit_print
             return emit_print(self, args, kwargs, node, frame)
@@ -421,6 +424,9 @@ class Parser(Expressions):
                 and isinstance(args[1], str):
             from .guards import record_dynamic_attribute     # a value the graph depends on
             record_dynamic_attribute(args[0], args[1], frame, node)
+        from .fallback import RunTimeValue, defers_call
+        if defers_call(func, args, kwargs):     # LAX: Python on a tensor's value, at run time
+            return RunTimeValue.apply(func, tuple(args), dict(kwargs), ast.unparse(node))
         if args and type(func) in (type, types.BuiltinFunctionType) and func in SCALAR_BUILTINS:
             out = self._located_call(lambda: scalar_builtin(func, args, kwargs), node, frame)
             if out is not NotImplemented:   # float(t), max(n, m)...: a variable scalar
