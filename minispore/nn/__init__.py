@@ -6,6 +6,8 @@ from .layers import __all__ as _layers
 from .loss import (BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss,
                    SoftmaxCrossEntropyWithLogits)
 from .metrics import MAE, Accuracy, Metric
+from .metrics import (Top1CategoricalAccuracy, Top5CategoricalAccuracy,
+                         TopKCategoricalAccuracy)
 from .optim import SGD, Adam, AdamWeightDecay, LearningRateSchedule, Momentum, Optimizer
 from .wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell, WithLossCell
 
@@ -13,4 +15,5 @@ __all__ = ["Cell", "CellList", "SequentialCell", *_layers, "LossBase", "MSELoss"
            "CrossEntropyLoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits", "BCEWithLogitsLoss",
            "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "LearningRateSchedule",
            "WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer", "Metric",
-           "Accuracy", "MAE"]
+           "Accuracy", "MAE", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
+           "TopKCategoricalAccuracy"]

@@ -1,6 +1,6 @@
 """Metrics (MindSpore's Metric API, host side, numpy): Metric base with clear/update/eval,
-Accuracy ('classification' and 'multilabel') and MAE. Inputs may be Tensors, numpy arrays or
-lists; MAE divides the summed absolute error by the number of samples (first dimension), as
+Accuracy ('classification' and 'multilabel'), MAE and the top-k categorical accuracies. Inputs
+may be Tensors, numpy arrays or lists; MAE divides the summed absolute error by the number of samples (first dimension), as
 MindSpore does."""
 from __future__ import annotations
 
@@ -110,3 +110,64 @@ class MAE(Metric):
             raise RuntimeError("MAE can not be calculated, because the number of samples is 0; "
                                "call update() first")
         return self._abs_error_sum / self._samples_num
+
+
+def _is_one_hot(y) -> bool:
+    """MindSpore's one-hot test: every entry 0 or 1 and each row summing to 1."""
+    if y.ndim > 1 and np.equal(y ** 2, y).all():
+        return bool(np.equal(np.ones((y.shape[0],) + y.shape[2:]), y.sum(axis=1)).all())
+    return False
+
+
+class TopKCategoricalAccuracy(Metric):
+    """The fraction of samples whose label is among the k highest scores. update(y_pred, y):
+    y_pred (N, C); y (N,) indices or (N, C) one-hot. Ties rank the earlier class first
+    (MindSpore's `argsort(-y_pred)`)."""
+
+    def __init__(self, k):
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise TypeError(f"For 'TopKCategoricalAccuracy', the type of the argument 'k' "
+                            f"should be int, but got 'k' type: {type(k)}.")
+        if k < 1:
+            raise ValueError(f"For 'TopKCategoricalAccuracy', the argument 'k' must be at "
+                             f"least 1, but got 'k' value: {k}.")
+        self.k = k
+        super().__init__()
+
+    def clear(self):
+        self._correct_num = 0
+        self._samples_num = 0
+
+    def update(self, *inputs):
+        if len(inputs) != 2:
+            raise ValueError(f"For 'TopKCategoricalAccuracy.update', it needs 2 inputs "
+                             f"(predicted value, true value), but got 'inputs' size: "
+                             f"{len(inputs)}.")
+        y_pred = self._convert_data(inputs[0])
+        y = self._convert_data(inputs[1])
+        if y_pred.ndim == y.ndim and _is_one_hot(y):
+            y = y.argmax(axis=1)
+        indices = np.argsort(-y_pred, axis=1)[:, :self.k]
+        repeated = y.reshape(-1, 1).repeat(self.k, axis=1)
+        self._correct_num += int(np.equal(indices, repeated).sum())
+        self._samples_num += int(repeated.shape[0])
+
+    def eval(self):
+        if self._samples_num == 0:
+            raise RuntimeError("The 'TopKCategoricalAccuracy' can not be calculated, because "
+                               "the number of samples is 0; call update() before eval()")
+        return self._correct_num / self._samples_num
+
+
+class Top1CategoricalAccuracy(TopKCategoricalAccuracy):
+    """TopKCategoricalAccuracy with k=1."""
+
+    def __init__(self):
+        super().__init__(1)
+
+
+class Top5CategoricalAccuracy(TopKCategoricalAccuracy):
+    """TopKCategoricalAccuracy with k=5."""
+
+    def __init__(self):
+        super().__init__(5)

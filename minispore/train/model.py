@@ -20,7 +20,9 @@ def _metric(name_or_obj):
     from ..nn import metrics as nn_metrics
     if not isinstance(name_or_obj, str):
         return name_or_obj
-    table = {"accuracy": nn_metrics.Accuracy, "acc": nn_metrics.Accuracy, "mae": nn_metrics.MAE}
+    table = {"accuracy": nn_metrics.Accuracy, "acc": nn_metrics.Accuracy, "mae": nn_metrics.MAE,
+             "top_1_accuracy": nn_metrics.Top1CategoricalAccuracy,
+             "top_5_accuracy": nn_metrics.Top5CategoricalAccuracy}
     if name_or_obj.lower() not in table:
         raise ValueError(f"Model: unknown metric {name_or_obj!r}; use one of {sorted(table)} or "
                          f"a Metric instance")

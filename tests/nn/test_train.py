@@ -185,3 +185,33 @@ def test_train_one_step_cell_takes_an_optimizer_cell_with_parameters(mode):
         results.append((losses, net.weight.asnumpy().copy()))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6)
+
+
+def test_top_k_categorical_accuracies_as_mindspore():
+    """MindSpore 2.10 on these scores: TopK(3) 0.667, Top1 0.0, Top5 1.0; ties rank the earlier
+    class first (Top1 0.0, TopK(2) 0.5); one-hot labels read as indices; its errors."""
+    x = Tensor(np.array([[0.2, 0.5, 0.3, 0.6, 0.2], [0.1, 0.35, 0.5, 0.2, 0.],
+                         [0.9, 0.6, 0.2, 0.01, 0.3]], np.float32))
+    y = Tensor(np.array([2, 0, 1], np.float32))
+    got = []
+    for m in (nn.TopKCategoricalAccuracy(3), nn.Top1CategoricalAccuracy(),
+              nn.Top5CategoricalAccuracy()):
+        m.clear()
+        m.update(x, y)
+        got.append(m.eval())
+    np.testing.assert_allclose(got, [2 / 3, 0.0, 1.0])
+    xt = Tensor(np.array([[0.5, 0.5, 0.1], [0.3, 0.3, 0.3]], np.float32))
+    yt = Tensor(np.array([1, 2], np.int32))
+    assert nn.Top1CategoricalAccuracy()(xt, yt) == 0.0
+    assert nn.TopKCategoricalAccuracy(2)(xt, yt) == 0.5
+    assert nn.Top1CategoricalAccuracy()(x, np.eye(5)[[2, 0, 1]]) == 0.0
+    with pytest.raises(RuntimeError, match="number of samples is 0"):
+        nn.Top1CategoricalAccuracy().eval()
+    with pytest.raises(ValueError, match="must be at least 1"):
+        nn.TopKCategoricalAccuracy(0)
+    with pytest.raises(TypeError, match="should be int"):
+        nn.TopKCategoricalAccuracy(1.5)
+    with pytest.raises(ValueError, match="needs 2 inputs"):
+        nn.Top5CategoricalAccuracy().update(x)
+    from minispore.train import Top1CategoricalAccuracy
+    assert Top1CategoricalAccuracy is nn.Top1CategoricalAccuracy

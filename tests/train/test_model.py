@@ -161,3 +161,12 @@ def test_data_sink_of_a_jitted_function(level):
         want = want * 0.5 + x
     np.testing.assert_array_equal(acc.asnumpy(), want)
     np.testing.assert_array_equal(out.asnumpy(), 2 * want)
+
+
+def test_eval_with_the_top_k_metric_names():
+    """Model(metrics={'top_1_accuracy', 'top_5_accuracy'}) as MindSpore's metric table names
+    them; with 2 classes top-5 is always right, top-1 equals accuracy."""
+    net, _ = _model()
+    model = Model(net, metrics={"top_1_accuracy", "top_5_accuracy", "accuracy"})
+    r = model.eval(_data())
+    assert r["top_5_accuracy"] == 1.0 and r["top_1_accuracy"] == r["accuracy"]
