@@ -147,6 +147,10 @@ class TopKCategoricalAccuracy(Metric):
         y = self._convert_data(inputs[1])
         if y_pred.ndim == y.ndim and _is_one_hot(y):
             y = y.argmax(axis=1)
+        if y_pred.ndim != 2 or y_pred.shape[1] < self.k:
+            raise ValueError(f"For '{type(self).__name__}.update', the predicted value must "
+                             f"have shape (N, C) with C >= k = {self.k}, but got shape "
+                             f"{y_pred.shape}")
         indices = np.argsort(-y_pred, axis=1)[:, :self.k]
         repeated = y.reshape(-1, 1).repeat(self.k, axis=1)
         self._correct_num += int(np.equal(indices, repeated).sum())
