@@ -24,7 +24,7 @@ from ..core.ops.state import Assign, Depend, Print, assign, depend, print_
 from ..core.hooks import HookBackward
 from ..core.vmap import vmap
 from ..core.ops.sorting import argsort, cumprod, cumsum, msort, sort, topk
-from .primitives_sorting import CumProd, CumSum, Sort, TopK
+from .primitives_sorting import CumProd, CumSum, RandomChoiceWithMask, Sort, TopK
 from ..core.ops.reduce import (amax, amin, argmax, argmin, logsumexp, max, mean, min, prod,
                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, sum)
 from .functional import (argmin, div, divide, floor_div, floor_mod, gather, relu,  # noqa: F811

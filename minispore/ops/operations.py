@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..core.ops.state import Assign, Depend, Print  # noqa: F401
 from .primitives import *  # noqa: F401,F403
 from .primitives import _SIMPLE, _call_class, _Call, _Reduce  # noqa: F401
-from .primitives_sorting import CumProd, CumSum, Sort, TopK  # noqa: F401
+from .primitives_sorting import CumProd, CumSum, RandomChoiceWithMask, Sort, TopK  # noqa: F401
 from .composite import Partial  # noqa: F401
 
 globals().update({name: globals()[name] for name in _SIMPLE})
