@@ -272,14 +272,25 @@ def _nearest_index(n_in, n_out, align_corners):
 
 
 class ResizeNearestNeighbor(Primitive):
-    """`ResizeNearestNeighbor(size, align_corners=False)(x)`: the 4-D (N, C, H, W) x resized to
-    size = (new_height, new_width) by nearest-neighbour sampling."""
+    """`ResizeNearestNeighbor(size, align_corners=False, half_pixel_centers=False)(x)`: the
+    4-D (N, C, H, W) x resized to size = (new_height, new_width) by nearest-neighbour sampling.
+    half_pixel_centers=True is refused: MindSpore 2.10's CPU kernel gives the same numbers as
+    False while its documentation describes half-pixel centres, so either choice would diverge
+    somewhere silently."""
 
-    def __init__(self, size, align_corners=False):
+    def __init__(self, size, align_corners=False, half_pixel_centers=False):
         if not (isinstance(size, (tuple, list)) and len(size) == 2
                 and all(isinstance(v, int) and v > 0 for v in size)):
             raise ValueError(f"For 'ResizeNearestNeighbor', size must be a tuple of two "
                              f"positive ints, got {size!r}")
+        if half_pixel_centers and align_corners:
+            raise ValueError("For ResizeNearestNeighbor, the half_pixel_centers must be false "
+                             "when align_corners is true, but half_pixel_centers got True.")
+        if half_pixel_centers:
+            raise NotImplementedError(
+                "ResizeNearestNeighbor: half_pixel_centers=True is not supported (MindSpore "
+                "2.10's CPU kernel ignores it, its documentation describes half-pixel centres); "
+                "use half_pixel_centers=False, or mint.nn.functional.interpolate(mode='nearest')")
         self.size, self.align_corners = tuple(size), bool(align_corners)
         self.name = "ResizeNearestNeighbor"
 

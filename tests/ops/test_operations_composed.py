@@ -92,6 +92,13 @@ def test_resize_nearest_neighbor_gradient_and_refusals(mode):
         P.ResizeNearestNeighbor((2, 2))(ms.Tensor(np.zeros((1, 2, 3), np.float32)))
     with pytest.raises(ValueError, match="size"):
         P.ResizeNearestNeighbor((2, 0))
+    # MindSpore 2.10: both flags is a ValueError; its CPU kernel ignores half_pixel_centers=True
+    # (same numbers as False), which minispore refuses rather than pick a meaning
+    with pytest.raises(ValueError, match="half_pixel_centers must be false"):
+        P.ResizeNearestNeighbor((2, 2), True, True)
+    with pytest.raises(NotImplementedError, match="half_pixel_centers=True"):
+        P.ResizeNearestNeighbor((2, 2), False, True)
+    assert P.ResizeNearestNeighbor((2, 2), False, False).size == (2, 2)
 
 
 def _clipped_sum(x):
