@@ -95,7 +95,7 @@ def defers_call(func, args, kwargs) -> bool:
     run time: the fallback is on and an argument is a graph tensor or a run-time value."""
     flat = list(args) + list(kwargs.values())
     flat += [x for a in flat if type(a) in (tuple, list) for x in a]
-    if func in _DEFERRED_BUILTINS:          # float(v), max(v, 1)...: of a run-time value only
+    if any(func is b for b in _DEFERRED_BUILTINS):  # float(v), max(v, 1): of a run-time value
         return any(isinstance(x, RunTimeValue) for x in flat)
     mod = getattr(func, "__module__", None) or getattr(type(func), "__module__", "") or ""
     if mod.split(".")[0] not in _DEFERRED_MODULES or isinstance(func, type):
