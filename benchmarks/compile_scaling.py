@@ -15,12 +15,13 @@ the CIFAR-10 ResNet (3x3 stem, no max pool) on 3x32x32. Each row is a fresh proc
   the object, other (cache keys, guards, the step itself); node counts before and after the
   passes.
 - minispore PyNative: steps 1, 2 and 3 timed apart (PyNative compiles its backward at step 3),
-  cold and warm cache.
+  cold and (not with --quick) warm cache.
 - MindSpore GRAPH (TrainOneStepCell, `launch_blocking()`, the same model source with the import
   changed), torch.compile (default inductor, fresh cache dir) and jax.jit (value_and_grad +
   momentum; BatchNorm on batch statistics without running averages), each skipped when missing.
 
 Steady = median of single-step times after the first 3 steps. Imports are not in the first call.
+--quick without --models leaves out the rows in QUICK_LEFT_OUT (printed as skipped).
 """
 from __future__ import annotations
 
