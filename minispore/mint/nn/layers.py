@@ -23,6 +23,7 @@ from ...core.ops.state import assign
 from ...core.tensor import Parameter, Tensor
 from ...nn.cell import Cell
 from . import functional as F
+from ._resample import _ints
 
 
 def _dtype(dtype):
@@ -73,19 +74,6 @@ class Linear(Cell):
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _tuple(who, name, v, n, low=1):
-    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
-        t = (int(v),) * n
-    elif isinstance(v, (tuple, list)) and len(v) == n and all(
-            isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in v):
-        t = tuple(int(a) for a in v)
-    else:
-        raise TypeError(f"{who}: {name} must be an int or a tuple of {n} ints, got {v!r}")
-    if min(t) < low:
-        raise ValueError(f"{who}: {name} must be >= {low}, got {v!r}")
-    return t
-
-
 class _ConvNd(Cell):
     n = 2
 
@@ -99,9 +87,9 @@ class _ConvNd(Cell):
         if self.in_channels % self.groups or self.out_channels % self.groups:
             raise ValueError(f"{who}: in_channels={in_channels} and out_channels={out_channels} "
                              f"must be divisible by groups={groups}")
-        self.kernel_size = _tuple(who, "kernel_size", kernel_size, n)
-        self.stride = _tuple(who, "stride", stride, n)
-        self.dilation = _tuple(who, "dilation", dilation, n)
+        self.kernel_size = _ints(who, "kernel_size", kernel_size, n)
+        self.stride = _ints(who, "stride", stride, n)
+        self.dilation = _ints(who, "dilation", dilation, n)
         if isinstance(padding, str):
             if padding not in ("valid", "same"):
                 raise ValueError(f"{who}: padding must be 'valid', 'same', an int or a tuple, "
@@ -110,7 +98,7 @@ class _ConvNd(Cell):
                 raise ValueError(f"{who}: padding='same' needs stride=1 (as PyTorch)")
             self.padding = padding
         else:
-            self.padding = _tuple(who, "padding", padding, n, low=0)
+            self.padding = _ints(who, "padding", padding, n, low=0)
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"{who}: padding_mode must be one of {_PADDING_MODES}, got "
                              f"{padding_mode!r}")

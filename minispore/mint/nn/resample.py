@@ -12,7 +12,8 @@ from ...common.initializer import HeUniform, Uniform, initializer
 from ...core.tensor import Parameter
 from ...nn.cell import Cell
 from . import functional as F
-from .layers import _check_bool, _dtype, _pos_int, _tuple
+from ._resample import _ints
+from .layers import _check_bool, _dtype, _pos_int
 
 
 class Upsample(Cell):
@@ -141,11 +142,11 @@ class ConvTranspose2d(Cell):
         if self.in_channels % self.groups or self.out_channels % self.groups:
             raise ValueError(f"{who}: in_channels={in_channels} and out_channels={out_channels} "
                              f"must be divisible by groups={groups}")
-        self.kernel_size = _tuple(who, "kernel_size", kernel_size, 2)
-        self.stride = _tuple(who, "stride", stride, 2)
-        self.padding = _tuple(who, "padding", padding, 2, low=0)
-        self.output_padding = _tuple(who, "output_padding", output_padding, 2, low=0)
-        self.dilation = _tuple(who, "dilation", dilation, 2)
+        self.kernel_size = _ints(who, "kernel_size", kernel_size, 2)
+        self.stride = _ints(who, "stride", stride, 2)
+        self.padding = _ints(who, "padding", padding, 2, low=0)
+        self.output_padding = _ints(who, "output_padding", output_padding, 2, low=0)
+        self.dilation = _ints(who, "dilation", dilation, 2)
         self.padding_mode = padding_mode
         d = _dtype(dtype)
         shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
