@@ -297,6 +297,22 @@ def print_table(headers: list[str], rows: list[list[str]], title: str = "") -> N
 # --------------------------------------------------------------------------- the shared runner
 # (graph_vs_eager.py, eager_dispatch.py and train_digits.py run their cases through these)
 
+# Graph modes (minispore's and MindSpore's) read the Python source of construct/jitted functions,
+# which an exec'd string does not have: a case's model code is written to a .py file in the
+# child's scratch cwd by `load_source(name, src)` and imported, as a user's model file would be.
+SOURCE_LOADER = """
+import importlib.util, os, sys
+def load_source(name, src):
+    path = os.path.abspath(name + ".py")
+    with open(path, "w") as f:
+        f.write(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+"""
+
 LOAD_LIMIT = 0.25   # foreign CPU share above which a run is repeated once, then flagged '!'
 PEER_MODULES = {"torch": "torch", "jax": "jax", "mindspore": "mindspore"}
 CHILD_ENV = {"JAX_PLATFORMS": "cpu", "GLOG_v": "3", "TF_CPP_MIN_LOG_LEVEL": "2"}

@@ -3,21 +3,13 @@
 `EXTRA` dict: steps_s (the first 3 steps, each synchronised), steady_s (median step after them),
 and for minispore GRAPH the node counts and the first call's breakdown by phase."""
 
-# graph mode (minispore's and MindSpore's) reads the source of construct: the model is written to
-# a .py file in the child's scratch directory and imported, as a user's model file would be
-_LOADER = """
-import importlib.util, os, sys, time
+from _harness import SOURCE_LOADER
+
+# graph mode reads the source of construct: the model goes through the harness's load_source
+_LOADER = SOURCE_LOADER + """
+import time
 import numpy as np
 EXTRA = {}
-def load_source(name, src):
-    path = os.path.abspath(name + ".py")
-    with open(path, "w") as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 B, C = 32, 10
 def data():
     rng = np.random.default_rng(0)

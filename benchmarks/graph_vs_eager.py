@@ -64,21 +64,7 @@ TARGETS = {"graph_vs_jax": 1.0, "graph_vs_numpy": 1.0, "a_vs_jax": 1.0, "b_vs_co
 
 # --------------------------------------------------------------------------- case code (child)
 
-# Graph modes (minispore's and MindSpore's) read the Python source of construct/jitted functions,
-# which an exec'd string does not have: such code is written to a .py file in the child's scratch
-# cwd and imported, as a user's model file would be.
-_LOADER = """
-import importlib.util, os, sys
-def load_source(name, src):
-    path = os.path.abspath(name + ".py")
-    with open(path, "w") as f:
-        f.write(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-"""
+_LOADER = H.SOURCE_LOADER
 
 # make(shape) calls build(B, H) -> (step(i) -> loss, unsynchronised; sync(loss) -> float),
 # times the first step, records the first 6 losses, and returns run(n) = n more steps + 1 sync.
