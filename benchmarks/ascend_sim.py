@@ -10,8 +10,8 @@ simulation's own overhead: wall time per eager op on "Ascend" against the CPU ba
 at most 2x). Everything runs in this process: there is no peer for a simulated device.
 
 Loop sink runs all the measured steps (10; 2 for the large MLP in --quick) in one data_sink call.
-The CNN-shaped step stands in for a convolution network until conv2d lands (issue 5): a 3x3
-convolution written as in-graph im2col (nine strided slices, a concat, a matmul), ReLU, 2x2 max
+The CNN-shaped step writes its convolution with elementwise and matmul ops, not conv2d: a 3x3
+convolution as in-graph im2col (nine strided slices, a concat, a matmul), ReLU, 2x2 max
 pooling by reshape + max, and a dense softmax head, on 8x8 single-channel images.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@ Usage (from the repository root)::
 
     python benchmarks/graph_vs_eager.py [--quick] [--json PATH] [--only KEY,KEY]
 
-This file owns the graph-vs-eager benchmark of issue 3 ("## Speed"); timing, peer discovery,
+This file owns the graph-vs-eager benchmark; timing, peer discovery,
 subprocesses and table printing are in ``_harness.py``.  Every row runs in a fresh process.
 ``--only`` takes row keys (``mlp-numpy``, ``fused-jax``, ``compile-minispore``, ...) and/or whole
 tables (``mlp``, ``fused``, ``compile``).  Three tables:

@@ -1,5 +1,5 @@
 """Training on the digits data: epoch time, accuracy and peak RSS per backend and mode, beside
-PyTorch and MindSpore (issue 5, "Benchmarks").
+PyTorch and MindSpore.
 
 Usage (from the repository root)::
 

@@ -1,4 +1,4 @@
-"""Gradient through a tensor-conditioned `while` (issue 3): time per call against the trip count.
+"""Gradient through a tensor-conditioned `while`: time per call against the trip count.
 
     python benchmarks/while_grad.py [--quick]
 
