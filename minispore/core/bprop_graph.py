@@ -11,7 +11,11 @@ symbolic stand-ins for its buffers and runs the same `pynative.backward` through
 GraphBuilder (the bprop declarations replayed, exactly as `ms.grad` inside a graph), the passes
 optimize it and the backend's `bprop_program` lowers it (on the CPU: the native sink, one LLVM
 function). Later steps pass the tape's buffers and the sensitivities to it in one call, instead
-of ~10-20 eager bprop ops with their Python dispatch each.
+of ~10-20 eager bprop ops with their Python dispatch each. With MINISPORE_TIERED=1 (the default;
+graph/tiered.py) the graph is built on the calling thread and its lowering queued on the
+background compile worker: the HOT step and the ones after it walk the tape eagerly until the
+program is ready (a failed lowering warns at the next step, as a synchronous one does); with
+MINISPORE_TIERED=0 the HOT step compiles it before it runs.
 
 Not compiled (the eager walk runs, as before): a one-off gradient (a signature seen fewer than
 HOT times: tests and interactive use never pay a compile), a gradient taken while an outer
@@ -68,7 +72,13 @@ def run(order: list, roots: list, sens: list, targets: list) -> list | None:
         _seen.pop(sig, None)
         if len(_compiled) >= _MAX_ENTRIES:
             _compiled.clear()
-        entry = _compiled[sig] = _Backward.build(sig, bufs, backend)
+        from .graph import tiered
+        if tiered.enabled():
+            entry = _compiled[sig] = _Backward.submit(sig, bufs, backend)
+        else:
+            entry = _compiled[sig] = _Backward.build(sig, bufs, backend)
+    if entry.__class__ is _Pending:
+        entry = entry.take(sig)
     if entry is None:
         return None
     stats["runs"] += 1
@@ -179,34 +189,88 @@ class _Backward:
     def build(cls, sig, bufs, backend):
         """Compile the backward of `sig` (None when the replay cannot be built or lowered: the
         eager walk then runs, and raises whatever a genuine error is)."""
-        from .graph import compile as graph_compile
-        from .graph import ir
-        from .pynative import _tensor
-        metas = _buffer_metas(sig)
-        args = [_tensor(b, s, d, None) for b, (s, d) in zip(bufs, metas)]
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                g, tree, _ = graph_compile.build(_replay(sig), args, {}, False, "pynative_bprop")
-                used = {v.id for n in g.all_nodes() for v in n.inputs} | \
-                    {v.id for v in g.outputs}
-                keep = [j for j, v in enumerate(g.inputs) if v.id in used]
-                g.inputs = [g.inputs[j] for j in keep]
-                ir.verify(g)
+                g, keep, tree = _graph(sig, bufs)
                 program = backend.bprop_program(g)
         except Exception as e:      # noqa: BLE001 - anything: the eager walk takes over
             _warn_not_compiled(e)
             return None
+        return cls.made(program, keep, tree, g)
+
+    @classmethod
+    def made(cls, program, keep, tree, g):
+        """The compiled backward of a lowered program, None where the backend gave none."""
         if program is None:
             return None
         stats["compiles"] += 1
         return cls(program, keep, tree, [v.dtype for v in g.outputs])
+
+    @classmethod
+    def submit(cls, sig, bufs, backend):
+        """The backward of `sig` built as `build` does, its graph here (the replay uses the
+        executor, the context and the tape: this thread's) and its program lowered on the
+        background worker (graph/tiered.py): a _Pending, or None as `build` returns."""
+        from .graph import tiered
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                g, keep, tree = _graph(sig, bufs)
+        except Exception as e:      # noqa: BLE001 - anything: the eager walk takes over
+            _warn_not_compiled(e)
+            return None
+        return _Pending(tiered.submit(lambda: backend.bprop_program(g), g.name), keep, tree, g)
 
     def __call__(self, bufs: list) -> list:
         from .graph.compile import _rebuild
         from .tensor import wrap
         outs, _ = self.program.run([bufs[j] for j in self.keep])
         return list(_rebuild(self.tree, [wrap(o, d) for o, d in zip(outs, self.out_dtypes)]))
+
+
+def _graph(sig, bufs):
+    """(the optimized graph of the backward of `sig`, which buffers it reads, the gradients'
+    output tree)."""
+    from .graph import compile as graph_compile
+    from .graph import ir
+    from .pynative import _tensor
+    metas = _buffer_metas(sig)
+    args = [_tensor(b, s, d, None) for b, (s, d) in zip(bufs, metas)]
+    g, tree, _ = graph_compile.build(_replay(sig), args, {}, False, "pynative_bprop")
+    used = {v.id for n in g.all_nodes() for v in n.inputs} | {v.id for v in g.outputs}
+    keep = [j for j, v in enumerate(g.inputs) if v.id in used]
+    g.inputs = [g.inputs[j] for j in keep]
+    ir.verify(g)
+    return g, keep, tree
+
+
+class _Pending:
+    """A backward whose program is being lowered on the background worker: the eager walk
+    runs until it is ready."""
+
+    def __init__(self, build, keep, tree, g):
+        self.build, self.keep, self.tree, self.g = build, keep, tree, g
+
+    def take(self, sig):
+        """The _Backward (or None) once the build finished, recorded for `sig`; until then
+        None. A failed build warns here, on the calling thread, as `build`'s failure does."""
+        from .graph import tiered
+        if not self.build.done():
+            return None
+        b = self.build
+        entry = None
+        if b.error is None:
+            entry = _Backward.made(b.result, self.keep, self.tree, self.g)
+        elif not isinstance(b.error, tiered.Cancelled):
+            _warn_not_compiled(b.error)
+        if _compiled.get(sig) is self:
+            _compiled[sig] = entry
+        return entry
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the build finished (tests): whether it did."""
+        return self.build.wait(timeout)
 
 
 _WARNED: set = set()

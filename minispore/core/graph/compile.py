@@ -332,8 +332,19 @@ def _program(g, backend):
     """O2 sinks the whole graph into one program when the backend can lower every node (its
     `sink`); a sink that cannot raises NotImplementedError naming the node, and the graph then
     runs kernel by kernel (the O1 program: the eager kernels' algorithms and numbers) with a
-    RuntimeWarning saying which graph, why, and how to ask for that without the warning."""
+    RuntimeWarning saying which graph, why, and how to ask for that without the warning.
+
+    Tiered (MINISPORE_TIERED=1, the default; tiered.py): on a backend whose sink takes long to
+    build (the CPU's native sink), the graph runs kernel by kernel at once while its sink
+    program is built in the background, and on the sink's program from the first call after
+    that. Not tiered: MINISPORE_TIERED=0, save_graphs (its native IR is written at compile
+    time), a running profiler (it records the program the graph was compiled to) and
+    MINISPORE_NATIVE_SINK other than 1 (no native program to wait for, or a bad value, which
+    the synchronous path reports)."""
     if context._state["jit_level"] == "O2" and hasattr(backend, "sink"):
+        if _tiers(backend):
+            from .tiered import TieredProgram
+            return TieredProgram(g, backend)
         try:
             prog = backend.sink(g)
             text = getattr(prog, "ir_text", None)       # the native sink's LLVM IR
@@ -343,11 +354,19 @@ def _program(g, backend):
             return prog
         except NotImplementedError as e:
             import warnings
-            warnings.warn(f"jit_level O2: graph '{g.name}' runs kernel by kernel (as O1) because "
-                          f"the {backend.name} sink cannot lower {e}; set jit_level='O1' to run "
-                          f"it so without this warning", RuntimeWarning,
+            from .tiered import fallback_message
+            warnings.warn(fallback_message(g, backend, e), RuntimeWarning,
                           stacklevel=cache.user_stacklevel())
     return backend.program(g)
+
+
+def _tiers(backend) -> bool:
+    """Whether an O2 graph on `backend` runs tiered (see _program)."""
+    from . import tiered
+    from ..device import hooks
+    return tiered.enabled() and backend.name in tiered.TIERED_BACKENDS and \
+        not context._state["save_graphs"] and hooks.active is None and \
+        os.environ.get("MINISPORE_NATIVE_SINK", "1") == "1"
 
 
 def _save_path(name) -> tuple:

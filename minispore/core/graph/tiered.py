@@ -1,0 +1,236 @@
+"""Tiered execution: a graph runs kernel by kernel while its O2 program is built in the background.
+
+The CPU's O2 program (the native sink: the whole graph as one LLVM function) takes seconds to
+build at model scale, while the kernel-by-kernel program of the same optimized graph (the O1
+program: the eager kernels, already compiled) is ready at once. `TieredProgram(graph, backend)`
+runs `backend.program(graph)` from the first call and builds `backend.sink(graph)` on the ONE
+background worker of the process; each call after the build finished runs the sink's program.
+PyNative's compiled backward (core/bprop_graph.py) queues its LLVM part on the same worker, so
+this mechanism never runs two LLVM compiles at once, and every build holds `COMPILE_LOCK` while
+it runs (a compile elsewhere that takes it too never overlaps one of these builds).
+
+What this module owns:
+- the worker: `submit(fn, name)` queues a build and returns its `Build` (`done()`, `wait()`,
+  `result` or `error`); builds run one at a time in submission order. At process exit a build
+  in flight is waited for (it may be writing the disk cache, and an LLVM call must not be cut
+  off by interpreter shutdown); builds not yet started are cancelled.
+- `TieredProgram`: `run(bufs)` and `run_steps(stacked)` return `(outputs, [(Parameter, new
+  buffer)])` as both programs do, so Parameter assignments land the same way whichever tier
+  ran. `active` is the tier of the latest call ("O1" or "O2"; None before the first),
+  `sink_program` the O2 program once it is in use, `wait(timeout)` blocks until the build
+  finished. A build that raises (NotImplementedError: the sink cannot lower a node; or any other
+  exception) leaves the calls on the O1 program, and the next call issues, once and on the
+  calling thread, the RuntimeWarning the synchronous path gives (`fallback_message`).
+- `enabled()`: MINISPORE_TIERED, "1" (the default) or "0" (compile._program then builds the O2
+  program before the first call, as without this module).
+
+Numbers: the O1 and O2 programs of the CPU give the same bits on the MLP and LeNet training
+steps (tests/graph/test_tiered.py), so a switch between calls changes no result; the O2 program
+agrees with O1 to rounding only where its lowering differs from the eager kernel (batch_norm and
+layer_norm, whose eager kernels are the numpy reference: bprop_graph.py says the same).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import threading
+import warnings
+
+COMPILE_LOCK = threading.RLock()   # held by every background build while it runs
+# backends whose sink program takes long to build (the CPU's: LLVM). The simulated Ascend's sink
+# is a task list made at once, whose clocks model an O2 launch from the first call; the GPU's
+# captures its CUDA graphs on the calling thread's device at run time.
+TIERED_BACKENDS = frozenset({"CPU"})
+
+_queue: queue.SimpleQueue = queue.SimpleQueue()
+_state = {"thread": None, "running": None, "closing": False}
+_start_lock = threading.Lock()
+
+
+def enabled() -> bool:
+    """MINISPORE_TIERED: "1" (the default) runs O2 graphs kernel by kernel until their native
+    program is built in the background, "0" builds it before the first call; any other value is
+    an error."""
+    value = os.environ.get("MINISPORE_TIERED", "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"MINISPORE_TIERED must be '1' (O2 graphs run kernel by kernel while "
+                         f"their native program is built in the background, the default) or "
+                         f"'0' (the native program is built before the first call), got "
+                         f"{value!r}")
+    return value == "1"
+
+
+class Cancelled(Exception):
+    """The process exited before the build started."""
+
+
+class Build:
+    """One queued build: `fn()` run on the worker; `result` or `error` once `done()`."""
+
+    def __init__(self, fn, name: str):
+        self.fn, self.name = fn, name
+        self.result, self.error = None, None
+        self._done = threading.Event()
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the build finished (or `timeout` seconds passed): whether it finished."""
+        return self._done.wait(timeout)
+
+    def _run(self) -> None:
+        try:
+            with COMPILE_LOCK:
+                self.result = self.fn()
+        except Exception as e:      # noqa: BLE001 - every failure is reported to the caller
+            self.error = e
+        finally:
+            self.fn = None          # the closure holds the graph: drop it
+            self._done.set()
+
+    def _cancel(self) -> None:
+        self.error, self.fn = Cancelled(f"build of '{self.name}' cancelled at exit"), None
+        self._done.set()
+
+
+def submit(fn, name: str) -> Build:
+    """Queue `fn()` (a program build) on the background worker; the Build that reports it."""
+    build = Build(fn, name)
+    with _start_lock:
+        if _state["closing"]:
+            build._cancel()
+            return build
+        if _state["thread"] is None:
+            t = threading.Thread(target=_work, name="minispore-tiered-compile", daemon=True)
+            _state["thread"] = t
+            # registered after the compilers' modules were imported: runs before their handlers
+            atexit.register(_at_exit)
+            t.start()
+        _queue.put(build)
+    return build
+
+
+def _work() -> None:
+    while True:
+        build = _queue.get()
+        with _start_lock:
+            if _state["closing"]:
+                build._cancel()
+                continue
+            _state["running"] = build
+        try:
+            build._run()
+        finally:
+            _state["running"] = None
+
+
+def _at_exit() -> None:
+    """Cancel the builds not started and wait for the one in flight."""
+    with _start_lock:
+        _state["closing"] = True
+        running = _state["running"]
+    while True:
+        try:
+            _queue.get_nowait()._cancel()
+        except queue.Empty:
+            break
+    if running is not None:
+        running.wait()
+
+
+def fallback_message(graph, backend, e: Exception) -> str:
+    """The RuntimeWarning's text when the O2 program of `graph` could not be built."""
+    if isinstance(e, NotImplementedError):
+        why = f"the {backend.name} sink cannot lower {e}"
+    else:
+        why = f"building its {backend.name} sink program failed ({type(e).__name__}: {e})"
+    return (f"jit_level O2: graph '{graph.name}' runs kernel by kernel (as O1) because {why}; "
+            f"set jit_level='O1' to run it so without this warning")
+
+
+class TieredProgram:
+    """The O1 program of `graph` at once, the backend's sink program once built (see module)."""
+
+    def __init__(self, graph, backend):
+        self.graph, self.backend = graph, backend
+        self.o1_program = backend.program(graph)
+        self.sink_program = None
+        self.active: str | None = None
+        self._failure: str | None = None        # the warning the next call issues
+        self._build = submit(lambda: backend.sink(graph), graph.name)
+
+    def _current(self):
+        """The program this call runs (taking the finished build's result, or its failure)."""
+        if self.sink_program is not None:
+            return self.sink_program
+        build = self._build
+        if build is not None and build.done():
+            self._build = None
+            if build.error is None:
+                self.sink_program = build.result
+                return self.sink_program
+            if not isinstance(build.error, Cancelled):
+                self._failure = fallback_message(self.graph, self.backend, build.error)
+        return self.o1_program
+
+    def _warn(self) -> None:
+        if self._failure is not None:
+            msg, self._failure = self._failure, None
+            from .cache import user_stacklevel
+            warnings.warn(msg, RuntimeWarning, stacklevel=user_stacklevel())
+
+    def run(self, bufs: list):
+        prog = self._current()
+        self._warn()
+        self.active = "O2" if prog is self.sink_program else "O1"
+        return prog.run(bufs)
+
+    def run_steps(self, stacked: list):
+        """The steps over stacked inputs: in one call of the sink's `run_steps` when it is in
+        use and has one; otherwise one `run` per step, each step's assignments landed before
+        the next (as separate calls land them); the last step's outputs and assignments."""
+        prog = self._current()
+        self._warn()
+        self.active = "O2" if prog is self.sink_program else "O1"
+        multi = getattr(prog, "run_steps", None)
+        if multi is not None:
+            return multi(stacked)
+        outs, assigns = [], []
+        for i in range(stacked[0].shape[0]):
+            outs, assigns = prog.run([a[i] for a in stacked])
+            for p, buf in assigns:
+                p._buf = buf
+        return outs, assigns
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the O2 build finished (or `timeout` seconds passed): whether it did. The
+        next call then runs the sink's program (or, after a failed build, warns)."""
+        build = self._build
+        return True if build is None else build.wait(timeout)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the build finished (successfully or not)."""
+        return self._build is None or self._build.done()
+
+    @property
+    def kernel_launches(self) -> int:
+        """Kernels one call launches, on the tier the next call runs."""
+        return self._current().kernel_launches
+
+    @property
+    def ir_text(self):
+        """The sink's LLVM IR (waiting for the build), or None where it has none."""
+        self.wait()
+        return getattr(self._current(), "ir_text", None)
+
+    def __getattr__(self, name: str):
+        """Anything else a program offers (stats, lib, arena_bytes, ...): the O2 program's,
+        waiting for its build; the O1 program's when the build failed."""
+        if name.startswith("__") or name in ("o1_program", "sink_program", "_build",
+                                             "graph", "backend"):
+            raise AttributeError(name)
+        self.wait()
+        return getattr(self._current(), name)
