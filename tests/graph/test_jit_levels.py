@@ -65,15 +65,19 @@ def test_levels_agree(program):
                                    err_msg=level)
 
 
-def test_o2_is_one_native_function_per_graph():
+def test_o2_is_one_native_call_of_a_glue_function_and_one_kernel_per_distinct_node():
     from minispore.backends.cpu.native_sink import NativeProgram
     _run("O2", _mlp_losses)
     (entry,) = graph_compile.cache.entries()
     assert isinstance(entry.program, NativeProgram)
     assert entry.program.kernel_launches == 1
     defined = re.findall(r'^define .*@"?(\w+)"?\(', entry.program.ir_text, re.M)
-    assert defined[:1] == ["graph"] and set(defined) - {"graph", "steps"} <= {
-        f for f in defined if f.startswith("minispore_")}       # inlined math helpers only
+    kernels = [f for f in defined if f.startswith("k_")]
+    assert defined[:1] == ["graph"] and set(defined) - {"graph", "steps"} - set(kernels) <= {
+        f for f in defined if f.startswith(("minispore_", "chunk_"))}    # inlined helpers only
+    table = entry.program.kernels
+    assert sorted(kernels) == sorted(table.kernels) and len(set(kernels)) == len(kernels)
+    assert table.calls >= len(kernels)
 
 
 _PRINTED = io.StringIO()

@@ -72,8 +72,8 @@ class Emitter:
     (and nodes, for their scratch) to arena offsets, `alias` value ids to the value whose
     storage they share."""
 
-    def __init__(self, graph: ir.Graph, module: L.Module, fn: L.Function, slots: dict,
-                 offsets: dict, alias: dict):
+    def __init__(self, graph: ir.Graph | None, module: L.Module, fn: L.Function, slots: dict,
+                 offsets: dict, alias: dict, scalars: dict | None = None):
         self.g, self.m, self.fn = graph, module, fn
         # pointers and allocas go in `entry` (dominating every use, allocas hoisted); the code
         # starts in `start`; finish() joins them
@@ -86,11 +86,12 @@ class Emitter:
         self._arena = None
         self.errors: list = []            # the IndexCheck whose failure is error code k + 1
         self.error_offset = None          # arena byte offset of the failed check's value (i64)
-        # 0-d constants of the graph: a load of one is the constant itself, so LLVM folds it and
-        # scalar() sees divisors known at compile time
-        self.scalars = {n.outputs[0].id: n.attr("value") for n in graph.all_nodes()
-                        if n.op == ir.CONST and not n.outputs[0].shape
-                        and n.outputs[0].dtype in STORAGE}
+        # 0-d constants of the graph (or the given ones): a load of one is the constant itself,
+        # so LLVM folds it and scalar() sees divisors known at compile time
+        self.scalars = scalars if scalars is not None else {
+            n.outputs[0].id: n.attr("value") for n in graph.all_nodes()
+            if n.op == ir.CONST and not n.outputs[0].shape and n.outputs[0].dtype in STORAGE}
+        self.kernels = None               # native_split.KernelTable: split nodes are calls
 
     def finish(self):
         """Return (0: success, for a function returning i32) and join entry to the code."""
@@ -107,17 +108,45 @@ class Emitter:
         word and return error code k + 1 from this i32 function; the caller raises
         site.error(value) (site: an IndexCheck, NativeProgram.errors). Nothing is assigned
         then."""
-        if self.fn.function_type.return_type != I32 or self.error_offset is None:
+        if self.fn.function_type.return_type != I32 or (self.error_offset is None
+                                                         and "error" not in self.slots):
             raise NativeUnsupported("a run-time index check inside a loop split over threads")
         self.errors.append(site)
         b = self.b
         bad, ok = b.append_basic_block("fail"), b.append_basic_block("ok")
         b.cbranch(cond, bad, ok)
         b.position_at_end(bad)
-        word = b.bitcast(b.gep(self.arena(), [const(self.error_offset)]), I64.as_pointer())
-        b.store(value, word)
+        b.store(value, b.bitcast(self.error_word_i8(), I64.as_pointer()))
         b.ret(const(len(self.errors), I32))
         b.position_at_end(ok)
+
+    def error_word_i8(self):
+        """The address of the error word a failed check stores its value at: a kernel's
+        argument, or the program's arena at error_offset."""
+        if "error" in self.slots:
+            return self._slot_ptr(self.slots["error"])
+        with self.at_entry() as b:
+            return b.gep(self.arena(), [const(self.error_offset)])
+
+    def forward_errors(self, rc, sites: list):
+        """After a call of a kernel whose checks are `sites` (its codes 1..len(sites)) returned
+        rc: return rc + the codes this function had so far when rc is nonzero."""
+        base = len(self.errors)
+        self.errors.extend(sites)
+        b = self.b
+        bad, ok = b.append_basic_block("fail"), b.append_basic_block("ok")
+        b.cbranch(b.icmp_signed("!=", rc, const(0, I32)), bad, ok)
+        b.position_at_end(bad)
+        b.ret(b.add(rc, const(base, I32)))
+        b.position_at_end(ok)
+
+    def fresh_name(self, prefix: str) -> str:
+        """A function name not yet used in this module: prefix_0, prefix_1, ... (so that a
+        module's text does not depend on value ids)."""
+        k = 0
+        while f"{prefix}_{k}" in self.m.globals:
+            k += 1
+        return f"{prefix}_{k}"
 
     # -- buffers ----------------------------------------------------------------------------------
     @contextmanager
@@ -230,7 +259,7 @@ class Emitter:
         cty = L.FunctionType(L.VoidType(), [PP, I64, I64])
         chunk = L.Function(m, cty, name)
         chunk.linkage = "internal"
-        ce = Emitter(self.g, m, chunk, self.slots, self.offsets, self.alias)
+        ce = Emitter(self.g, m, chunk, self.slots, self.offsets, self.alias, self.scalars)
         emit_chunk(ce, chunk.args[1], chunk.args[2])
         ce.finish()
         size = max(4096, -(-n // (8 * threads) // 64) * 64)   # multiples of 64 elements

@@ -22,6 +22,7 @@ from . import (native_index, native_lower, native_matmul, native_norms, native_p
 from .native_emit import I8, I32, Emitter, NativeUnsupported, const, storage
 from .native_half import HALF
 from .native_registry import HALF_AS_FLOAT32, LOWER, SCRATCH
+from .native_split import splits
 
 # the modules whose @lowering registrations fill LOWER and SCRATCH
 FAMILIES = (native_lower, native_reduce, native_matmul, native_rows, native_windows, native_pool,
@@ -169,9 +170,12 @@ def _print(e: Emitter, n: ir.Node):
 
 
 def lower_node(e: Emitter, n: ir.Node):
-    """Emit node n at the builder's position."""
+    """Emit node n at the builder's position: a call of its kernel in a program's glue
+    (native_split.py), else its code in place."""
     if n.op in (ir.CONST, ir.ASSIGN):
         return
+    if e.kernels is not None and splits(n):
+        return e.kernels.emit_call(e, n)
     if n.op == ir.IF:
         return _if(e, n)
     if n.op == ir.WHILE:

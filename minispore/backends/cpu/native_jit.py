@@ -150,37 +150,55 @@ def triple() -> str:
     return llvm.get_default_triple()
 
 
-def _compile(ir_text: str) -> bytes:
+def _compile(ir_text: str, speed: int = 3) -> bytes:
+    """Object code of one module: LLVM's pipeline at `speed` (3: O3 with loop and SLP
+    vectorisation; 0-2 for code that only moves addresses) and machine code at the same level."""
     st = state()
     mod = llvm.parse_assembly(ir_text)
     mod.verify()
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pb = llvm.create_pass_builder(st["tm"], pto)
+    pto = llvm.create_pipeline_tuning_options(speed_level=speed)
+    pto.loop_vectorization = pto.slp_vectorization = speed >= 2
+    tm = st["tm"] if speed == 3 else _machine(speed)
+    pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(mod, pb)
-    return st["tm"].emit_object(mod)
+    return tm.emit_object(mod)
 
 
-def _cached_object(ir_text: str) -> tuple[bytes, bool]:
+@functools.lru_cache(maxsize=None)
+def _machine(speed: int):
+    cpu, feats = target()
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=cpu, features=feats, opt=speed, jit=True)
+
+
+def _cached_object(ir_text: str, speed: int = 3) -> tuple[bytes, bool]:
     """(object code, whether it came from the disk cache). A bare ELF file in the cache (an
     unsealed object file, a format this code does not write) is rebuilt silently."""
-    return kernel_cache.load_or_build("native", f"{state()['tag']}\n{ir_text}",
-                                      lambda: _compile(ir_text), ".o", legacy=(b"\x7fELF",))
+    level = "" if speed == 3 else f"O{speed}\n"
+    return kernel_cache.load_or_build("native", f"{state()['tag']}\n{level}{ir_text}",
+                                      lambda: _compile(ir_text, speed), ".o",
+                                      legacy=(b"\x7fELF",))
 
 
 class NativeLibrary:
-    """Loaded machine code of one module; `address(name)` of its functions. Keeps the engine
-    (which owns the code) alive as long as the library is referenced."""
+    """Loaded machine code of one or several modules (`ir_text`, compiled at O3, or `modules`:
+    (IR text, optimisation level) pairs whose functions may call each other's);
+    `address(name)` of their functions. Keeps the engine (which owns the code) alive as long
+    as the library is referenced. `from_cache`: every module's object came from the disk
+    cache; `compiled`: how many modules were compiled here."""
 
-    def __init__(self, ir_text: str):
+    def __init__(self, ir_text: str | None = None, modules: list | None = None):
         st = state()
-        obj, self.from_cache = _cached_object(ir_text)
+        modules = list(modules or []) + ([(ir_text, 3)] if ir_text is not None else [])
+        objects = [_cached_object(text, speed) for text, speed in modules]
+        self.from_cache = all(hit for _, hit in objects)
+        self.compiled = sum(not hit for _, hit in objects)
         empty = llvm.parse_assembly("")
         empty.triple = llvm.get_default_triple()
         # the engine owns (and disposes) the target machine it is given: its own one
         self.engine = llvm.create_mcjit_compiler(empty, st["machine"]())
-        self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        for obj, _ in objects:
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self.engine.finalize_object()
 
     def address(self, name: str) -> int:

@@ -70,7 +70,7 @@ def elementwise(e: Emitter, n: ir.Node, expr, casts=None):
     ilv = INTERLEAVE if heavy else 0
     if flat and shape and expr.op != "arg" and threads > 1:
         if size >= (PARALLEL_MIN_TRANSCENDENTAL if heavy else PARALLEL_MIN_CHEAP):
-            return e.parallel(f"chunk_{n.outputs[0].id}", size, threads,
+            return e.parallel(e.fresh_name("chunk"), size, threads,
                               lambda ce, lo, hi: _elementwise_loop(ce, n, expr, casts, (lo, hi),
                                                                    ilv))
     _elementwise_loop(e, n, expr, casts, None, ilv)

@@ -42,6 +42,9 @@ from . import native_jit
 from .native_emit import I1, I8, I32, I64, Emitter, NativeUnsupported, const
 from .native_graph import check, is_host_call, lower_node, scratch_bytes
 from .native_lower import ALIASES
+from .native_split import KernelTable
+
+GLUE_SPEED = 1      # LLVM's level for the glue function (it computes addresses and calls)
 
 __all__ = ["NativeProgram", "NativeUnsupported"]
 
@@ -189,6 +192,7 @@ class NativeProgram:
         e = Emitter(g, module, fn, slots, offsets, alias)
         e.error_offset = self.error_offset = -(-self.arena_bytes // 8) * 8
         e.host_sites = host_sites
+        e.kernels = self.kernels = KernelTable(module.triple)
         for n in g.nodes:
             try:
                 lower_node(e, n)
@@ -199,8 +203,11 @@ class NativeProgram:
         e.finish()
         self.errors = e.errors            # error code k + 1 -> its IndexCheck
         self._carry = self._emit_steps(module, fn)
-        self.ir_text = str(module)
-        self.lib = native_jit.NativeLibrary(self.ir_text)
+        glue = str(module)
+        kernels = [k.text for k in self.kernels.kernels.values()]
+        self.ir_text = "\n".join([glue] + kernels)
+        self.lib = native_jit.NativeLibrary(modules=[(glue, GLUE_SPEED)]
+                                            + [(k, 3) for k in kernels])
         self._fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(self.lib.address("graph"))
         self._steps_fn = None if self._carry is None else ctypes.CFUNCTYPE(
             ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)(self.lib.address("steps"))
