@@ -127,6 +127,30 @@ def test_the_first_calls_run_o1_while_the_sink_builds_and_later_calls_run_o2(tie
     assert p.arena_bytes == p.sink_program.arena_bytes      # the rest: the sink's own
 
 
+def test_the_first_call_runs_the_sink_when_it_is_made_before_the_o1_program(monkeypatch,
+                                                                             tiering):
+    release = _held(monkeypatch, "program")
+    step, _, batch = _step(_mlp)
+    try:
+        step(*batch())
+        p = last_compiled().program
+        assert p.active == "O2" and p.o1_program is None
+    finally:
+        release.set()
+
+
+def test_an_o1_program_that_cannot_be_made_raises_only_when_the_sink_failed_too(monkeypatch,
+                                                                              tiering):
+    _held(monkeypatch, "program", fail=RuntimeError("no O1 program")).set()
+    step, _, batch = _step(_mlp)
+    step(*batch())
+    assert last_compiled().program.active == "O2"
+    _held(monkeypatch, "sink", fail=RuntimeError("no sink program")).set()
+    step, _, batch = _step(_mlp)
+    with pytest.raises(RuntimeError, match="no O1 program"):
+        step(*batch())
+
+
 @pytest.mark.parametrize("make", [_mlp, _lenet], ids=["mlp", "lenet"])
 def test_steps_switching_tier_midway_equal_the_all_o2_run_bit_for_bit(make, monkeypatch,
                                                                     tiering):
@@ -180,9 +204,11 @@ def test_a_failed_build_warns_at_the_next_call_and_the_calls_stay_on_o1(monkeypa
 
 def test_a_sink_that_cannot_lower_warns_as_the_synchronous_path_does(monkeypatch, tiering):
     release = _held(monkeypatch, "sink", fail=NotImplementedError("node 'foo' (a test)"))
-    release.set()
     step, _, batch = _step(_mlp)
-    step(*batch())
+    try:
+        step(*batch())
+    finally:
+        release.set()
     p = last_compiled().program
     assert p.wait(120)
     with pytest.warns(RuntimeWarning, match=r"runs kernel by kernel \(as O1\) because the CPU "

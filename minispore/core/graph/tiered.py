@@ -2,9 +2,12 @@
 
 The CPU's O2 program (the native sink: the whole graph as one LLVM function) takes seconds to
 build at model scale, while the kernel-by-kernel program of the same optimized graph (the O1
-program: the eager kernels, already compiled) is ready at once. `TieredProgram(graph, backend)`
-runs `backend.program(graph)` from the first call and builds `backend.sink(graph)` on the ONE
-background worker of the process; each call after the build finished runs the sink's program.
+program: the eager kernels, compiled once and cached on disk) is ready in a fraction of that.
+`TieredProgram(graph, backend)` builds `backend.sink(graph)` on the ONE background worker of the
+process and makes `backend.program(graph)` on a helper thread meanwhile; a call runs the sink's
+program once its build finished, else the O1 program (the first call waits for whichever of the
+two is made first: a sink program found in the disk cache is often ready before the O1
+program's kernels are loaded).
 PyNative's compiled backward (core/bprop_graph.py) queues its LLVM part on the same worker, so
 this mechanism never runs two LLVM compiles at once, and every build holds `COMPILE_LOCK` while
 it runs (a compile elsewhere that takes it too never overlaps one of these builds).
@@ -46,6 +49,7 @@ TIERED_BACKENDS = frozenset({"CPU"})
 _queue: queue.SimpleQueue = queue.SimpleQueue()
 _state = {"thread": None, "running": None, "closing": False}
 _start_lock = threading.Lock()
+_helpers: set = set()               # threads making O1 programs
 
 
 def enabled() -> bool:
@@ -68,8 +72,8 @@ class Cancelled(Exception):
 class Build:
     """One queued build: `fn()` run on the worker; `result` or `error` once `done()`."""
 
-    def __init__(self, fn, name: str):
-        self.fn, self.name = fn, name
+    def __init__(self, fn, name: str, on_done=None):
+        self.fn, self.name, self._on_done = fn, name, on_done
         self.result, self.error = None, None
         self._done = threading.Event()
 
@@ -88,16 +92,22 @@ class Build:
             self.error = e
         finally:
             self.fn = None          # the closure holds the graph: drop it
-            self._done.set()
+            self._finish()
 
     def _cancel(self) -> None:
         self.error, self.fn = Cancelled(f"build of '{self.name}' cancelled at exit"), None
+        self._finish()
+
+    def _finish(self) -> None:
         self._done.set()
+        if self._on_done is not None:
+            self._on_done()
 
 
-def submit(fn, name: str) -> Build:
-    """Queue `fn()` (a program build) on the background worker; the Build that reports it."""
-    build = Build(fn, name)
+def submit(fn, name: str, on_done=None) -> Build:
+    """Queue `fn()` (a program build) on the background worker; the Build that reports it
+    (`on_done()` is called on the worker once it finished)."""
+    build = Build(fn, name, on_done)
     with _start_lock:
         if _state["closing"]:
             build._cancel()
@@ -126,11 +136,29 @@ def _work() -> None:
             _state["running"] = None
 
 
+def _start_helper(fn, name: str) -> None:
+    """Run `fn()` on a thread of its own (an O1 program being made; waited for at exit)."""
+    def run():
+        try:
+            fn()
+        finally:
+            with _start_lock:
+                _helpers.discard(t)
+    t = threading.Thread(target=run, name=f"minispore-tiered {name}", daemon=True)
+    with _start_lock:
+        _helpers.add(t)
+    t.start()
+
+
 def _at_exit() -> None:
-    """Cancel the builds not started and wait for the one in flight."""
+    """Cancel the builds not started and wait for the one in flight (and for the O1 programs
+    being made: their kernels may be writing the disk cache too)."""
     with _start_lock:
         _state["closing"] = True
         running = _state["running"]
+        helpers = list(_helpers)
+    for t in helpers:
+        t.join()
     while True:
         try:
             _queue.get_nowait()._cancel()
@@ -151,18 +179,47 @@ def fallback_message(graph, backend, e: Exception) -> str:
 
 
 class TieredProgram:
-    """The O1 program of `graph` at once, the backend's sink program once built (see module)."""
+    """The O1 program of `graph` at once, the backend's sink program once built (see module).
+
+    The O1 program is made on a helper thread while the worker builds the sink's: the first
+    call runs whichever is ready first (a sink program found in the disk cache is often ready
+    before the eager kernels of the O1 program are loaded), so it waits for neither build
+    longer than for the other."""
 
     def __init__(self, graph, backend):
         self.graph, self.backend = graph, backend
-        self.o1_program = backend.program(graph)
-        self.sink_program = None
+        self.o1_program = self.sink_program = None
         self.active: str | None = None
         self._failure: str | None = None        # the warning the next call issues
-        self._build = submit(lambda: backend.sink(graph), graph.name)
+        self._o1_error: Exception | None = None
+        self._cond = threading.Condition()
+        self._build = submit(lambda: backend.sink(graph), graph.name, self._notify)
+        _start_helper(self._make_o1, f"{graph.name} O1")
+
+    def _notify(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def _make_o1(self) -> None:
+        try:
+            prog = self.backend.program(self.graph)
+        except Exception as e:      # noqa: BLE001 - raised on the calling thread if needed
+            prog, self._o1_error = None, e
+        with self._cond:
+            self.o1_program = prog
+            self._cond.notify_all()
 
     def _current(self):
-        """The program this call runs (taking the finished build's result, or its failure)."""
+        """The program this call runs: the sink's once its build finished, else the O1
+        program, waiting for the first of the two to be made."""
+        with self._cond:
+            while True:
+                prog = self._pick()
+                if prog is not None:
+                    return prog
+                self._cond.wait()
+
+    def _pick(self):
         if self.sink_program is not None:
             return self.sink_program
         build = self._build
@@ -173,7 +230,11 @@ class TieredProgram:
                 return self.sink_program
             if not isinstance(build.error, Cancelled):
                 self._failure = fallback_message(self.graph, self.backend, build.error)
-        return self.o1_program
+        if self.o1_program is not None:
+            return self.o1_program
+        if self._o1_error is not None and self._build is None:
+            raise self._o1_error              # neither program could be made
+        return None
 
     def _warn(self) -> None:
         if self._failure is not None:
