@@ -2,9 +2,10 @@
 program (the eager kernels) while its native program is built on the background worker, and the
 native program from the first call after the build; PyNative's compiled backward is lowered on
 the same worker while the tape is walked eagerly. The O1 and O2 programs give the same bits on
-the MLP and LeNet training steps, so the switch changes no number. The suite runs with
-MINISPORE_TIERED=0 (conftest.py); these tests turn tiering on. A build is held back by making
-the backend's sink (or bprop_program) wait for an event, so the tier that runs is known."""
+the MLP, LeNet and conv + BatchNorm training steps, so the switch changes no number. The suite
+runs with MINISPORE_TIERED=0 (conftest.py); these tests turn tiering on. A build is held back by
+making the backend's sink (or bprop_program) wait for an event, so the tier that runs is known.
+"""
 import os
 import subprocess
 import sys
@@ -65,6 +66,25 @@ class MLP(nn.Cell):
 
     def construct(self, x):
         return self.fc2(self.relu(self.fc1(x)))
+
+
+class ConvBN(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, pad_mode="pad", padding=1, has_bias=False)
+        self.bn = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU()
+        self.fc = nn.Dense(4, 10)
+
+    def construct(self, x):
+        return self.fc(ops.mean(self.relu(self.bn(self.conv(x))), (2, 3)))
+
+
+def _conv_bn():
+    ms.set_seed(2)
+    net = ConvBN()
+    net.set_train()
+    return net, ((8, 1, 6, 6), 10)
 
 
 def _mlp():
@@ -151,7 +171,7 @@ def test_an_o1_program_that_cannot_be_made_raises_only_when_the_sink_failed_too(
         step(*batch())
 
 
-@pytest.mark.parametrize("make", [_mlp, _lenet], ids=["mlp", "lenet"])
+@pytest.mark.parametrize("make", [_mlp, _lenet, _conv_bn], ids=["mlp", "lenet", "conv_bn"])
 def test_steps_switching_tier_midway_equal_the_all_o2_run_bit_for_bit(make, monkeypatch,
                                                                     tiering):
     monkeypatch.setenv("MINISPORE_TIERED", "0")

@@ -27,10 +27,11 @@ What this module owns:
 - `enabled()`: MINISPORE_TIERED, "1" (the default) or "0" (compile._program then builds the O2
   program before the first call, as without this module).
 
-Numbers: the O1 and O2 programs of the CPU give the same bits on the MLP and LeNet training
-steps (tests/graph/test_tiered.py), so a switch between calls changes no result; the O2 program
-agrees with O1 to rounding only where its lowering differs from the eager kernel (batch_norm and
-layer_norm, whose eager kernels are the numpy reference: bprop_graph.py says the same).
+Numbers: the O1 and O2 programs of the CPU give the same bits on the MLP, LeNet and conv +
+BatchNorm training steps (tests/graph/test_tiered.py), so a switch between calls changes no
+result. PyNative's compiled backward equals the eager walk as bprop_graph.py says (bit for bit on
+the MLP and LeNet steps; to rounding where an eager kernel is the numpy reference), whichever
+step it starts at.
 """
 from __future__ import annotations
 
