@@ -155,20 +155,31 @@ def entry_path(subdir: str, key: str, suffix: str = "") -> Path:
     return cache_root() / subdir / f"{hashlib.sha1(key.encode()).hexdigest()[:24]}{suffix}"
 
 
+def load(subdir: str, key: str, suffix: str = "", legacy: tuple = ()) -> bytes | None:
+    """The payload of the sealed entry for `key` when it unseals (intact, written under `key`),
+    else None (a damaged entry is warned about by unseal)."""
+    path = entry_path(subdir, key, suffix)
+    blob = read_entry(path)
+    return None if blob is None else unseal(blob, key, path, legacy)
+
+
+def store(subdir: str, key: str, payload: bytes, suffix: str = "") -> None:
+    """Write the entry for `key`, sealed (atomically; nothing when the cache cannot be
+    written)."""
+    write_entry(entry_path(subdir, key, suffix), seal(key, payload))
+
+
 def load_or_build(subdir: str, key: str, build, suffix: str = "",
                   legacy: tuple = ()) -> tuple[bytes, bool]:
     """(payload, whether it came from the disk cache) of the entry for `key`: the sealed entry
-    at entry_path when it unseals (intact, written under `key`), else `build()`'s bytes, written
-    there sealed (atomically; kept in memory only when the cache cannot be written). An entry
-    starting with one of `legacy` (a format this code does not write) is rebuilt silently."""
-    path = entry_path(subdir, key, suffix)
-    blob = read_entry(path)
-    if blob is not None:
-        payload = unseal(blob, key, path, legacy)
-        if payload is not None:
-            return payload, True
+    at entry_path when it unseals, else `build()`'s bytes, written there sealed (kept in memory
+    only when the cache cannot be written). An entry starting with one of `legacy` (a format
+    this code does not write) is rebuilt silently."""
+    payload = load(subdir, key, suffix, legacy)
+    if payload is not None:
+        return payload, True
     payload = build()
-    write_entry(path, seal(key, payload))
+    store(subdir, key, payload, suffix)
     return payload, False
 
 

@@ -21,17 +21,36 @@ host callbacks (they call back into Python through the glue's table).
 
 A kernel's run-time index checks return its own error codes 1..k; the glue adds the node's base
 so that the program's `errors` list (one IndexCheck per code, native_sink.NativeProgram._check)
-holds every node's checks in order. The kernel of a node whose text was seen already is not
-compiled again, but the node is still lowered (its checks name its own source line).
+holds every node's checks in order; a node with checks is lowered each time (its checks name its
+own source line).
+
+Lowering a node costs ~2.5 ms of Python (llvmlite builds and prints the IR), so a node is not
+lowered again when its *signature* was seen: the op (a registered one, or a fused expression),
+its attributes, each position's shape, dtype and identity pattern, the folded constants and the
+lowering's tunables (threads, thresholds: `_environment`), with the version of the code that
+lowers (a hash of this package's backend and core sources). Seen in this process: the Kernel is
+reused; seen in an earlier one: its text is read from the disk cache (`native_kernels/`, keyed
+by the signature). A signature that cannot be formed (an attribute of a type `_canon` does not
+know) just lowers the node. MINISPORE_KERNEL_KEY_CHECK=1 (the test suite sets it) lowers every
+node anyway and raises when a signature's kernel differs from the node's own text: a signature
+missing something that changes the code cannot go unnoticed.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
+from dataclasses import fields, is_dataclass
+from pathlib import Path
 
+import numpy as np
 from llvmlite import ir as L
 
+from ...core import dtype as dt
+from ...core import scalar_expr as E
 from ...core.graph import ir
-from ...core.primitive import OpDef
+from ...core.primitive import REGISTRY, OpDef
+from . import kernel_cache
 from .native_emit import I8, I32, Emitter, const
 from .native_lower import ALIASES
 
@@ -94,6 +113,109 @@ def lower_kernel(n: ir.Node, scalars: dict, triple: str):
     return Kernel(name, text, len(e.errors)), e.errors
 
 
+class _Uncanonical(Exception):
+    """An attribute value without a canonical form: the node is lowered, not looked up."""
+
+
+def _canon(v):
+    """A hashable value that determines v exactly (floats by their bits, arrays by content)."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return (type(v).__name__, v)
+    if isinstance(v, float):
+        return ("float", v.hex())
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_canon(x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple(sorted((repr(k), _canon(x)) for k, x in v.items())))
+    if isinstance(v, (np.ndarray, np.generic)):
+        a = np.asarray(v)
+        return ("nd", a.dtype.str, a.shape, a.tobytes())
+    if isinstance(v, dt.DType):
+        return ("dtype", str(v))
+    if isinstance(v, E.Expr):
+        return ("expr", v.op, _canon(v.args))
+    if isinstance(v, OpDef):
+        if REGISTRY.get(v.name) is not v:
+            raise _Uncanonical(v)
+        return ("op", v.name)
+    if is_dataclass(v) and not isinstance(v, type):
+        return (type(v).__qualname__,) + tuple(_canon(getattr(v, f.name)) for f in fields(v))
+    raise _Uncanonical(v)
+
+
+@functools.lru_cache(maxsize=1)
+def _code_version() -> str:
+    """A hash of the sources that lower a node (the CPU backend and the core): a kernel text
+    read back by signature was written by this code."""
+    root = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for sub in ("backends/cpu", "core"):
+        for path in sorted((root / sub).rglob("*.py")):
+            h.update(path.relative_to(root).as_posix().encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def _environment() -> tuple:
+    """The tunables a lowering reads besides the node (tests and users may change them)."""
+    from . import native_jit, native_lower, native_windows
+    return (native_jit.threads(), native_lower.INTERLEAVE, native_lower.PARALLEL_MIN_CHEAP,
+            native_lower.PARALLEL_MIN_TRANSCENDENTAL, native_windows.UNROLL_PLANE)
+
+
+def signature(n: ir.Node, scalars: dict):
+    """The signature of node n's kernel (see the module docstring), or None."""
+    if n.op == ir.FUSED:
+        head = "fused"
+    elif isinstance(n.op, OpDef) and REGISTRY.get(n.op.name) is n.op:
+        head = n.op.name
+    else:
+        return None
+    try:
+        attrs = _canon(tuple((k, v) for k, v, *_ in n.attrs))
+        folded = tuple(_canon(scalars[v.id]) if v.id in scalars else None for v in n.inputs)
+    except _Uncanonical:
+        return None
+    first: dict = {}
+    places = tuple((v.shape, str(v.dtype), first.setdefault(v.id, len(first)))
+                   for v in n.inputs + n.outputs)
+    return repr((head, attrs, places, len(n.inputs), folded, _environment()))
+
+
+def _check_keys() -> bool:
+    return os.environ.get("MINISPORE_KERNEL_KEY_CHECK", "0") == "1"
+
+
+_MEMO: dict = {}        # signature -> Kernel, this process
+
+
+def kernel_of(n: ir.Node, scalars: dict, triple: str):
+    """(Kernel, error sites) of node n: by its signature when seen before (in this process, or
+    on disk), else lowered (and remembered)."""
+    sig = signature(n, scalars)
+    kernel = None
+    if sig is not None:
+        key = f"{_code_version()}|{triple}|{sig}"
+        kernel = _MEMO.get(key)
+        if kernel is None:
+            blob = kernel_cache.load("native_kernels", key, ".ll")
+            if blob is not None:
+                head, text = blob.decode().split("\n", 1)
+                name, n_errors = head.split()
+                kernel = _MEMO[key] = Kernel(name, text, int(n_errors))
+    if kernel is not None and not kernel.n_errors and not _check_keys():
+        return kernel, []
+    lowered, sites = lower_kernel(n, scalars, triple)
+    if kernel is not None and kernel.text != lowered.text:
+        raise AssertionError(f"kernel signature of node '{n.name}' misses something that "
+                             f"changes its code: {sig[:300]}")
+    if sig is not None and kernel is None:
+        _MEMO[key] = lowered
+        kernel_cache.store("native_kernels", key,
+                           f"{lowered.name} {lowered.n_errors}\n{lowered.text}".encode(), ".ll")
+    return lowered, sites
+
+
 class KernelTable:
     """The distinct kernels of one program, in first-use order, and the glue's calls to them."""
 
@@ -105,8 +227,8 @@ class KernelTable:
     def emit_call(self, e: Emitter, n: ir.Node):
         """In the glue emitter e: fill an argument array with n's addresses and call n's kernel;
         a nonzero result returns the node's error code from the glue."""
-        kernel, sites = lower_kernel(n, {v.id: e.scalars[v.id] for v in n.inputs
-                                         if v.id in e.scalars}, self.triple)
+        kernel, sites = kernel_of(n, {v.id: e.scalars[v.id] for v in n.inputs
+                                      if v.id in e.scalars}, self.triple)
         kernel = self.kernels.setdefault(kernel.name, kernel)
         self.calls += 1
         m, b = e.m, e.b
