@@ -4,10 +4,9 @@ The CPU's O2 program (the native sink: the whole graph as one LLVM function) tak
 build at model scale, while the kernel-by-kernel program of the same optimized graph (the O1
 program: the eager kernels, compiled once and cached on disk) is ready in a fraction of that.
 `TieredProgram(graph, backend)` builds `backend.sink(graph)` on the ONE background worker of the
-process and makes `backend.program(graph)` on a helper thread meanwhile; a call runs the sink's
-program once its build finished, else the O1 program (the first call waits for whichever of the
-two is made first: a sink program found in the disk cache is often ready before the O1
-program's kernels are loaded).
+process and, when that build has not finished within HEAD_START_S, makes `backend.program(graph)`
+on a helper thread beside it; a call runs the sink's program once its build finished, else the
+O1 program (the first call waits for whichever of the two is made first).
 PyNative's compiled backward (core/bprop_graph.py) queues its LLVM part on the same worker, so
 this mechanism never runs two LLVM compiles at once, and every build holds `COMPILE_LOCK` while
 it runs (a compile elsewhere that takes it too never overlaps one of these builds).
@@ -46,6 +45,9 @@ COMPILE_LOCK = threading.RLock()   # held by every background build while it run
 # is a task list made at once, whose clocks model an O2 launch from the first call; the GPU's
 # captures its CUDA graphs on the calling thread's device at run time.
 TIERED_BACKENDS = frozenset({"CPU"})
+# how long a sink build runs alone before the O1 program is made beside it: a sink program found
+# in the disk cache takes 0.05-0.3 s (LeNet, a 64-layer MLP, ResNet-18 steps), a cold one seconds
+HEAD_START_S = 0.5
 
 _queue: queue.SimpleQueue = queue.SimpleQueue()
 _state = {"thread": None, "running": None, "closing": False}
@@ -182,10 +184,12 @@ def fallback_message(graph, backend, e: Exception) -> str:
 class TieredProgram:
     """The O1 program of `graph` at once, the backend's sink program once built (see module).
 
-    The O1 program is made on a helper thread while the worker builds the sink's: the first
-    call runs whichever is ready first (a sink program found in the disk cache is often ready
-    before the eager kernels of the O1 program are loaded), so it waits for neither build
-    longer than for the other."""
+    The O1 program is made on a helper thread while the worker builds the sink's, from
+    HEAD_START_S seconds after the build started (unless the build has finished by then): the
+    first call runs whichever is ready first. A sink program whose machine code is in the disk
+    cache is then ready without any O1 work competing with it; a long build is raced by the O1
+    program (both need the GIL and llvmlite's one lock for every LLVM call, so a race costs the
+    winner up to the loser's work)."""
 
     def __init__(self, graph, backend):
         self.graph, self.backend = graph, backend
@@ -195,13 +199,16 @@ class TieredProgram:
         self._o1_error: Exception | None = None
         self._cond = threading.Condition()
         self._build = submit(lambda: backend.sink(graph), graph.name, self._notify)
-        _start_helper(self._make_o1, f"{graph.name} O1")
+        build = self._build
+        _start_helper(lambda: self._make_o1(build), f"{graph.name} O1")
 
     def _notify(self) -> None:
         with self._cond:
             self._cond.notify_all()
 
-    def _make_o1(self) -> None:
+    def _make_o1(self, build) -> None:
+        if build.wait(HEAD_START_S) and build.error is None:
+            return                            # the sink's program serves every call
         try:
             prog = self.backend.program(self.graph)
         except Exception as e:      # noqa: BLE001 - raised on the calling thread if needed
