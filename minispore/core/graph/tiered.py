@@ -1,15 +1,20 @@
 """Tiered execution: a graph runs kernel by kernel while its O2 program is built in the background.
 
-The CPU's O2 program (the native sink: the whole graph as one LLVM function) takes seconds to
-build at model scale, while the kernel-by-kernel program of the same optimized graph (the O1
-program: the eager kernels, compiled once and cached on disk) is ready in a fraction of that.
+The CPU's O2 program (the native sink: the whole graph as one LLVM function) can take seconds to
+build at model scale; the kernel-by-kernel program of the same optimized graph (the O1 program:
+the eager kernels, shape-generic numba loops cached on disk, BLAS, and native one-node programs
+for the convolutions, reductions and norms) needs no whole-graph compile. Which is made first
+depends on the caches: with every cache cold, or for convolution nets (whose eager kernels are
+native programs of their static shapes too), the two take similar times.
 `TieredProgram(graph, backend)` builds `backend.sink(graph)` on the ONE background worker of the
 process and, when that build has not finished within HEAD_START_S, makes `backend.program(graph)`
 on a helper thread beside it; a call runs the sink's program once its build finished, else the
 O1 program (the first call waits for whichever of the two is made first).
-PyNative's compiled backward (core/bprop_graph.py) queues its LLVM part on the same worker, so
-this mechanism never runs two LLVM compiles at once, and every build holds `COMPILE_LOCK` while
-it runs (a compile elsewhere that takes it too never overlaps one of these builds).
+PyNative's compiled backward (core/bprop_graph.py) queues its LLVM part on the same worker, and
+every build holds `COMPILE_LOCK` while it runs (a compile elsewhere that takes it too never
+overlaps one of these builds). llvmlite itself serialises every LLVM C-API call behind one lock,
+so LLVM work on the worker and on other threads (numba loading or compiling the O1 kernels, the
+eager native kernels) never runs at the same time; it interleaves call by call.
 
 What this module owns:
 - the worker: `submit(fn, name)` queues a build and returns its `Build` (`done()`, `wait()`,
@@ -182,7 +187,7 @@ def fallback_message(graph, backend, e: Exception) -> str:
 
 
 class TieredProgram:
-    """The O1 program of `graph` at once, the backend's sink program once built (see module).
+    """The O1 program of `graph` until the backend's sink program is built (see module).
 
     The O1 program is made on a helper thread while the worker builds the sink's, from
     HEAD_START_S seconds after the build started (unless the build has finished by then): the
