@@ -174,6 +174,9 @@ def lower_node(e: Emitter, n: ir.Node):
     (native_split.py), else its code in place."""
     if n.op in (ir.CONST, ir.ASSIGN):
         return
+    if isinstance(n.op, OpDef) and n.op.name in native_lower.ALIASES and \
+            n.outputs[0].id in e.alias:
+        return                                    # shares its input's storage
     if e.kernels is not None and splits(n):
         return e.kernels.emit_call(e, n)
     if n.op == ir.IF:
