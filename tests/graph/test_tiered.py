@@ -313,17 +313,19 @@ def test_builds_run_one_at_a_time_in_submission_order():
 
 
 _EXIT_SCRIPT = """
-import sys, time
+import sys, threading, time
 from minispore.core.graph import tiered
 out = sys.argv[1]
+started = threading.Event()
 def slow():
-    time.sleep(0.5)
+    started.set()
+    time.sleep(2)
     open(out + '.first', 'w').write('done')
 def second():
     open(out + '.second', 'w').write('ran')
 tiered.submit(slow, 'slow')
-b = tiered.submit(second, 'second')
-time.sleep(0.1)
+tiered.submit(second, 'second')
+assert started.wait(60)
 """
 
 
