@@ -26,7 +26,7 @@ import threading
 import llvmlite
 import llvmlite.binding as llvm
 
-from . import blas, kernel_cache
+from . import blas, kernel_cache, llvm_compile
 
 _lock = threading.Lock()
 _state: dict = {}
@@ -151,17 +151,10 @@ def triple() -> str:
 
 
 def _compile(ir_text: str, speed: int = 3) -> bytes:
-    """Object code of one module: LLVM's pipeline at `speed` (3: O3 with loop and SLP
-    vectorisation; 0-2 for code that only moves addresses) and machine code at the same level."""
+    """Object code of one module at LLVM level `speed` (llvm_compile.compile_module)."""
     st = state()
-    mod = llvm.parse_assembly(ir_text)
-    mod.verify()
-    pto = llvm.create_pipeline_tuning_options(speed_level=speed)
-    pto.loop_vectorization = pto.slp_vectorization = speed >= 2
-    tm = st["tm"] if speed == 3 else _machine(speed)
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
-    return tm.emit_object(mod)
+    return llvm_compile.compile_module(llvm, st["tm"] if speed == 3 else _machine(speed),
+                                       ir_text, speed)
 
 
 @functools.lru_cache(maxsize=None)
@@ -171,13 +164,24 @@ def _machine(speed: int):
         cpu=cpu, features=feats, opt=speed, jit=True)
 
 
-def _cached_object(ir_text: str, speed: int = 3) -> tuple[bytes, bool]:
-    """(object code, whether it came from the disk cache). A bare ELF file in the cache (an
-    unsealed object file, a format this code does not write) is rebuilt silently."""
+def _key(ir_text: str, speed: int) -> str:
     level = "" if speed == 3 else f"O{speed}\n"
-    return kernel_cache.load_or_build("native", f"{state()['tag']}\n{level}{ir_text}",
-                                      lambda: _compile(ir_text, speed), ".o",
-                                      legacy=(b"\x7fELF",))
+    return f"{state()['tag']}\n{level}{ir_text}"
+
+
+def _cached_objects(modules: list) -> list:
+    """[(object code, from the disk cache)] of each (IR text, speed): the misses compiled as one
+    batch (llvm_compile.compile_batch: helper processes share a large one), then cached."""
+    found = [kernel_cache.load("native", _key(t, s), ".o", legacy=(b"\x7fELF",))
+             for t, s in modules]
+    missing = [j for j, obj in enumerate(found) if obj is None]
+    built = llvm_compile.compile_batch([modules[j] for j in missing], _compile, target()) \
+        if missing else []
+    for j, obj in zip(missing, built):
+        kernel_cache.store("native", _key(*modules[j]), obj, ".o")
+        found[j] = obj
+    hits = set(range(len(modules))) - set(missing)
+    return [(obj, j in hits) for j, obj in enumerate(found)]
 
 
 class NativeLibrary:
@@ -190,7 +194,7 @@ class NativeLibrary:
     def __init__(self, ir_text: str | None = None, modules: list | None = None):
         st = state()
         modules = list(modules or []) + ([(ir_text, 3)] if ir_text is not None else [])
-        objects = [_cached_object(text, speed) for text, speed in modules]
+        objects = _cached_objects(modules)
         self.from_cache = all(hit for _, hit in objects)
         self.compiled = sum(not hit for _, hit in objects)
         empty = llvm.parse_assembly("")
