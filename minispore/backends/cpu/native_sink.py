@@ -1,9 +1,10 @@
-"""The native CPU sink (jit_level O2): the whole optimized graph as ONE function in LLVM IR.
+"""The native CPU sink (jit_level O2): the whole optimized graph as ONE native call.
 
-Emitted with llvmlite.ir, compiled and cached by native_jit.py; numba is not involved, so a cold
-compile costs LLVM's optimisation of one module and a warm start loads an object file (a
-generated-Python numba function of the whole graph cost seconds of type inference and lowering
-cold and ~0.9 s of numba's target-context start-up warm).
+Emitted with llvmlite.ir, compiled and cached by native_jit.py; numba is not involved. The
+program is a glue function that calls one kernel per node, each kernel a function shared by
+every node that computes the same thing and compiled once (native_split.py), so a cold compile
+costs LLVM's optimisation of the graph's distinct computations and a warm start loads their
+object files.
 
 The program is `i32 graph(i8** bufs)`. `bufs` holds, in order, the graph inputs, the Parameters
 read, the constants, the external buffers (graph outputs and assigned values, allocated per call
