@@ -251,6 +251,24 @@ def test_a_bad_tiered_value_is_an_error(monkeypatch, tiering):
         step(*batch())
 
 
+def test_save_graphs_and_a_running_profiler_build_the_native_program_first(tmp_path, tiering):
+    ms.set_context(save_graphs=True, save_graphs_path=str(tmp_path))
+    step, _, batch = _step(_mlp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")             # no Graphviz here: DOT only
+        step(*batch())
+    assert isinstance(last_compiled().program, NativeProgram)
+    assert list(tmp_path.glob("*_native.ll"))
+    ms.set_context(save_graphs=False)
+    profiler = ms.Profiler(output_path=str(tmp_path / "prof"))
+    try:
+        step, _, batch = _step(_mlp)
+        step(*batch())
+        assert not isinstance(last_compiled().program, tiered.TieredProgram)
+    finally:
+        profiler.stop()
+
+
 def test_o0_and_o1_never_tier(tiering):
     for level in ("O0", "O1"):
         ms.set_context(jit_level=level)
