@@ -355,6 +355,32 @@ def test_exit_waits_for_the_build_in_flight_and_cancels_the_queued_ones(tmp_path
     assert not os.path.exists(out + ".second")
 
 
+_FORK_SCRIPT = """
+import os, threading
+from minispore.core.graph import tiered
+release, started = threading.Event(), threading.Event()
+def build():
+    started.set()
+    assert release.wait(60)
+    return os.getpid()
+b = tiered.submit(build, 'held')
+assert started.wait(60)
+pid = os.fork()
+if pid == 0:                       # the child: the build it inherited unfinished runs there
+    release.set()
+    os._exit(0 if b.wait(60) and b.result == os.getpid() else 3)
+release.set()
+assert b.wait(60) and b.result == os.getpid()
+assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+def test_a_forked_child_builds_what_the_parent_had_not_finished():
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    subprocess.run([sys.executable, "-c", _FORK_SCRIPT], check=True, env=env, timeout=120)
+
+
 def _pynative_train(steps, between=None):
     ms.set_seed(3)
     net = MLP()

@@ -20,7 +20,8 @@ What this module owns:
 - the worker: `submit(fn, name)` queues a build and returns its `Build` (`done()`, `wait()`,
   `result` or `error`); builds run one at a time in submission order. At process exit a build
   in flight is waited for (it may be writing the disk cache, and an LLVM call must not be cut
-  off by interpreter shutdown); builds not yet started are cancelled.
+  off by interpreter shutdown); builds not yet started are cancelled. A forked child queues
+  the builds its parent had not finished again, on a worker of its own.
 - `TieredProgram`: `run(bufs)` and `run_steps(stacked)` return `(outputs, [(Parameter, new
   buffer)])` as both programs do, so Parameter assignments land the same way whichever tier
   ran. `active` is the tier of the latest call ("O1" or "O2"; None before the first),
@@ -44,6 +45,7 @@ import os
 import queue
 import threading
 import warnings
+import weakref
 
 COMPILE_LOCK = threading.RLock()   # held by every background build while it runs
 # backends whose sink program takes long to build (the CPU's: LLVM). The simulated Ascend's sink
@@ -55,9 +57,10 @@ TIERED_BACKENDS = frozenset({"CPU"})
 HEAD_START_S = 0.5
 
 _queue: queue.SimpleQueue = queue.SimpleQueue()
-_state = {"thread": None, "running": None, "closing": False}
+_state = {"thread": None, "running": None, "closing": False, "atexit": False}
 _start_lock = threading.Lock()
 _helpers: set = set()               # threads making O1 programs
+_unfinished: weakref.WeakSet = weakref.WeakSet()     # builds queued or running
 
 
 def enabled() -> bool:
@@ -107,6 +110,7 @@ class Build:
         self._finish()
 
     def _finish(self) -> None:
+        _unfinished.discard(self)
         self._done.set()
         if self._on_done is not None:
             self._on_done()
@@ -120,14 +124,23 @@ def submit(fn, name: str, on_done=None) -> Build:
         if _state["closing"]:
             build._cancel()
             return build
-        if _state["thread"] is None:
-            t = threading.Thread(target=_work, name="minispore-tiered-compile", daemon=True)
-            _state["thread"] = t
+        _unfinished.add(build)
+        _queue_locked(build)
+    return build
+
+
+def _queue_locked(build: Build) -> None:
+    """Put `build` on the worker's queue, starting the worker first if none runs (_start_lock
+    held)."""
+    if _state["thread"] is None:
+        t = threading.Thread(target=_work, name="minispore-tiered-compile", daemon=True)
+        _state["thread"] = t
+        if not _state["atexit"]:
             # registered after the compilers' modules were imported: runs before their handlers
             atexit.register(_at_exit)
-            t.start()
-        _queue.put(build)
-    return build
+            _state["atexit"] = True
+        t.start()
+    _queue.put(build)
 
 
 def _work() -> None:
@@ -174,6 +187,24 @@ def _at_exit() -> None:
             break
     if running is not None:
         running.wait()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has none of the parent's threads: its locks start released, a new worker
+    is started when needed, and the builds the parent had not finished are queued again there
+    (each still holds its function), so the child's programs get their sink programs too."""
+    global _queue
+    COMPILE_LOCK._at_fork_reinit()
+    _start_lock._at_fork_reinit()
+    _queue = queue.SimpleQueue()
+    _state.update(thread=None, running=None, closing=False)
+    _helpers.clear()
+    for build in list(_unfinished):
+        if build.fn is not None:
+            _queue_locked(build)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def fallback_message(graph, backend, e: Exception) -> str:
