@@ -168,35 +168,28 @@ def _wrap(owner, name, key, on_call=None):
     setattr(owner, name, w)
 def install_probe():
     from minispore.core.graph import compile as gc, passes
-    from minispore.backends.cpu import native_jit, native_sink
-    import llvmlite.binding as llvm
+    from minispore.backends.cpu import llvm_compile, native_jit, native_sink, native_split
     def count(a):            # the graph as parsed, before the passes rewrite it
         NODES["parsed"] = max(NODES.get("parsed", 0), len(list(a[0].all_nodes())))
     _wrap(gc, "_build", "build")
     _wrap(passes, "run_pipeline", "passes", count)
     _wrap(native_sink, "assign_offsets", "memplan")
     _wrap(native_sink.NativeProgram, "__init__", "sink")
+    _wrap(native_split, "lower_kernel", "lower")
     _wrap(native_jit.NativeLibrary, "__init__", "library")
-    _wrap(native_jit, "_compile", "llvm")
-    _wrap(llvm, "parse_assembly", "llvm_parse")
-    _wrap(llvm.ModulePassManager, "run", "llvm_opt")
-    _wrap(llvm.TargetMachine, "emit_object", "llvm_codegen")
+    _wrap(llvm_compile, "compile_batch", "llvm")
 def breakdown(total):
     g = lambda k: T.get(k, 0.0)
-    llvm = g("llvm")
-    # parse_assembly also runs (on an empty module) while loading the object: charged to load
-    parse = g("llvm_parse") if llvm else 0.0
     out = {"parse": g("build") - g("passes"), "passes": g("passes"), "memplan": g("memplan"),
-           "emit": g("sink") - g("memplan") - g("library"),
-           "llvm_parse": parse, "llvm_opt": g("llvm_opt"), "llvm_codegen": g("llvm_codegen"),
-           "load": g("library") - llvm}
+           "lower": g("lower"), "glue": g("sink") - g("memplan") - g("library") - g("lower"),
+           "llvm": g("llvm"), "load": g("library") - g("llvm")}
     out["other"] = total - g("build") - g("sink")
     return out
 """
 
 MINISPORE_CASE = _LOADER + _PROBE + """
 import minispore as ms
-if ROW == "O2":
+if ROW in ("O2", "tiered"):
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU", jit_level="O2")
 else:
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
@@ -207,10 +200,26 @@ X = [ms.Tensor(x) for x in xs]
 Y = [ms.Tensor(y) for y in ys]
 step = M.train_step(MODEL)
 install_probe()
-timed(lambda i: step(X[i %% 4], Y[i %% 4]), lambda l: float(l.asnumpy()))
+TIERS = []
+def one(i):
+    out = step(X[i %% 4], Y[i %% 4])
+    if ROW == "tiered":        # which program ran: the O1 one until the native build is done
+        from minispore.core.graph import compile as gc
+        TIERS.append(getattr(gc.last_compiled().program, "active", None))
+    return out
+timed(one, lambda l: float(l.asnumpy()))
+if ROW == "tiered":
+    from minispore.core.graph import compile as gc
+    EXTRA["program"] = type(gc.last_compiled().program).__name__
+    EXTRA["tier_by_step"] = TIERS
 if ROW == "O2":
     from minispore.core.graph import compile as gc
     entry = gc.last_compiled()
+    table = getattr(entry.program, "kernels", None)
+    if table is not None:
+        EXTRA["kernel_calls"] = table.calls
+        EXTRA["kernels"] = len(table.kernels)
+        EXTRA["modules_compiled"] = entry.program.lib.compiled
     EXTRA["nodes"] = len(list(entry.graph.all_nodes()))
     EXTRA["nodes_parsed"] = NODES.get("parsed")
     EXTRA["program"] = type(entry.program).__name__

@@ -1,6 +1,6 @@
-"""benchmarks/compile_scaling.py smoke test: the minispore rows (GRAPH O2, PyNative) on the depth-2
-MLP, peers left out; the JSON has the first-call times (cold and warm cache), the steady step,
-the node counts and the O2 first call's breakdown by phase. Timings are not checked (tests assert
+"""benchmarks/compile_scaling.py smoke test: the minispore rows (GRAPH O2, tiered, PyNative) on the
+depth-2 MLP, peers left out; the JSON has the first-call times (cold and warm cache), the steady
+step, the node counts, the kernel counts and the O2 first call's breakdown by phase. Timings are not checked (tests assert
 behaviour, not speed)."""
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ def load_script():
 def test_mlp2_minispore_rows_fill_the_json(tmp_path, capsys):
     out = tmp_path / "compile.json"
     mod = load_script()
-    assert mod.main(["--quick", "--models", "mlp2", "--rows", "O2,pynative",
+    assert mod.main(["--quick", "--models", "mlp2", "--rows", "O2,tiered,pynative",
                      "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["models"] == ["mlp2"]
     res = data["results"]["mlp2"]
-    assert set(res) == {"O2", "pynative"}
+    assert set(res) == {"O2", "tiered", "pynative"}
     for phase in ("cold", "warm"):
         row = res["O2"][phase]
         assert len(row["steps_s"]) == 3 and row["steady_s"] > 0
@@ -34,8 +34,15 @@ def test_mlp2_minispore_rows_fill_the_json(tmp_path, capsys):
         assert row["nodes"] > 0 and row["nodes_parsed"] > 0
         assert set(row["breakdown"]) == set(mod.PHASES)
     cold, warm = res["O2"]["cold"]["breakdown"], res["O2"]["warm"]["breakdown"]
-    assert cold["llvm_opt"] > 0 and cold["llvm_codegen"] > 0      # compiled
-    assert warm["llvm_opt"] == 0 and warm["llvm_codegen"] == 0     # loaded from the disk cache
+    assert cold["llvm"] > 0 and cold["lower"] > 0                  # lowered and compiled
+    # found by signature and loaded (a kernel with run-time checks is lowered again: its checks
+    # name their own node's line)
+    assert warm["llvm"] == 0 and warm["lower"] < cold["lower"]
+    c = res["O2"]["cold"]
+    assert c["kernel_calls"] >= c["kernels"] > 0 and c["modules_compiled"] == c["kernels"] + 1
+    assert res["O2"]["warm"]["modules_compiled"] == 0
+    tiers = res["tiered"]["cold"]["tier_by_step"]
+    assert res["tiered"]["cold"]["program"] == "TieredProgram" and set(tiers) <= {"O1", "O2"}
     pyn = res["pynative"]["cold"]
     assert len(pyn["steps_s"]) == 3 and pyn["steady_s"] > 0 and "nodes" not in pyn
     text = capsys.readouterr().out
