@@ -1,6 +1,6 @@
 """Tiered execution: a graph runs kernel by kernel while its O2 program is built in the background.
 
-The CPU's O2 program (the native sink: the whole graph as one LLVM function) can take seconds to
+The CPU's O2 program (the native sink: the whole graph as one native call of shared kernels) can take
 build at model scale; the kernel-by-kernel program of the same optimized graph (the O1 program:
 the eager kernels, shape-generic numba loops cached on disk, BLAS, and native one-node programs
 for the convolutions, reductions and norms) needs no whole-graph compile. Which is made first
