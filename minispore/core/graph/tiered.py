@@ -1,11 +1,11 @@
 """Tiered execution: a graph runs kernel by kernel while its O2 program is built in the background.
 
 The CPU's O2 program (the native sink: one native call of the graph's shared kernels) can take
-seconds to build at model scale; the kernel-by-kernel program of the same optimized graph (the O1 program:
-the eager kernels, shape-generic numba loops cached on disk, BLAS, and native one-node programs
-for the convolutions, reductions and norms) needs no whole-graph compile. Which is made first
-depends on the caches: with every cache cold, or for convolution nets (whose eager kernels are
-native programs of their static shapes too), the two take similar times.
+seconds to build at model scale; the kernel-by-kernel program of the same optimized graph (the O1
+program: the eager kernels, shape-generic numba loops cached on disk, BLAS, and native one-node
+programs for the convolutions, reductions and norms) needs no whole-graph compile. Which is made
+first depends on the caches: with every cache cold, or for convolution nets (whose eager kernels
+are native programs of their static shapes too), the two take similar times.
 `TieredProgram(graph, backend)` builds `backend.sink(graph)` on the ONE background worker of the
 process and, when that build has not finished within HEAD_START_S, makes `backend.program(graph)`
 on a helper thread beside it; a call runs the sink's program once its build finished, else the
