@@ -134,7 +134,10 @@ def lazy_inline(fn=None, attrs=None, policy=None):
     sub-Cell). The Cell behaves the same; the call records, as MindSpore does,
     `cell_init_args` ('lazy_inline_<class><init args or `attrs` values>') and, for
     policy='front', `no_inline = False` on the instance, and `_lazy_inline = True` with the
-    bound init arguments (`_lazy_inline_args`) for minispore's compiler."""
+    bound init arguments (`_lazy_inline_args`). What the hint asks for, compiling a repeated
+    Cell's computation once, the CPU's native sink does for every graph, decorated or not: each
+    distinct node computation is one kernel, compiled once and called at every place
+    (backends/cpu/native_split.py), so the mark changes nothing there."""
     import inspect
 
     def wrap(init):
