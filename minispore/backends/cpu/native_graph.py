@@ -22,7 +22,6 @@ from . import (native_index, native_lower, native_matmul, native_norms, native_p
 from .native_emit import I8, I32, Emitter, NativeUnsupported, const, storage
 from .native_half import HALF
 from .native_registry import HALF_AS_FLOAT32, LOWER, SCRATCH
-from .native_split import splits
 
 # the modules whose @lowering registrations fill LOWER and SCRATCH
 FAMILIES = (native_lower, native_reduce, native_matmul, native_rows, native_windows, native_pool,
@@ -131,6 +130,14 @@ def _while(e: Emitter, n: ir.Node):
         e.copy(v, v, src_ptr=p)
     b.branch(head)
     b.position_at_end(done)
+
+
+def splits(n: ir.Node) -> bool:
+    """Whether node n runs as a kernel of its own in a program's glue (native_split.py says
+    what does not)."""
+    if n.op == ir.FUSED:
+        return True
+    return isinstance(n.op, OpDef) and not is_host_call(n)
 
 
 def is_host_call(n: ir.Node) -> bool:

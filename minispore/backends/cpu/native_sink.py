@@ -191,7 +191,7 @@ class NativeProgram:
         e = Emitter(g, module, fn, slots, offsets, alias)
         e.error_offset = self.error_offset = -(-self.arena_bytes // 8) * 8
         e.host_sites = host_sites
-        e.kernels = self.kernels = KernelTable(module.triple)
+        e.kernels = self.kernels = KernelTable(module.triple, lower_node)
         for n in g.nodes:
             try:
                 lower_node(e, n)

@@ -58,14 +58,6 @@ PP = I8.as_pointer().as_pointer()
 KERNEL_TYPE = L.FunctionType(I32, [PP])
 
 
-def splits(n: ir.Node) -> bool:
-    """Whether node n runs as a kernel of its own (see the module docstring for what does not)."""
-    from .native_graph import is_host_call
-    if n.op == ir.FUSED:
-        return True
-    return isinstance(n.op, OpDef) and not is_host_call(n)
-
-
 def glue_speed(g: ir.Graph) -> int:
     """LLVM's level for graph g's glue: 0 (addresses and calls only), 1 when it holds the loops
     of a tensor If/While (their copies of the carried values)."""
@@ -93,11 +85,10 @@ def _twin(n: ir.Node) -> ir.Node:
                    n.loc, n.subgraphs)
 
 
-def lower_kernel(n: ir.Node, scalars: dict, triple: str):
-    """(Kernel, its error sites): node n lowered alone into a module of its own. `scalars` maps
-    the ids of n's 0-d constant inputs to their values (folded into the code, as in one
-    function)."""
-    from .native_graph import lower_node
+def lower_kernel(n: ir.Node, scalars: dict, triple: str, lower_node):
+    """(Kernel, its error sites): node n lowered alone into a module of its own by
+    `lower_node(emitter, node)` (native_graph's). `scalars` maps the ids of n's 0-d constant
+    inputs to their values (folded into the code, as in one function)."""
     twin = _twin(n)
     module = L.Module(name="kernel")
     module.triple = triple
@@ -195,7 +186,7 @@ def _check_keys() -> bool:
 _MEMO: dict = {}        # signature -> Kernel, this process
 
 
-def kernel_of(n: ir.Node, scalars: dict, triple: str):
+def kernel_of(n: ir.Node, scalars: dict, triple: str, lower_node):
     """(Kernel, error sites) of node n: by its signature when seen before (in this process, or
     on disk), else lowered (and remembered)."""
     sig = signature(n, scalars)
@@ -211,7 +202,7 @@ def kernel_of(n: ir.Node, scalars: dict, triple: str):
                 kernel = _MEMO[key] = Kernel(name, text, int(n_errors))
     if kernel is not None and not kernel.n_errors and not _check_keys():
         return kernel, []
-    lowered, sites = lower_kernel(n, scalars, triple)
+    lowered, sites = lower_kernel(n, scalars, triple, lower_node)
     if kernel is not None and kernel.text != lowered.text:
         raise AssertionError(f"kernel signature of node '{n.name}' misses something that "
                              f"changes its code: {sig[:300]}")
@@ -225,8 +216,8 @@ def kernel_of(n: ir.Node, scalars: dict, triple: str):
 class KernelTable:
     """The distinct kernels of one program, in first-use order, and the glue's calls to them."""
 
-    def __init__(self, triple: str):
-        self.triple = triple
+    def __init__(self, triple: str, lower_node):
+        self.triple, self.lower_node = triple, lower_node
         self.kernels: dict = {}            # name -> Kernel
         self.calls = 0
 
@@ -234,7 +225,7 @@ class KernelTable:
         """In the glue emitter e: fill an argument array with n's addresses and call n's kernel;
         a nonzero result returns the node's error code from the glue."""
         kernel, sites = kernel_of(n, {v.id: e.scalars[v.id] for v in n.inputs
-                                      if v.id in e.scalars}, self.triple)
+                                      if v.id in e.scalars}, self.triple, self.lower_node)
         kernel = self.kernels.setdefault(kernel.name, kernel)
         self.calls += 1
         m, b = e.m, e.b
