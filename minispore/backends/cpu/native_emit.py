@@ -211,11 +211,14 @@ class Emitter:
 
     # -- control ----------------------------------------------------------------------------------
     @contextmanager
-    def loop(self, n, start=0, step=1, interleave: int = 0):
+    def loop(self, n, start=0, step=1, interleave: int = 0, vectorize: bool = True):
         """A counted loop; yields the index. `interleave` > 1 asks LLVM's vectoriser to run that
         many vector iterations side by side (loop metadata llvm.loop.interleave.count): a
         transcendental's long dependency chain leaves the FP pipes idle otherwise, and the
-        vectoriser's cost model picks 1 for such register-hungry bodies."""
+        vectoriser's cost model picks 1 for such register-hungry bodies. `vectorize=False`
+        tells the loop vectoriser to leave the loop alone (llvm.loop.vectorize.enable false):
+        for a body of straight-line code it cannot widen, where its analysis alone took half of
+        O3's time on a conv kernel."""
         b = self.b
         pre = b.block
         head, body, done = (b.append_basic_block(s) for s in ("head", "body", "done"))
@@ -228,15 +231,20 @@ class Emitter:
         yield i
         i.add_incoming(b.add(i, const(step)), b.block)
         latch = b.branch(head)
-        if interleave > 1:
-            latch.set_metadata("llvm.loop", self._loop_md(interleave))
+        if interleave > 1 or not vectorize:
+            latch.set_metadata("llvm.loop", self._loop_md(interleave, vectorize))
         b.position_at_end(done)
 
-    def _loop_md(self, interleave: int):
+    def _loop_md(self, interleave: int, vectorize: bool = True):
         m = self.m
-        prop = m.add_metadata([L.MetaDataString(m, "llvm.loop.interleave.count"),
-                               const(interleave, I32)])
-        md = m.add_metadata([prop])
+        props = []
+        if interleave > 1:
+            props.append(m.add_metadata([L.MetaDataString(m, "llvm.loop.interleave.count"),
+                                         const(interleave, I32)]))
+        if not vectorize:
+            props.append(m.add_metadata([L.MetaDataString(m, "llvm.loop.vectorize.enable"),
+                                         const(0, I1)]))
+        md = m.add_metadata(props)
         md.operands = (md,) + md.operands       # a loop ID refers to itself (LangRef)
         return md
 

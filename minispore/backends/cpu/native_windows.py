@@ -192,9 +192,9 @@ def _plane_copies(e, q, g, body):
     contiguous ones): _taps_rows' loops ran a few elements per row (digits CNN's second conv,
     4x4 images: im2col ~145 -> ~42 kcycles, col2im ~86 -> ~25)."""
     b = e.b
-    with e.loop(q.cg) as c:
+    with e.loop(q.cg, vectorize=False) as c:
         chan = b.add(b.mul(g, const(q.cg)), c)
-        with e.loop(q.N) as nn:
+        with e.loop(q.N, vectorize=False) as nn:
             img = lin(b, (nn, q.Cin * q.H * q.W), (chan, q.H * q.W))
             for i in range(q.kh):
                 for j in range(q.kw):
