@@ -92,6 +92,7 @@ class Emitter:
             n.outputs[0].id: n.attr("value") for n in graph.all_nodes()
             if n.op == ir.CONST and not n.outputs[0].shape and n.outputs[0].dtype in STORAGE}
         self.kernels = None               # native_split.KernelTable: split nodes are calls
+        self.unroll = True                # False: loops carry llvm.loop.unroll.disable
 
     def finish(self):
         """Return (0: success, for a function returning i32) and join entry to the code."""
@@ -231,13 +232,27 @@ class Emitter:
         yield i
         i.add_incoming(b.add(i, const(step)), b.block)
         latch = b.branch(head)
-        if interleave > 1 or not vectorize:
+        if interleave > 1 or not vectorize or not self.unroll:
             latch.set_metadata("llvm.loop", self._loop_md(interleave, vectorize))
         b.position_at_end(done)
+
+    @contextmanager
+    def loops_kept_rolled(self):
+        """The loops emitted inside are not unrolled by LLVM (llvm.loop.unroll.disable): for
+        code whose time is in the BLAS calls between its copy loops (the convolutions), where
+        O3's full unrolling of constant trip counts doubled the compile time and bought
+        nothing measurable at run time."""
+        old, self.unroll = self.unroll, False
+        try:
+            yield
+        finally:
+            self.unroll = old
 
     def _loop_md(self, interleave: int, vectorize: bool = True):
         m = self.m
         props = []
+        if not self.unroll:
+            props.append(m.add_metadata([L.MetaDataString(m, "llvm.loop.unroll.disable")]))
         if interleave > 1:
             props.append(m.add_metadata([L.MetaDataString(m, "llvm.loop.interleave.count"),
                                          const(interleave, I32)]))
