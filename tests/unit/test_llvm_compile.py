@@ -50,3 +50,16 @@ def test_the_plan_puts_every_job_in_one_bin(costs, helpers):
     bins = llvm_compile._plan(costs, helpers)
     assert sorted(j for b in bins for j in b) == list(range(len(costs)))
     assert len(bins) == helpers + 1
+
+
+@pytest.mark.parametrize("value,want", [("", None), ("0", 0), ("2", 2), ("-1", ValueError),
+                                        ("two", ValueError)])
+def test_the_helper_count_comes_from_minispore_llvm_workers(monkeypatch, value, want):
+    monkeypatch.setenv("MINISPORE_LLVM_WORKERS", value)
+    if want is ValueError:
+        with pytest.raises(ValueError, match="MINISPORE_LLVM_WORKERS must be a non-negative"):
+            llvm_compile.default_workers()
+    elif want is None:
+        assert llvm_compile.default_workers() == max(0, min(llvm_compile.cores() - 1, 3))
+    else:
+        assert llvm_compile.default_workers() == want

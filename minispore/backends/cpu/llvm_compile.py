@@ -77,6 +77,18 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
+def default_workers() -> int:
+    """MINISPORE_LLVM_WORKERS (a non-negative integer; 0: no helper), else one helper per spare
+    core, at most 3."""
+    env = os.environ.get("MINISPORE_LLVM_WORKERS", "")
+    if env == "":
+        return max(0, min(cores() - 1, 3))
+    if not env.isdigit():
+        raise ValueError(f"MINISPORE_LLVM_WORKERS must be a non-negative integer (helper "
+                         f"processes for LLVM compiles; 0: none), got {env!r}")
+    return int(env)
+
+
 def _plan(costs: list, helpers: int) -> list:
     """Bins (bin 0: this process) of job indices, longest first into the least loaded bin; a
     helper's bin starts loaded by its start-up."""
@@ -95,8 +107,7 @@ def compile_batch(jobs: list, compile_here, target: tuple, workers: int | None =
     MINISPORE_LLVM_WORKERS overrides, 0 = none) for the rest when the batch is worth their
     start-up. A helper that fails leaves its share to this process."""
     if workers is None:
-        env = os.environ.get("MINISPORE_LLVM_WORKERS")
-        workers = int(env) if env not in (None, "") else min(cores() - 1, 3)
+        workers = default_workers()
     costs = [text.count("\n") * _LINE_COST.get(speed, 1.0) for text, speed in jobs]
     helpers = max(0, min(workers, int(sum(costs) // (2 * _STARTUP_LINES))))
     bins = _plan(costs, helpers) if helpers else [list(range(len(jobs)))]

@@ -154,10 +154,15 @@ def _code_version() -> str:
 
 
 def _environment() -> tuple:
-    """The tunables a lowering reads besides the node (tests and users may change them)."""
+    """What a lowering reads besides the node: the tunables (tests and users may change them),
+    the BLAS libraries' integer width (a numpy or scipy of another build) and the IR printer's
+    version."""
+    import llvmlite
     from . import native_jit, native_lower, native_windows
     return (native_jit.threads(), native_lower.INTERLEAVE, native_lower.PARALLEL_MIN_CHEAP,
-            native_lower.PARALLEL_MIN_TRANSCENDENTAL, native_windows.UNROLL_PLANE)
+            native_lower.PARALLEL_MIN_TRANSCENDENTAL, native_windows.UNROLL_PLANE,
+            native_jit.blas_int_bits("numpy"), native_jit.blas_int_bits("scipy"),
+            llvmlite.__version__)
 
 
 def signature(n: ir.Node, scalars: dict):
