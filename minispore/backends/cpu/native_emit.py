@@ -73,7 +73,7 @@ class Emitter:
     storage they share."""
 
     def __init__(self, graph: ir.Graph | None, module: L.Module, fn: L.Function, slots: dict,
-                 offsets: dict, alias: dict, scalars: dict | None = None):
+                 offsets: dict, alias: dict, scalars: dict | None = None, direct: bool = False):
         self.g, self.m, self.fn = graph, module, fn
         # pointers and allocas go in `entry` (dominating every use, allocas hoisted); the code
         # starts in `start`; finish() joins them
@@ -81,8 +81,11 @@ class Emitter:
         self.b = L.IRBuilder(fn.append_basic_block("start"))
         self.slots, self.offsets, self.alias = slots, offsets, alias
         self.ptrs: dict = {}
-        bufs = fn.args[0]
-        self._bufs = bufs
+        self.raws: dict = {}
+        # direct: slot k is the function's argument k (a kernel, native_split.py); else the
+        # function's first argument is the table of slots
+        self.direct = direct
+        self._bufs = None if direct else fn.args[0]
         self._arena = None
         self.errors: list = []            # the IndexCheck whose failure is error code k + 1
         self.error_offset = None          # arena byte offset of the failed check's value (i64)
@@ -156,21 +159,47 @@ class Emitter:
             yield self.b
 
     def _slot_ptr(self, k: int):
+        if self.direct:
+            return self.fn.args[k]
         with self.at_entry() as b:
             return b.load(b.gep(self._bufs, [const(k)]))
+
+    def table(self):
+        """The i8** table of this function's slots, which the chunk functions of a parallel
+        loop read: the caller's, or a direct kernel's arguments stored once in its entry."""
+        if self._bufs is None:
+            with self.at_entry() as b:
+                t = b.alloca(L.ArrayType(I8.as_pointer(), len(self.fn.args)))
+                for k, a in enumerate(self.fn.args):
+                    b.store(a, b.gep(t, [const(0, I32), const(k, I32)]))
+                self._bufs = b.bitcast(t, I8.as_pointer().as_pointer())
+        return self._bufs
 
     def slot_value(self, key):
         """The raw pointer in the caller's table at `key`'s slot (a callback's address)."""
         return self._slot_ptr(self.slots[key])
+
+    def raw_ptr(self, v: ir.Value):
+        """The i8* address of v's first byte (computed once, in the entry block)."""
+        v = self.alias.get(v.id, v)
+        p = self.raws.get(v.id)
+        if p is None:
+            if v.id in self.slots:
+                p = self._slot_ptr(self.slots[v.id])
+            else:
+                arena = self.arena()
+                with self.at_entry() as b:
+                    p = b.gep(arena, [const(self.offsets[v.id])])
+            self.raws[v.id] = p
+        return p
 
     def ptr(self, v: ir.Value):
         """Typed pointer to v's first element (computed once, in the entry block)."""
         v = self.alias.get(v.id, v)
         p = self.ptrs.get(v.id)
         if p is None:
-            raw = self._slot_ptr(self.slots[v.id]) if v.id in self.slots else None
+            raw = self.raw_ptr(v)
             with self.at_entry() as b:
-                raw = raw or b.gep(self.arena(), [const(self.offsets[v.id])])
                 p = b.bitcast(raw, storage(v.dtype).as_pointer())
             self.ptrs[v.id] = p
         return p
@@ -294,7 +323,7 @@ class Emitter:
             I32, [I64, I8.as_pointer().as_pointer()]), "pthread_join")
         task, counter = self.alloca(native_threads.TASK), self.alloca(I64)
         b.store(const(0), counter)
-        for k, v in enumerate((b.bitcast(chunk, I8.as_pointer()), self._bufs, counter,
+        for k, v in enumerate((b.bitcast(chunk, I8.as_pointer()), self.table(), counter,
                                const(n), const(size))):
             b.store(v, b.gep(task, [const(0, I32), const(k, I32)]))
         arg = b.bitcast(task, I8.as_pointer())
