@@ -9,8 +9,8 @@ HOT-th time a signature is seen at jit_level O2 (the default; O0/O1 keep the
 kernel-by-kernel walk), the backward is compiled: `_replay` rebuilds the tape on
 symbolic stand-ins for its buffers and runs the same `pynative.backward` through the
 GraphBuilder (the bprop declarations replayed, exactly as `ms.grad` inside a graph), the passes
-optimize it and the backend's `bprop_program` lowers it (on the CPU: the native sink, one LLVM
-function). Later steps pass the tape's buffers and the sensitivities to it in one call, instead
+optimize it and the backend's `bprop_program` lowers it (on the CPU: the native sink, one native
+call). Later steps pass the tape's buffers and the sensitivities to it in one call, instead
 of ~10-20 eager bprop ops with their Python dispatch each. With MINISPORE_TIERED=1 (the default;
 graph/tiered.py) the graph is built on the calling thread and its lowering queued on the
 background compile worker: the HOT step and the ones after it walk the tape eagerly until the

@@ -1,4 +1,4 @@
-"""jit_level O0 / O1 (fusion) / O2 (the whole graph as one native function) give the same numbers
+"""jit_level O0 / O1 (fusion) / O2 (the whole graph as one native call) give the same numbers
 (O0 bit-identical to PyNative, O1/O2 within float tolerance), and O2 really sinks the graph or
 warns which node it could not lower and runs it kernel by kernel."""
 import io

@@ -1,4 +1,4 @@
-"""The native CPU sink (backends/cpu/native_sink.py): a graph as one LLVM function with an arena
+"""The native CPU sink (backends/cpu/native_sink.py): a graph as one native call with an arena
 laid out by the memory plan, compiled without numba, cached on disk as an object file; graphs it
 cannot lower run kernel by kernel (the O1 Program) with a RuntimeWarning naming the node
 (test_sink_ops.py)."""

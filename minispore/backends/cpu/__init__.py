@@ -1,6 +1,7 @@
 """The CPU backend: buffers are C-contiguous numpy arrays; elementwise kernels are generated numba
 loops (elementwise.py, codegen.py); the rest is in kernels.py. At jit_level O2 a graph becomes one
-native function (native_sink.py, LLVM IR through llvmlite, no numba); a graph holding a node that
+native program (native_sink.py, LLVM IR through llvmlite, no numba: a glue function calling
+one kernel per distinct node computation, native_split.py); a graph holding a node that
 sink cannot lower runs kernel by kernel (as O1: the eager kernels) with a RuntimeWarning naming
 the node (core/graph/compile.py). MINISPORE_NATIVE_SINK=0 turns native programs off: O2 graphs
 run kernel by kernel without a warning, PyNative's backward keeps the eager bprops and the eager
@@ -41,7 +42,7 @@ class CPUBackend(Backend):
         return native_factory(op.name, None)(in_metas, attrs, out_meta)
 
     def sink(self, graph):
-        """jit_level O2: the whole graph as one native function (a NativeProgram). Raises
+        """jit_level O2: the whole graph as one native program (a NativeProgram). Raises
         NotImplementedError when there is none: NativeUnsupported naming the node the native
         sink cannot lower, NativeUnavailable when the native path cannot run here (no CBLAS in
         numpy's libraries); the compiler then runs the graph kernel by kernel with a warning
