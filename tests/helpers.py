@@ -391,3 +391,37 @@ def matrix(cases, dtypes_of=None, test: str = "forward", levels: bool = False):
                     vals = (case, b, m) + ((d,) if d is not None else ())
                     out.append(pytest.param(*vals, marks=marks, id="-".join(parts)))
     return out
+
+
+class SmallMLP(ms.nn.Cell):
+    """Dense(6, 8) -> ReLU -> Dense(8, 3): the training step the compiled-backward and tiering
+    tests run."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = ms.nn.Dense(6, 8)
+        self.relu = ms.nn.ReLU()
+        self.fc2 = ms.nn.Dense(8, 3)
+
+    def construct(self, x):
+        return self.fc2(self.relu(self.fc1(x)))
+
+
+def train_small_mlp(steps: int, between=None):
+    """(losses, parameters) of `steps` TrainOneStepCell steps of a seeded SmallMLP (softmax
+    cross-entropy, Momentum) on seeded batches of 5; `between(k)` runs after step k."""
+    nn = ms.nn
+    ms.set_seed(3)
+    net = SmallMLP()
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
+    r = np.random.default_rng(0)
+    losses = []
+    for k in range(steps):
+        x = Tensor(r.standard_normal((5, 6)).astype(np.float32))
+        y = Tensor(r.integers(0, 3, 5).astype(np.int32))
+        losses.append(step(x, y).asnumpy())
+        if between is not None:
+            between(k)
+    return np.array(losses), [p.asnumpy() for p in net.trainable_params()]

@@ -25,6 +25,9 @@ from minispore.core.graph import compile as graph_compile
 from minispore.core.graph import tiered
 from minispore.core.graph.compile import last_compiled
 
+from helpers import SmallMLP as MLP
+from helpers import train_small_mlp
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -55,17 +58,6 @@ def held_sink(monkeypatch):
     release = _held(monkeypatch, "sink")
     yield release
     release.set()
-
-
-class MLP(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Dense(6, 8)
-        self.relu = nn.ReLU()
-        self.fc2 = nn.Dense(8, 3)
-
-    def construct(self, x):
-        return self.fc2(self.relu(self.fc1(x)))
 
 
 class ConvBN(nn.Cell):
@@ -381,23 +373,6 @@ def test_a_forked_child_builds_what_the_parent_had_not_finished():
     subprocess.run([sys.executable, "-c", _FORK_SCRIPT], check=True, env=env, timeout=120)
 
 
-def _pynative_train(steps, between=None):
-    ms.set_seed(3)
-    net = MLP()
-    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    opt = nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
-    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
-    r = np.random.default_rng(0)
-    losses = []
-    for k in range(steps):
-        x = Tensor(r.standard_normal((5, 6)).astype(np.float32))
-        y = Tensor(r.integers(0, 3, 5).astype(np.int32))
-        losses.append(step(x, y).asnumpy())
-        if between is not None:
-            between(k)
-    return np.array(losses), [p.asnumpy() for p in net.trainable_params()]
-
-
 @pytest.fixture
 def pynative_o2(monkeypatch):
     ms.set_context(mode=ms.PYNATIVE_MODE, jit_level="O2")
@@ -413,7 +388,7 @@ def _pending():
 
 def test_pynative_hot_step_walks_the_tape_while_the_backward_compiles(monkeypatch, pynative_o2):
     monkeypatch.setenv("MINISPORE_BPROP_GRAPH", "0")
-    eager = _pynative_train(8)
+    eager = train_small_mlp(8)
     monkeypatch.delenv("MINISPORE_BPROP_GRAPH")
     monkeypatch.setenv("MINISPORE_TIERED", "1")
     bprop_graph.clear()
@@ -428,7 +403,7 @@ def test_pynative_hot_step_walks_the_tape_while_the_backward_compiles(monkeypatc
             release.set()
             assert pending.wait(120)
     try:
-        tiered_run = _pynative_train(8, between)
+        tiered_run = train_small_mlp(8, between)
     finally:
         release.set()
     hot = bprop_graph.HOT
@@ -442,7 +417,7 @@ def test_pynative_hot_step_walks_the_tape_while_the_backward_compiles(monkeypatc
 
 def test_pynative_backward_whose_lowering_fails_warns_and_stays_eager(monkeypatch, pynative_o2):
     monkeypatch.setenv("MINISPORE_BPROP_GRAPH", "0")
-    eager = _pynative_train(6)
+    eager = train_small_mlp(6)
     monkeypatch.delenv("MINISPORE_BPROP_GRAPH")
     monkeypatch.setenv("MINISPORE_TIERED", "1")
     bprop_graph.clear()
@@ -458,7 +433,7 @@ def test_pynative_backward_whose_lowering_fails_warns_and_stays_eager(monkeypatc
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            failed = _pynative_train(6, between)
+            failed = train_small_mlp(6, between)
     finally:
         release.set()
     msgs = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
@@ -473,6 +448,6 @@ def test_pynative_backward_whose_lowering_fails_warns_and_stays_eager(monkeypatc
 def test_pynative_tiering_off_compiles_at_the_hot_step(monkeypatch, pynative_o2):
     monkeypatch.setenv("MINISPORE_TIERED", "0")
     before = dict(bprop_graph.stats)
-    _pynative_train(bprop_graph.HOT)
+    train_small_mlp(bprop_graph.HOT)
     assert bprop_graph.stats["runs"] - before["runs"] == 1
     assert not _pending()

@@ -8,6 +8,8 @@ import minispore as ms
 from minispore import Tensor, nn, ops
 from minispore.core import bprop_graph
 
+from helpers import train_small_mlp as _train
+
 
 @pytest.fixture(autouse=True)
 def _o2(monkeypatch):
@@ -23,31 +25,6 @@ def _counts():
 def _delta(before):
     return {k: bprop_graph.stats[k] - before[k] for k in before}
 
-
-class MLP(nn.Cell):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Dense(6, 8)
-        self.relu = nn.ReLU()
-        self.fc2 = nn.Dense(8, 3)
-
-    def construct(self, x):
-        return self.fc2(self.relu(self.fc1(x)))
-
-
-def _train(steps):
-    ms.set_seed(3)
-    net = MLP()
-    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-    opt = nn.Momentum(net.trainable_params(), learning_rate=0.1, momentum=0.9)
-    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), opt)
-    r = np.random.default_rng(0)
-    losses = []
-    for _ in range(steps):
-        x = Tensor(r.standard_normal((5, 6)).astype(np.float32))
-        y = Tensor(r.integers(0, 3, 5).astype(np.int32))
-        losses.append(step(x, y).asnumpy())
-    return np.array(losses), [p.asnumpy() for p in net.trainable_params()]
 
 
 def test_a_training_loop_compiles_its_backward_once_with_the_eager_results_bit_for_bit(
