@@ -109,18 +109,14 @@ def target() -> tuple[str, str]:
 
 
 def state() -> dict:
-    """The target machine and the bound symbols, made once per process."""
+    """LLVM's native target initialised, the bound symbols added and the cache tag, once per
+    process."""
     if not _state:
         with _lock:
             if not _state:
                 llvm.initialize_native_target()
                 llvm.initialize_native_asmprinter()
                 cpu, feats = target()
-
-                def machine():
-                    return llvm.Target.from_default_triple().create_target_machine(
-                        cpu=cpu, features=feats, opt=3, jit=True)
-                tm = machine()
                 try:
                     symbols = blas.jit_symbols()
                 except blas.BlasUnavailable as e:
@@ -128,7 +124,7 @@ def state() -> dict:
                 for name, addr in symbols.items():
                     llvm.add_symbol(name, addr)
                 tag = f"{llvmlite.__version__}|{cpu}|{feats}|{llvm.get_default_triple()}"
-                _state.update(tm=tm, machine=machine, tag=tag)
+                _state.update(tag=tag)
     return _state
 
 
@@ -152,16 +148,18 @@ def triple() -> str:
 
 def _compile(ir_text: str, speed: int = 3) -> bytes:
     """Object code of one module at LLVM level `speed` (llvm_compile.compile_module)."""
-    st = state()
-    return llvm_compile.compile_module(llvm, st["tm"] if speed == 3 else _machine(speed),
-                                       ir_text, speed)
+    state()
+    return llvm_compile.compile_module(llvm, _machine(speed), ir_text, speed)
 
 
-@functools.lru_cache(maxsize=None)
-def _machine(speed: int):
+def _new_machine(speed: int = 3):
+    """A target machine for target() at LLVM level `speed`."""
     cpu, feats = target()
     return llvm.Target.from_default_triple().create_target_machine(
         cpu=cpu, features=feats, opt=speed, jit=True)
+
+
+_machine = functools.lru_cache(maxsize=None)(_new_machine)     # the compiles', one per level
 
 
 def _key(ir_text: str, speed: int) -> str:
@@ -192,7 +190,7 @@ class NativeLibrary:
     cache; `compiled`: how many modules were compiled here."""
 
     def __init__(self, ir_text: str | None = None, modules: list | None = None):
-        st = state()
+        state()
         modules = list(modules or []) + ([(ir_text, 3)] if ir_text is not None else [])
         objects = _cached_objects(modules)
         self.from_cache = all(hit for _, hit in objects)
@@ -200,7 +198,7 @@ class NativeLibrary:
         empty = llvm.parse_assembly("")
         empty.triple = llvm.get_default_triple()
         # the engine owns (and disposes) the target machine it is given: its own one
-        self.engine = llvm.create_mcjit_compiler(empty, st["machine"]())
+        self.engine = llvm.create_mcjit_compiler(empty, _new_machine())
         for obj, _ in objects:
             self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self.engine.finalize_object()
