@@ -103,14 +103,18 @@ def _step(make):
     return step, net, batch
 
 
-def _train(make, steps, between=None):
-    """Losses and final parameters of `steps` training steps; `between(k)` after step k."""
+def _train(make, steps, between=None, programs=None):
+    """Losses and final parameters of `steps` training steps; `between(k)` after step k. The
+    program the last step ran is appended to `programs` while the step Cell is alive
+    (last_compiled holds its entry weakly)."""
     step, net, batch = _step(make)
     losses = []
     for k in range(steps):
         losses.append(step(*batch()).asnumpy())
         if between is not None:
             between(k)
+    if programs is not None:
+        programs.append(last_compiled().program)
     return np.array(losses), [p.asnumpy() for p in net.trainable_params()]
 
 
@@ -167,8 +171,9 @@ def test_an_o1_program_that_cannot_be_made_raises_only_when_the_sink_failed_too(
 def test_steps_switching_tier_midway_equal_the_all_o2_run_bit_for_bit(make, monkeypatch,
                                                                     tiering):
     monkeypatch.setenv("MINISPORE_TIERED", "0")
-    all_o2 = _train(make, 6)
-    assert isinstance(last_compiled().program, NativeProgram)
+    programs = []
+    all_o2 = _train(make, 6, programs=programs)
+    assert isinstance(programs[0], NativeProgram)
     monkeypatch.setenv("MINISPORE_TIERED", "1")
     release = _held(monkeypatch, "sink")
     tiers = []
