@@ -481,6 +481,14 @@ from opdb_nn import nn_cases  # noqa: E402  (conv, pooling, norms, random ops)
 CASES += nn_cases(OpCase)
 from opdb_sorting import sorting_cases  # noqa: E402  (sort, cumsum)
 CASES += sorting_cases(OpCase, Sample)
+from opdb_activation import activation_cases  # noqa: E402
+CASES += activation_cases(OpCase, Sample)
+from opdb_conv_nd import conv_nd_cases  # noqa: E402
+CASES += conv_nd_cases(OpCase, Sample)
+from opdb_array_nd import array_nd_cases  # noqa: E402
+CASES += array_nd_cases(OpCase, Sample)
+from opdb_attention import attention_cases  # noqa: E402
+CASES += attention_cases(OpCase, Sample)
 
 OPDB = {c.name: c for c in CASES}
 assert len(OPDB) == len(CASES), "duplicate OpCase"

@@ -39,6 +39,10 @@ from .custom import Custom
 from .losses import (binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss,
                      nll_loss)
 from .primitives import *  # noqa: F401,F403
+from .activations import *  # noqa: F401,F403
+from .convolution import *  # noqa: F401,F403
+from .shape_sampling import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
 from .primitives import _SIMPLE
 from . import functional, operations  # noqa: E402  (MindSpore's ops.functional, ops.operations)
 from . import composite  # noqa: E402  (MindSpore's ops.composite)

@@ -1,9 +1,17 @@
-"""minispore.nn.layers: basic layers, activations, convolution/pooling and normalisation/dropout."""
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh, get_activation
-from .basic import Dense, Embedding, Flatten, Identity
-from .conv import AvgPool2d, Conv2d, MaxPool2d
-from .normalization import BatchNorm1d, BatchNorm2d, Dropout, LayerNorm
+"""minispore.nn.layers: basic layers, activations, convolution/pooling, normalisation/dropout,
+recurrent layers, padding/resampling and attention. Each module lists its Cells in `__all__`."""
+from . import (activation, basic, conv, conv_transpose, normalization, pooling, rnn, rnn_cells,
+               sampling, transformer)
+from .activation import *  # noqa: F401,F403
+from .basic import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .conv_transpose import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .pooling import *  # noqa: F401,F403
+from .rnn import *  # noqa: F401,F403
+from .rnn_cells import *  # noqa: F401,F403
+from .sampling import *  # noqa: F401,F403
+from .transformer import *  # noqa: F401,F403
 
-__all__ = ["Dense", "Embedding", "Flatten", "Identity", "ReLU", "Sigmoid", "Tanh", "GELU",
-           "Softmax", "LogSoftmax", "get_activation", "Conv2d", "MaxPool2d", "AvgPool2d",
-           "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout"]
+__all__ = [n for m in (activation, basic, conv, conv_transpose, normalization, pooling, rnn,
+                       rnn_cells, sampling, transformer) for n in m.__all__]

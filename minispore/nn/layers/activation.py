@@ -98,3 +98,5 @@ def get_activation(name, prim_name=None):
                        f"{sorted(_ACTIVATIONS)}, a Cell or None")
     raise TypeError(f"{who}: activation must be a str, a Cell or None, got "
                     f"{type(name).__name__}")
+
+__all__ = ["ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "get_activation"]

@@ -175,3 +175,5 @@ class Embedding(Cell):
     def extend_repr(self):
         return (f"vocab_size={self.vocab_size}, embedding_size={self.embedding_size}, "
                 f"use_one_hot={self.use_one_hot}, padding_idx={self.padding_idx}")
+
+__all__ = ["Dense", "Embedding", "Flatten", "Identity"]
