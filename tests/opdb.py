@@ -485,6 +485,8 @@ from opdb_activation import activation_cases  # noqa: E402
 CASES += activation_cases(OpCase, Sample)
 from opdb_conv_nd import conv_nd_cases  # noqa: E402
 CASES += conv_nd_cases(OpCase, Sample)
+from opdb_pool_nd import pool_nd_cases  # noqa: E402
+CASES += pool_nd_cases(OpCase, Sample)
 from opdb_array_nd import array_nd_cases  # noqa: E402
 CASES += array_nd_cases(OpCase, Sample)
 from opdb_attention import attention_cases  # noqa: E402

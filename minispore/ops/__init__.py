@@ -41,6 +41,7 @@ from .losses import (binary_cross_entropy_with_logits, cross_entropy, l1_loss, m
 from .primitives import *  # noqa: F401,F403
 from .activations import *  # noqa: F401,F403
 from .convolution import *  # noqa: F401,F403
+from .pooling_norm import *  # noqa: F401,F403
 from .shape_sampling import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .primitives import _SIMPLE
