@@ -5,12 +5,22 @@ import argparse
 import sys
 
 
+DEMO_MODELS = ("cnn", "mlp", "lstm", "transformer")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m minispore", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     demo = sub.add_parser("demo", help="train a CNN and an MLP on the digits data on the CPU "
                                        "(GRAPH and PYNATIVE) and the simulated Ascend")
-    demo.add_argument("--epochs", type=int, default=10, help="training epochs (default 10)")
+    demo.add_argument("--epochs", type=int, default=10, help="training epochs of the digits "
+                                                             "models (default 10)")
+    demo.add_argument("--models", default="cnn,mlp",
+                      help="comma-separated, from cnn,mlp (digits classifiers) and lstm,"
+                           "transformer (character language models on textwrap.py's source); "
+                           "default cnn,mlp")
+    demo.add_argument("--steps", type=int, default=150,
+                      help="training steps of the character models (default 150)")
     demo.add_argument("--examples", action="store_true",
                       help="run MindSpore's three mode-documentation examples instead")
     info = sub.add_parser("info", help="show the version and which backends are usable here")
@@ -39,8 +49,19 @@ def main(argv=None) -> int:
         from . import demo
         demo.run()
     elif args.cmd == "demo":
-        from . import digits_demo
-        digits_demo.run(epochs=args.epochs)
+        models = [m.strip() for m in args.models.split(",") if m.strip()]
+        bad = [m for m in models if m not in DEMO_MODELS]
+        if bad or not models:
+            p.error(f"--models: {', '.join(bad) or 'none given'}; choose from "
+                    f"{','.join(DEMO_MODELS)}")
+        digits = [m.upper() for m in models if m in ("cnn", "mlp")]
+        if digits:
+            from . import digits_demo
+            digits_demo.run(epochs=args.epochs, models=tuple(digits))
+        sequence = [m for m in models if m in ("lstm", "transformer")]
+        if sequence:
+            from . import sequence_demo
+            sequence_demo.run(models=tuple(sequence), steps=args.steps)
     elif args.cmd == "info":
         import minispore
         from .core.device import availability

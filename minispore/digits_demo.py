@@ -132,6 +132,11 @@ def _print(rows) -> None:
     note = ("* simulated Ascend910B: its device time is MODEL time from the profile, not a "
             "hardware measurement; steps/s are wall time\n  after the first epoch (which "
             "includes compiling)")
+    print_rows(headers, table, title, note)
+
+
+def print_rows(headers, table, title: str, note: str) -> None:
+    """A demo's result table (rich when importable, else plain text) and its note."""
     try:
         from rich.console import Console
         from rich.table import Table

@@ -28,7 +28,7 @@ def add_arguments(p) -> None:
     p.add_argument("--modes", help=f"comma-separated, from {','.join(workloads.MODES)} (default "
                                    f"{','.join(workloads.DEFAULT_MODES)})")
     p.add_argument("--workloads", help=f"comma-separated, from {','.join(workloads.WORKLOADS)} "
-                                       f"(default: all)")
+                                       f"(default: {','.join(workloads.DEFAULT_WORKLOADS)})")
     p.add_argument("--peers", help=f"comma-separated, from {','.join(PEERS)} (default: all; "
                                    f"those not importable here are skipped); 'none' for none")
     p.add_argument("--quick", action="store_true",
@@ -52,7 +52,7 @@ def main(args) -> int:
             backends=_choices(args.backends, ALL_BACKENDS, ALL_BACKENDS, "backends"),
             modes=_choices(args.modes, tuple(workloads.MODES), workloads.DEFAULT_MODES, "modes"),
             workloads=_choices(args.workloads, tuple(workloads.WORKLOADS),
-                               tuple(workloads.WORKLOADS), "workloads"),
+                               workloads.DEFAULT_WORKLOADS, "workloads"),
             peers=[] if args.peers == "none" else _choices(args.peers, PEERS, PEERS, "peers"),
             quick=args.quick, repeat=args.repeat,
             target_s=None if args.target_ms is None else args.target_ms / 1e3,

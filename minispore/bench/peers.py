@@ -39,7 +39,37 @@ def make(peer: str, workload: str, data: dict, mode: str):
     ok, why = importable(peer)
     if not ok:
         raise Skip(why)
+    if workload in ("lstm", "transformer"):
+        return _sequence(peer, workload, data, mode)
     return globals()[f"_{peer}"](workload, data, mode)
+
+
+def _sequence(peer, w, d, mode):
+    """The sequence-model rows: torch and JAX from peers_sequence.py, MindSpore running
+    sequence_models.py's own text with the package name changed."""
+    from . import peers_sequence, sequence_models
+    sizes = {k: v for k, v in vars(sequence_models).items() if k.isupper()}
+    if peer == "torch":
+        step, sync, ver = peers_sequence.torch_step(w, d["batches"], sizes)
+    elif peer == "jax":
+        step, sync, ver = peers_sequence.jax_step(w, d["batches"], sizes)
+    elif peer == "mindspore":
+        import types
+        import mindspore as ms
+        ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE,
+                       device_target="CPU")
+        with open(sequence_models.__file__) as f:
+            src = f.read().replace("minispore", "mindspore")
+        mod = types.ModuleType("mindspore_sequence_models")
+        exec(compile(src, sequence_models.__file__, "exec"), mod.__dict__)
+        cell = mod.build(w)
+        ts = [(ms.Tensor(x), ms.Tensor(y)) for x, y in d["batches"]]
+        step, sync, ver = (lambda k: cell(*ts[k % len(ts)])), (lambda r: r.asnumpy()), \
+            ms.__version__
+    else:
+        raise Skip(f"{peer} has no autodiff for the {w} row")
+    count = itertools.count()
+    return (lambda: step(next(count))), 1, sync, mode, ver
 
 
 def _cycle(batches):

@@ -9,7 +9,10 @@ Workloads (sizes: --quick / full):
 - mlp:      one training step of digits_demo.MLP (Flatten, Dense 64-128, ReLU, Dense 128-10);
 - cnn:      one training step of digits_demo.LeNet (the demo's LeNet-style CNN);
   both on digits batches of 32 (8x8 images), softmax cross-entropy, Momentum(0.05, 0.9),
-  nn.TrainOneStepCell, as the demo trains them.
+  nn.TrainOneStepCell, as the demo trains them;
+- lstm, transformer (asked for by name, not in the default set): the training steps of
+  sequence_models.py, a 2-layer LSTM (hidden 256, seq 64) and a small GPT-style transformer
+  (2 layers, 4 heads, width 128, context 64), batch 32.
 
 Modes: pynative; graph-O0, graph-O1 (kernel by kernel), graph (jit_level O2: the CPU runs one
 numba function, the simulated Ascend sinks the task list); loop-sink (O2 and `ms.data_sink`
@@ -30,7 +33,12 @@ WORKLOADS = {
     "matmul": "matmul, float32 square matrices",
     "mlp": "MLP 64-128-10 training step, digits batch 32, Momentum",
     "cnn": "LeNet-style CNN training step, digits batch 32, Momentum",
+    "lstm": "LSTM 2x256 training step, seq 64, batch 32, Momentum",
+    "transformer": "GPT-style transformer training step (2 layers, 4 heads, width 128, "
+                   "context 64), batch 32, Momentum",
 }
+SEQUENCE = ("lstm", "transformer")
+DEFAULT_WORKLOADS = tuple(w for w in WORKLOADS if w not in SEQUENCE)
 TRAINING = ("mlp", "cnn")
 # mode -> (context mode, jit_level)
 MODES = {"pynative": ("PYNATIVE", "O0"), "graph-O0": ("GRAPH", "O0"), "graph-O1": ("GRAPH", "O1"),
@@ -62,6 +70,9 @@ def inputs(workload: str, quick: bool) -> dict:
         n = s["matmul"]
         return {"a": r.standard_normal((n, n)).astype(np.float32),
                 "b": r.standard_normal((n, n)).astype(np.float32)}
+    if workload in SEQUENCE:
+        from . import sequence_models
+        return {"batches": sequence_models.inputs(workload)}
     return {"batches": digits_batches(s["batches"])}
 
 
@@ -80,7 +91,7 @@ def digits_batches(n: int) -> list:
 
 def supported(workload: str, mode: str) -> tuple[bool, str]:
     if mode == "loop-sink" and workload not in TRAINING:
-        return False, "loop sink runs training steps over a dataset (mlp, cnn)"
+        return False, "loop sink runs training steps over a digits dataset (mlp, cnn)"
     return True, ""
 
 
@@ -113,7 +124,11 @@ def build(workload: str, mode: str, data: dict) -> Case:
         f = ms.jit(fn) if graph else fn
         args = tuple(ms.Tensor(v) for v in data.values())
         return Case(lambda: f(*args), 1)
-    cell = train_cell(workload)
+    if workload in SEQUENCE:
+        from . import sequence_models
+        cell = sequence_models.build(workload)
+    else:
+        cell = train_cell(workload)
     if mode == "loop-sink":
         batches = data["batches"]
         sink = ms.data_sink(cell, batches, sink_size=len(batches))
