@@ -1,5 +1,541 @@
 """Pooling and normalisation composites beyond the 2-D pools, batch_norm and layer_norm:
-1-D and 3-D pools, adaptive pools, group and instance normalisation."""
+window pools over the trailing n axes (1-D and 3-D pools, with dilation, ceil_mode and
+indices), adaptive pools over the trailing n axes, and group normalisation (instance
+normalisation is group normalisation with one channel per group).
+
+Every op here is a composite written with slicing, stack, concat, reductions and where, so no
+backend needs a kernel for it:
+
+- max_pool_nd(x; kernel_size, stride, dilation, pads): the maximum of each window; `pads` is
+  (before, after) per pooled axis, filled with -inf (callers turn pad_mode / padding /
+  ceil_mode into it: `window_geometry`). The window taps (strided slices of the padded input)
+  are stacked and the FIRST maximum of each window is selected with a one-hot mask, so the
+  gradient goes to that element only (as MindSpore's MaxPool3DWithArgmax gradient).
+  max_pool_nd_argmax gives the flat index of that maximum in the unpadded pooled volume
+  (int64, MindSpore's argmax layout).
+- avg_pool_nd(x; kernel_size, stride, pads, counted, count_include_pad, divisor_override): the
+  zero-padded window sum divided by divisor_override, else by the window's element count: with
+  count_include_pad the elements inside [-counted_before, size + counted_after) (the explicit
+  padding counts, the extra ceil_mode tail does not), without it the real elements only.
+- adaptive_avg_pool_nd / adaptive_max_pool_nd(x; output_size): MindSpore's adaptive bins
+  [floor(i * L / out), ceil((i + 1) * L / out)) on each trailing axis; a product of per-axis
+  bins, so the axes reduce one after the other (the last axis first for the maximum, so the
+  first maximum of a bin is its first in row-major order, whose flat index h * W + w
+  adaptive_max_pool_nd_argmax gives).
+- group_norm(x, gamma, beta; num_groups, eps): (x - mean) / sqrt(var + eps) over each group of
+  C / num_groups channels and the trailing axes (biased variance), then gamma * . + beta per
+  channel.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import numpy as np
+
+from .. import dtype as dt
+from ..errors import DTypeError, ShapeError
+from ..primitive import Meta, apply, defop
+from .declare import ref_array_dtype
+
+__all__ = ["window_geometry", "max_pool_nd", "max_pool_nd_argmax", "avg_pool_nd",
+           "adaptive_avg_pool_nd", "adaptive_max_pool_nd", "adaptive_max_pool_nd_argmax",
+           "group_norm"]
+
+
+# ---------------------------------------------------------------- geometry -----------------------
+def window_geometry(who, sizes, kernel_size, stride, dilation, pad_mode, padding, ceil_mode):
+    """(pads, counted) of a window pool over axes of `sizes`: `pads` the (before, after) zero /
+    -inf padding per axis, `counted` the part of it count_include_pad counts. pad_mode 'valid'
+    pads nothing, 'same' gives ceil(size / stride) outputs with the odd padding element after,
+    'pad' pads `padding` on both sides and with ceil_mode adds what the last window (which
+    must start inside the input or its left padding) needs."""
+    pads, counted = [], []
+    for n, k, s, d, p in zip(sizes, kernel_size, stride, dilation, padding):
+        ext = d * (k - 1) + 1
+        if pad_mode == "valid":
+            lo = hi = 0
+            chi = 0
+        elif pad_mode == "same":
+            o = -(-n // s)
+            need = max(0, (o - 1) * s + ext - n)
+            lo, hi = need // 2, need - need // 2
+            chi = hi
+        else:
+            lo = chi = p
+            span = n + 2 * p - ext
+            o = (span + (s - 1 if ceil_mode else 0)) // s + 1
+            if ceil_mode and (o - 1) * s >= n + p:
+                o -= 1
+            hi = max((o - 1) * s + ext - n - p, p)
+        if n + lo + hi < ext:
+            raise ShapeError(f"{who}: the window {tuple(kernel_size)} (dilation "
+                             f"{tuple(dilation)}) is larger than the padded input of spatial "
+                             f"shape {tuple(sizes)}; use a smaller kernel, more padding or "
+                             f"pad_mode='same'")
+        pads += [lo, hi]
+        counted += [lo, chi]
+    return tuple(pads), tuple(counted)
+
+
+def _outs(sizes, kernel_size, stride, dilation, pads):
+    return tuple((n + pads[2 * i] + pads[2 * i + 1] - dilation[i] * (kernel_size[i] - 1) - 1)
+                 // stride[i] + 1 for i, n in enumerate(sizes))
+
+
+def _check_x(who, x, n):
+    if len(x.shape) < n:
+        raise ShapeError(f"{who}: 'input' must have at least {n} dims (the pooled axes last), got "
+                         f"shape {tuple(x.shape)}")
+    if not x.dtype.is_float:
+        raise DTypeError(f"{who}: 'input' has dtype {x.dtype}; use a float dtype "
+                         f"(x.astype(ms.float32))")
+
+
+def _window_infer(who):
+    def infer(x, kernel_size, stride, pads, dilation=None, **_):
+        n = len(kernel_size)
+        _check_x(who, x, n)
+        dilation = dilation or (1,) * n
+        if not (len(stride) == len(dilation) == n and len(pads) == 2 * n):
+            raise ValueError(f"{who}: kernel_size {kernel_size}, stride {stride}, dilation "
+                             f"{dilation} and pads {pads} must describe the same number of axes")
+        sizes = tuple(x.shape[len(x.shape) - n:])
+        outs = _outs(sizes, kernel_size, stride, dilation, pads)
+        if min(outs, default=1) < 1:
+            raise ShapeError(f"{who}: the window {tuple(kernel_size)} (dilation "
+                             f"{tuple(dilation)}) is larger than the padded input of spatial "
+                             f"shape {sizes} (pads {tuple(pads)})")
+        return Meta(tuple(x.shape[:len(x.shape) - n]) + outs,
+                    dt.int64 if who.endswith("argmax") else x.dtype)
+    return infer
+
+
+# ---------------------------------------------------------------- window pools -------------------
+def _pad_trailing(x, n, pads, fill):
+    """x padded with `fill` before/after each of its last n axes."""
+    from .array import concat, full
+    y = x
+    nd = len(x.shape)
+    for i in range(n):
+        axis = nd - n + i
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        if not lo and not hi:
+            continue
+        shape = tuple(y.shape)
+        parts = []
+        if lo:
+            parts.append(full(shape[:axis] + (lo,) + shape[axis + 1:], fill, dtype=x.dtype))
+        parts.append(y)
+        if hi:
+            parts.append(full(shape[:axis] + (hi,) + shape[axis + 1:], fill, dtype=x.dtype))
+        y = concat(parts, axis)
+    return y
+
+
+def _taps(x, kernel_size, stride, dilation, pads, fill):
+    """The window taps of x's last n axes stacked on a new axis before them:
+    shape x.shape[:-n] + (prod(kernel_size),) + outs."""
+    from .array import stack
+    n = len(kernel_size)
+    lead = len(x.shape) - n
+    outs = _outs(tuple(x.shape[lead:]), kernel_size, stride, dilation, pads)
+    xp = _pad_trailing(x, n, pads, fill)
+    taps = []
+    for t in np.ndindex(*kernel_size):
+        key = (slice(None),) * lead + tuple(
+            slice(ti * d, ti * d + s * (o - 1) + 1, s)
+            for ti, d, s, o in zip(t, dilation, stride, outs))
+        taps.append(xp[key])
+    return stack(taps, lead), lead, outs
+
+
+def _first_max_mask(taps, axis):
+    from .array import one_hot
+    from .math import equal
+    from .reduce import argmax
+    return equal(one_hot(argmax(taps, axis), taps.shape[axis], 1, 0, axis), 1)
+
+
+def _max_pool_nd(x, kernel_size, stride, dilation, pads):
+    from .array import zeros_like
+    from .math import where
+    from .reduce import sum as _sum
+    taps, lead, _ = _taps(x, kernel_size, stride, dilation, pads, float("-inf"))
+    return _sum(where(_first_max_mask(taps, lead), taps, zeros_like(taps)), lead)
+
+
+def _tap_index_table(sizes, kernel_size, stride, dilation, pads, outs):
+    """(prod(kernel_size),) + outs int64: the flat index in the unpadded volume each tap reads
+    (padding positions never hold a window's first maximum, so their value does not matter)."""
+    n = len(sizes)
+    table = np.zeros((int(np.prod(kernel_size)),) + outs, np.int64)
+    for j, t in enumerate(np.ndindex(*kernel_size)):
+        coords = np.meshgrid(*[np.arange(o) * s - pads[2 * i] + t[i] * d
+                               for i, (o, s, d) in enumerate(zip(outs, stride, dilation))],
+                             indexing="ij")
+        flat = np.zeros(outs, np.int64)
+        for i in range(n):
+            flat = flat * sizes[i] + np.clip(coords[i], 0, sizes[i] - 1)
+        table[j] = flat
+    return table
+
+
+def _max_pool_nd_argmax(x, kernel_size, stride, dilation, pads):
+    from ..tensor import Tensor
+    from .array import reshape, zeros_like
+    from .math import where
+    from .reduce import sum as _sum
+    taps, lead, outs = _taps(x, kernel_size, stride, dilation, pads, float("-inf"))
+    sizes = tuple(x.shape[lead:])
+    table = _tap_index_table(sizes, kernel_size, stride, dilation, pads, outs)
+    t = reshape(Tensor(table), (1,) * lead + table.shape)
+    mask = _first_max_mask(taps, lead)
+    return _sum(where(mask, t, zeros_like(mask, dt.int64)), lead)
+
+
+def _np_taps(x, kernel_size, stride, dilation, pads, fill):
+    n = len(kernel_size)
+    lead = x.ndim - n
+    outs = _outs(x.shape[lead:], kernel_size, stride, dilation, pads)
+    xp = np.pad(x, [(0, 0)] * lead + [(pads[2 * i], pads[2 * i + 1]) for i in range(n)],
+                constant_values=fill)
+    taps = []
+    for t in np.ndindex(*kernel_size):
+        key = (Ellipsis,) + tuple(slice(ti * d, ti * d + s * (o - 1) + 1, s)
+                                  for ti, d, s, o in zip(t, dilation, stride, outs))
+        taps.append(xp[key])
+    return np.stack(taps, lead), lead, outs
+
+
+def _max_pool_nd_ref(x, kernel_size, stride, dilation, pads):
+    c = ref_array_dtype(dt.to_dtype(x.dtype))
+    taps, lead, _ = _np_taps(x.astype(c), kernel_size, stride, dilation, pads, -np.inf)
+    return taps.max(axis=lead).astype(x.dtype)
+
+
+def _max_pool_nd_argmax_ref(x, kernel_size, stride, dilation, pads):
+    c = ref_array_dtype(dt.to_dtype(x.dtype))
+    taps, lead, outs = _np_taps(x.astype(c), kernel_size, stride, dilation, pads, -np.inf)
+    arg = np.expand_dims(taps.argmax(axis=lead), lead)
+    table = _tap_index_table(x.shape[lead:], kernel_size, stride, dilation, pads, outs)
+    table = np.broadcast_to(table.reshape((1,) * lead + table.shape), taps.shape)
+    return np.take_along_axis(table, arg, lead).squeeze(lead).astype(np.int64)
+
+
+MAX_ATTRS = {"kernel_size": (1,), "stride": (1,), "dilation": (1,), "pads": (0, 0)}
+
+MAX_POOL_ND = defop("max_pool_nd", infer=_window_infer("max_pool_nd"), ref=_max_pool_nd_ref,
+                    attrs=MAX_ATTRS, arity=1, composite=_max_pool_nd)
+MAX_POOL_ND_ARGMAX = defop("max_pool_nd_argmax", infer=_window_infer("max_pool_nd_argmax"),
+                           ref=_max_pool_nd_argmax_ref, attrs=MAX_ATTRS, arity=1,
+                           differentiable=False, composite=_max_pool_nd_argmax)
+
+
+def _avg_divisor(sizes, kernel_size, stride, pads, counted, count_include_pad, outs):
+    """outs-shaped float64 element counts of the windows (see the module docstring)."""
+    div = np.ones(outs)
+    for i, (n, k, s, o) in enumerate(zip(sizes, kernel_size, stride, outs)):
+        start = np.arange(o) * s - pads[2 * i]
+        lo, hi = ((-counted[2 * i], n + counted[2 * i + 1]) if count_include_pad else (0, n))
+        cnt = np.minimum(start + k, hi) - np.maximum(start, lo)
+        shape = [1] * len(outs)
+        shape[i] = o
+        div = div * cnt.reshape(shape)
+    return div
+
+
+def _avg_pool_nd(x, kernel_size, stride, pads, counted, count_include_pad, divisor_override):
+    from ..tensor import Tensor
+    from .math import div
+    from .reduce import sum as _sum
+    n = len(kernel_size)
+    taps, lead, outs = _taps(x, kernel_size, stride, (1,) * n, pads, 0.0)
+    total = _sum(taps, lead)
+    if divisor_override:
+        return div(total, float(divisor_override))
+    d = _avg_divisor(tuple(x.shape[lead:]), kernel_size, stride, pads, counted,
+                     count_include_pad, outs)
+    return div(total, Tensor(d.astype(x.dtype.np)))
+
+
+def _avg_pool_nd_ref(x, kernel_size, stride, pads, counted, count_include_pad,
+                     divisor_override):
+    c = ref_array_dtype(dt.to_dtype(x.dtype))
+    n = len(kernel_size)
+    taps, lead, outs = _np_taps(x.astype(c), kernel_size, stride, (1,) * n, pads, 0.0)
+    total = taps.sum(axis=lead)
+    if divisor_override:
+        return (total / c.type(divisor_override)).astype(x.dtype)
+    d = _avg_divisor(x.shape[lead:], kernel_size, stride, pads, counted, count_include_pad,
+                     outs)
+    return (total / d.astype(c)).astype(x.dtype)
+
+
+AVG_POOL_ND = defop("avg_pool_nd", infer=_window_infer("avg_pool_nd"), ref=_avg_pool_nd_ref,
+                    attrs={"kernel_size": (1,), "stride": (1,), "pads": (0, 0),
+                           "counted": (0, 0), "count_include_pad": True,
+                           "divisor_override": 0},
+                    arity=1, composite=_avg_pool_nd)
+
+
+def max_pool_nd(x, kernel_size, stride, dilation, pads, return_indices=False):
+    """Max pooling of x's last len(kernel_size) axes with explicit (before, after) pads; with
+    return_indices also the flat int64 index of each window's first maximum."""
+    a = {"kernel_size": tuple(kernel_size), "stride": tuple(stride),
+         "dilation": tuple(dilation), "pads": tuple(pads)}
+    y = apply(MAX_POOL_ND, x, **a)
+    return (y, apply(MAX_POOL_ND_ARGMAX, x, **a)) if return_indices else y
+
+
+def max_pool_nd_argmax(x, kernel_size, stride, dilation, pads):
+    return apply(MAX_POOL_ND_ARGMAX, x, kernel_size=tuple(kernel_size), stride=tuple(stride),
+                 dilation=tuple(dilation), pads=tuple(pads))
+
+
+def avg_pool_nd(x, kernel_size, stride, pads, counted, count_include_pad=True,
+                divisor_override=0):
+    return apply(AVG_POOL_ND, x, kernel_size=tuple(kernel_size), stride=tuple(stride),
+                 pads=tuple(pads), counted=tuple(counted),
+                 count_include_pad=bool(count_include_pad),
+                 divisor_override=int(divisor_override or 0))
+
+
+# ---------------------------------------------------------------- adaptive pools -----------------
+def _bins(n, out):
+    return [(i * n // out, -(-(i + 1) * n // out)) for i in range(out)]
+
+
+def _adaptive_infer(who):
+    def infer(x, output_size):
+        n = len(output_size)
+        _check_x(who, x, n)
+        if any(not isinstance(o, int) or o < 1 for o in output_size):
+            raise ValueError(f"{who}: output_size entries must be positive ints, got "
+                             f"{tuple(output_size)}")
+        lead = len(x.shape) - n
+        return Meta(tuple(x.shape[:lead]) + tuple(output_size),
+                    dt.int64 if who.endswith("argmax") else x.dtype)
+    return infer
+
+
+def _bin_reduce(x, axis, out, reduce):
+    """reduce(t, axis, keepdims) over each adaptive bin of `axis` (equal bins: one reshape)."""
+    from .array import concat, reshape
+    n = x.shape[axis]
+    if out == n:
+        return x
+    if n % out == 0:
+        shape = tuple(x.shape)
+        return reduce(reshape(x, shape[:axis] + (out, n // out) + shape[axis + 1:]), axis + 1,
+                      False)
+    parts = [reduce(x[(slice(None),) * axis + (slice(lo, hi),)], axis, True)
+             for lo, hi in _bins(n, out)]
+    return concat(parts, axis)
+
+
+def _adaptive_avg_pool_nd(x, output_size):
+    from .reduce import mean
+    y = x
+    lead = len(x.shape) - len(output_size)
+    for i, o in enumerate(output_size):
+        y = _bin_reduce(y, lead + i, o, lambda t, a, k: mean(t, a, k))
+    return y
+
+
+def _adaptive_max_parts(x, output_size, with_index):
+    """(maxima over the adaptive bins, their flat indices or None): each bin's first maximum,
+    the index table carried along the same selections."""
+    from ..tensor import Tensor
+    from .array import reshape, zeros_like
+    from .math import where
+    from .reduce import sum as _sum
+    n = len(output_size)
+    lead = len(x.shape) - n
+    carry = None
+    if with_index:
+        dims = tuple(x.shape[lead:])
+        flat = np.arange(int(np.prod(dims)), dtype=np.int64).reshape((1,) * lead + dims)
+        carry = zeros_like(x, dt.int64) + Tensor(flat)
+
+    def pick(t, axis, keep, c):
+        mask = _first_max_mask(t, axis)
+        v = _sum(where(mask, t, zeros_like(t)), axis, keep)
+        if c is None:
+            return v, None
+        return v, _sum(where(mask, c, zeros_like(c)), axis, keep)
+
+    y = x
+    for i in reversed(range(n)):
+        axis, o = lead + i, output_size[i]
+        size = y.shape[axis]
+        if o == size:
+            continue
+        if size % o == 0:
+            shape = tuple(y.shape)
+            split = shape[:axis] + (o, size // o) + shape[axis + 1:]
+            y, carry = pick(reshape(y, split), axis + 1, False,
+                            None if carry is None else reshape(carry, split))
+            continue
+        vals, idx = [], []
+        for lo, hi in _bins(size, o):
+            key = (slice(None),) * axis + (slice(lo, hi),)
+            v, c = pick(y[key], axis, True, None if carry is None else carry[key])
+            vals.append(v)
+            idx.append(c)
+        from .array import concat
+        y = concat(vals, axis)
+        carry = None if carry is None else concat(idx, axis)
+    return y, carry
+
+
+def _adaptive_np(x, output_size, kind):
+    n = len(output_size)
+    sizes = x.shape[x.ndim - n:]
+    lead = x.shape[:x.ndim - n]
+    res = np.zeros(lead + tuple(output_size), x.dtype)
+    idx = np.zeros(res.shape, np.int64)
+    for o in np.ndindex(*output_size):
+        sl = tuple(slice(a, b) for a, b in
+                   (_bins(s, oo)[i] for i, s, oo in zip(o, sizes, output_size)))
+        blk = x[(Ellipsis,) + sl]
+        flat = blk.reshape(lead + (-1,))
+        if kind == "avg":
+            res[(Ellipsis,) + o] = flat.mean(-1) if flat.shape[-1] else np.nan
+            continue
+        a = flat.argmax(-1)
+        res[(Ellipsis,) + o] = flat.max(-1)
+        loc = np.unravel_index(a, blk.shape[x.ndim - n:])
+        idx[(Ellipsis,) + o] = np.ravel_multi_index(
+            [loc[j] + sl[j].start for j in range(n)], sizes)
+    return res, idx
+
+
+def _adaptive_avg_ref(x, output_size):
+    c = ref_array_dtype(dt.to_dtype(x.dtype))
+    return _adaptive_np(x.astype(c), tuple(output_size), "avg")[0].astype(x.dtype)
+
+
+def _adaptive_max_ref(x, output_size):
+    c = ref_array_dtype(dt.to_dtype(x.dtype))
+    return _adaptive_np(x.astype(c), tuple(output_size), "max")[0].astype(x.dtype)
+
+
+def _adaptive_argmax_ref(x, output_size):
+    c = ref_array_dtype(dt.to_dtype(x.dtype))
+    return _adaptive_np(x.astype(c), tuple(output_size), "max")[1]
+
+
+ADAPTIVE_AVG_POOL_ND = defop("adaptive_avg_pool_nd", infer=_adaptive_infer(
+    "adaptive_avg_pool_nd"), ref=_adaptive_avg_ref, attrs={"output_size": (1,)}, arity=1,
+    composite=_adaptive_avg_pool_nd)
+ADAPTIVE_MAX_POOL_ND = defop("adaptive_max_pool_nd", infer=_adaptive_infer(
+    "adaptive_max_pool_nd"), ref=_adaptive_max_ref, attrs={"output_size": (1,)}, arity=1,
+    composite=lambda x, output_size: _adaptive_max_parts(x, output_size, False)[0])
+ADAPTIVE_MAX_POOL_ND_ARGMAX = defop("adaptive_max_pool_nd_argmax", infer=_adaptive_infer(
+    "adaptive_max_pool_nd_argmax"), ref=_adaptive_argmax_ref, attrs={"output_size": (1,)},
+    arity=1, differentiable=False,
+    composite=lambda x, output_size: _adaptive_max_parts(x, output_size, True)[1])
+
+
+def resolve_output_size(who, output_size, x_shape, n):
+    """MindSpore's output_size (an int, or a tuple of n ints / None = keep that axis) as n ints
+    for an input of shape x_shape (the pooled axes last)."""
+    if isinstance(output_size, (int, np.integer)) and not isinstance(output_size, bool):
+        sizes = (int(output_size),) * n
+    elif isinstance(output_size, (tuple, list)) and len(output_size) == n:
+        sizes = tuple(output_size)
+    else:
+        raise TypeError(f"{who}: output_size must be an int or a tuple of {n} ints (None keeps "
+                        f"an axis), got {output_size!r}")
+    if len(x_shape) < n:
+        raise ValueError(f"{who}: 'input' of shape {tuple(x_shape)} has fewer than {n} dims")
+    out = []
+    for o, size in zip(sizes, tuple(x_shape)[len(x_shape) - n:]):
+        if o is None or (isinstance(o, (int, np.integer)) and not isinstance(o, bool)
+                         and o == -1):
+            out.append(int(size))
+        elif isinstance(o, (int, np.integer)) and not isinstance(o, bool) and o > 0:
+            out.append(int(o))
+        else:
+            raise ValueError(f"{who}: output_size entries must be positive ints or None, got "
+                             f"{output_size!r}")
+    return tuple(out)
+
+
+def adaptive_avg_pool_nd(x, output_size):
+    return apply(ADAPTIVE_AVG_POOL_ND, x, output_size=tuple(output_size))
+
+
+def adaptive_max_pool_nd(x, output_size, return_indices=False):
+    y = apply(ADAPTIVE_MAX_POOL_ND, x, output_size=tuple(output_size))
+    if not return_indices:
+        return y
+    return y, apply(ADAPTIVE_MAX_POOL_ND_ARGMAX, x, output_size=tuple(output_size))
+
+
+def adaptive_max_pool_nd_argmax(x, output_size):
+    return apply(ADAPTIVE_MAX_POOL_ND_ARGMAX, x, output_size=tuple(output_size))
+
+
+# ---------------------------------------------------------------- group norm ---------------------
+def _gn_infer(x, gamma, beta, num_groups, eps):
+    who = "group_norm"
+    if len(x.shape) < 2:
+        raise ShapeError(f"{who}: 'input' must have at least 2 dims (N, C, ...), got shape "
+                         f"{tuple(x.shape)}")
+    for what, m in (("input", x), ("weight", gamma), ("bias", beta)):
+        if not m.dtype.is_float:
+            raise DTypeError(f"{who}: '{what}' has dtype {m.dtype}; use a float dtype")
+    C = x.shape[1]
+    if not isinstance(num_groups, int) or num_groups < 1 or C % num_groups:
+        raise ValueError(f"{who}: num_groups={num_groups!r} must be a positive int dividing "
+                         f"the {C} channels of 'input' of shape {tuple(x.shape)}")
+    for what, m in (("weight", gamma), ("bias", beta)):
+        if tuple(m.shape) != (C,):
+            raise ShapeError(f"{who}: '{what}' has shape {tuple(m.shape)}; 'input' of shape "
+                             f"{tuple(x.shape)} needs shape ({C},)")
+    return Meta(tuple(x.shape), x.dtype)
+
+
+def _group_norm(x, gamma, beta, num_groups, eps):
+    from .array import reshape
+    from .math import add, cast, mul, rsqrt, sub
+    from .reduce import mean
+    shape = tuple(x.shape)
+    N, C = shape[:2]
+    per_group = (C // num_groups) * int(np.prod(shape[2:], dtype=np.int64))
+    a = reshape(x, (N, num_groups, per_group))
+    xc = sub(a, mean(a, 2, True))
+    y = reshape(mul(xc, rsqrt(add(mean(mul(xc, xc), 2, True), eps))), shape)
+    cs = (1, C) + (1,) * (len(shape) - 2)
+    return add(mul(y, reshape(cast(gamma, x.dtype), cs)), reshape(cast(beta, x.dtype), cs))
+
+
+def _group_norm_ref(x, gamma, beta, num_groups, eps):
+    c = ref_array_dtype(dt.to_dtype(x.dtype))
+    N, C = x.shape[:2]
+    a = x.astype(c).reshape(N, num_groups, -1) if x.size else x.astype(c)
+    if x.size:
+        m = a.mean(-1, keepdims=True)
+        v = ((a - m) ** 2).mean(-1, keepdims=True)
+        a = ((a - m) / np.sqrt(v + c.type(eps))).reshape(x.shape)
+    cs = (1, C) + (1,) * (x.ndim - 2)
+    return (a * gamma.astype(c).reshape(cs) + beta.astype(c).reshape(cs)).astype(x.dtype)
+
+
+GROUP_NORM = defop("group_norm", infer=_gn_infer, ref=_group_norm_ref,
+                   attrs={"num_groups": 1, "eps": 1e-5}, arity=3, composite=_group_norm)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """MindSpore's ops.group_norm: weight/bias (C,) default to ones/zeros."""
+    from .array import ones, zeros
+    if len(input.shape) < 2:
+        raise ValueError(f"group_norm: 'input' must have at least 2 dims (N, C, ...), got shape "
+                         f"{tuple(input.shape)}")
+    C = input.shape[1]
+    if weight is None:
+        weight = ones((C,), input.dtype)
+    if bias is None:
+        bias = zeros((C,), input.dtype)
+    if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
+        raise TypeError(f"group_norm: num_groups must be an int, got {num_groups!r}")
+    return apply(GROUP_NORM, input, weight, bias, num_groups=int(num_groups), eps=float(eps))
