@@ -1,5 +1,373 @@
 """mindspore.ops' pooling and normalisation functions and Primitive classes beyond
-max_pool2d/avg_pool2d/batch_norm/layer_norm, over core/ops/pool_nd.py."""
+max_pool2d/avg_pool2d/batch_norm/layer_norm, over core/ops/pool_nd.py: the 1-D and 3-D pools,
+the adaptive pools, group_norm, and the Primitive classes AvgPool, MaxPool, AvgPool3D,
+MaxPool3D, AdaptiveAvgPool2D/3D and AdaptiveMaxPool2D/3D.
+
+MindSpore's rules are kept, including where it refuses: the 1-D adaptive pools take only
+(N, C, L) inputs whose L is divisible by output_size (MindSpore pools them with one window
+size); avg_pool1d takes (N, C, L) and the 3-D pools (N, C, D, H, W); max_pool3d's padding is
+at most half the kernel. Indices are flat positions in the pooled (unpadded) volume: int64,
+except AdaptiveMaxPool3D/adaptive_max_pool3d's int32.
+"""
 from __future__ import annotations
 
-__all__: list = []
+import numbers
+
+from ..core import dtype as _dt
+from ..core.ops import conv as _cv
+from ..core.ops import math as _m
+from ..core.ops import pool_nd as _pn
+from ..core.ops.pool_nd import group_norm
+from ..core.primitive import Primitive
+
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d",
+           "avg_pool3d", "max_pool3d", "group_norm", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D",
+           "AdaptiveMaxPool2D", "AdaptiveMaxPool3D", "AvgPool", "MaxPool", "AvgPool3D",
+           "MaxPool3D"]
+
+
+# ---------------------------------------------------------------- argument checks ----------------
+def ints(who, what, v, n, minimum=1):
+    """An int or a tuple of 1 or n ints as an n-tuple (each >= minimum)."""
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        t = (int(v),) * n
+    elif isinstance(v, (tuple, list)) and len(v) in (1, n) and all(
+            isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in v):
+        t = tuple(int(a) for a in v) * (n if len(v) == 1 else 1)
+    else:
+        raise TypeError(f"{who}: '{what}' must be an int or a tuple of {n} ints, got {v!r}")
+    if min(t) < minimum:
+        raise ValueError(f"{who}: '{what}' must be >= {minimum}, got {v!r}")
+    return t
+
+
+def pads3d(who, padding):
+    """padding of a 3-D pool: an int, (d, h, w) or (front, back, top, bottom, left, right), as
+    the 6-tuple of (before, after) per axis."""
+    if isinstance(padding, (tuple, list)) and len(padding) == 6:
+        p = ints(who, "padding", padding[:3], 3, 0) + ints(who, "padding", padding[3:], 3, 0)
+        return p
+    d, h, w = ints(who, "padding", padding, 3, 0)
+    return (d, d, h, h, w, w)
+
+
+def check_rank(who, x, ranks, layout):
+    if len(x.shape) not in ranks:
+        want = " or ".join(f"{r}-D" for r in ranks)
+        raise ValueError(f"{who}: the input must be {want} {layout}, got shape "
+                         f"{tuple(x.shape)}")
+
+
+def _half_kernel(who, pads, kernel_size):
+    for i, k in enumerate(kernel_size):
+        if max(pads[2 * i], pads[2 * i + 1]) * 2 > k:
+            raise ValueError(f"{who}: padding {pads} must be at most half of kernel_size "
+                             f"{tuple(kernel_size)}; use less padding or a larger kernel")
+
+
+def check_bool(who, what, v):
+    if not isinstance(v, bool):
+        raise TypeError(f"{who}: '{what}' must be a bool, got {v!r}")
+    return v
+
+
+# ---------------------------------------------------------------- window pools -------------------
+def max_pool_window(who, x, n, kernel_size, stride, pad_mode, padding, dilation, ceil_mode,
+                    return_indices):
+    """Max pooling of x's last n axes (padding: (before, after) per axis, with 'pad')."""
+    pads, _ = _pn.window_geometry(who, tuple(x.shape[len(x.shape) - n:]), kernel_size, stride,
+                                  dilation, pad_mode, padding, ceil_mode)
+    return _pn.max_pool_nd(x, kernel_size, stride, dilation, pads, return_indices)
+
+
+def avg_pool_window(who, x, n, kernel_size, stride, pad_mode, padding, ceil_mode,
+                    count_include_pad, divisor_override=0):
+    """Average pooling of x's last n axes (padding: (before, after) per axis, with 'pad')."""
+    pads, counted = _pn.window_geometry(who, tuple(x.shape[len(x.shape) - n:]), kernel_size,
+                                        stride, (1,) * n, pad_mode, padding, ceil_mode)
+    return _pn.avg_pool_nd(x, kernel_size, stride, pads, counted, count_include_pad,
+                           divisor_override)
+
+
+def avg_pool1d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """Average pooling of (N, C, L) over L (padding pads zeros on both sides; with
+    count_include_pad they count in each window's divisor)."""
+    who = "avg_pool1d"
+    check_rank(who, input_x, (3,), "(N, C, L)")
+    k = ints(who, "kernel_size", kernel_size, 1)
+    s = ints(who, "stride", stride, 1)
+    (p,) = ints(who, "padding", padding, 1, 0)
+    check_bool(who, "ceil_mode", ceil_mode)
+    check_bool(who, "count_include_pad", count_include_pad)
+    return avg_pool_window(who, input_x, 1, k, s, "pad", (p, p), ceil_mode, count_include_pad)
+
+
+def avg_pool3d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=0):
+    """Average pooling of (N, C, D, H, W); divisor_override (0: none) divides every window's
+    sum."""
+    who = "avg_pool3d"
+    check_rank(who, input_x, (5,), "(N, C, D, H, W)")
+    k = ints(who, "kernel_size", kernel_size, 3)
+    s = ints(who, "stride", stride, 3)
+    check_bool(who, "ceil_mode", ceil_mode)
+    check_bool(who, "count_include_pad", count_include_pad)
+    div = _divisor(who, divisor_override)
+    return avg_pool_window(who, input_x, 3, k, s, "pad", pads3d(who, padding), ceil_mode,
+                           count_include_pad, div)
+
+
+def _divisor(who, v):
+    if v is None:
+        return 0
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+        raise ValueError(f"{who}: divisor_override must be a non-negative int (0: divide by the "
+                         f"window's element count), got {v!r}")
+    return int(v)
+
+
+def max_pool3d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max pooling of (N, C, D, H, W) (stride defaults to kernel_size; padding pads -inf and is
+    at most half the kernel); return_indices also gives each maximum's flat index
+    d * H * W + h * W + w (int64)."""
+    who = "max_pool3d"
+    check_rank(who, x, (5,), "(N, C, D, H, W)")
+    k = ints(who, "kernel_size", kernel_size, 3)
+    s = k if stride is None else ints(who, "stride", stride, 3)
+    p = pads3d(who, padding)
+    _half_kernel(who, p, k)
+    d = ints(who, "dilation", dilation, 3)
+    check_bool(who, "ceil_mode", ceil_mode)
+    check_bool(who, "return_indices", return_indices)
+    return max_pool_window(who, x, 3, k, s, "pad", p, d, ceil_mode, return_indices)
+
+
+# ---------------------------------------------------------------- adaptive pools -----------------
+def _adaptive_1d(who, x, output_size):
+    check_rank(who, x, (3,), "(N, C, L)")
+    if isinstance(output_size, bool) or not isinstance(output_size, numbers.Integral) or \
+            output_size < 1:
+        raise TypeError(f"{who}: output_size must be a positive int, got {output_size!r}")
+    L = x.shape[2]
+    if L < output_size or L % output_size:
+        raise ValueError(f"{who}: the input's last dimension {L} must be divisible by "
+                         f"output_size {output_size} (and at least as large), as MindSpore "
+                         f"requires; use an output_size dividing {L}")
+    return (int(output_size),)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Means over output_size equal windows of L of (N, C, L)."""
+    return _pn.adaptive_avg_pool_nd(input, _adaptive_1d("adaptive_avg_pool1d", input,
+                                                        output_size))
+
+
+def adaptive_max_pool1d(input, output_size):
+    """Maxima over output_size equal windows of L of (N, C, L)."""
+    return _pn.adaptive_max_pool_nd(input, _adaptive_1d("adaptive_max_pool1d", input,
+                                                        output_size))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Means over the adaptive bins of the last two axes of (C, H, W) or (N, C, H, W);
+    output_size an int or (h, w) with None keeping an axis."""
+    who = "adaptive_avg_pool2d"
+    check_rank(who, input, (3, 4), "(C, H, W) or (N, C, H, W)")
+    return _pn.adaptive_avg_pool_nd(input, _pn.resolve_output_size(who, output_size,
+                                                                   input.shape, 2))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Means over the adaptive bins of the last three axes of 4-D or 5-D input."""
+    who = "adaptive_avg_pool3d"
+    check_rank(who, input, (4, 5), "(C, D, H, W) or (N, C, D, H, W)")
+    return _pn.adaptive_avg_pool_nd(input, _pn.resolve_output_size(who, output_size,
+                                                                   input.shape, 3))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Maxima over the adaptive bins of the last two axes; with return_indices also their
+    flat indices h * W + w (int64)."""
+    who = "adaptive_max_pool2d"
+    check_rank(who, input, (3, 4), "(C, H, W) or (N, C, H, W)")
+    check_bool(who, "return_indices", return_indices)
+    return _pn.adaptive_max_pool_nd(input, _pn.resolve_output_size(who, output_size,
+                                                                   input.shape, 2),
+                                    return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Maxima over the adaptive bins of the last three axes; with return_indices also their
+    flat indices d * H * W + h * W + w (int32, as MindSpore's AdaptiveMaxPool3D)."""
+    who = "adaptive_max_pool3d"
+    check_rank(who, input, (4, 5), "(C, D, H, W) or (N, C, D, H, W)")
+    check_bool(who, "return_indices", return_indices)
+    sizes = _pn.resolve_output_size(who, output_size, input.shape, 3)
+    y = _pn.adaptive_max_pool_nd(input, sizes)
+    if not return_indices:
+        return y
+    return y, _m.cast(_pn.adaptive_max_pool_nd_argmax(input, sizes), _dt.int32)
+
+
+# ---------------------------------------------------------------- Primitive classes --------------
+class _Prim(Primitive):
+    """A MindSpore Primitive class over a function of this module."""
+
+    def __repr__(self) -> str:
+        return f"Prim[{self.name}]"
+
+
+def _pad_mode(who, pad_mode, allowed=("VALID", "SAME", "PAD")):
+    if not isinstance(pad_mode, str) or pad_mode.upper() not in allowed:
+        raise ValueError(f"{who}: pad_mode must be one of {allowed} (either case), got "
+                         f"{pad_mode!r}")
+    return pad_mode.lower()
+
+
+def _nchw(who, data_format, want="NCHW"):
+    if data_format != want:
+        raise ValueError(f"{who}: data_format={data_format!r} is not supported; use {want!r}")
+
+
+class AvgPool(_Prim):
+    """`AvgPool(kernel_size, strides, pad_mode)(x)` on (N, C, H, W); with 'same' each window
+    averages its real (unpadded) elements."""
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="VALID", data_format="NCHW"):
+        self.name = "AvgPool"
+        self.kernel_size = _cv.pair(self.name, "kernel_size", kernel_size)
+        self.strides = _cv.pair(self.name, "strides", strides)
+        self.pad_mode = _pad_mode(self.name, pad_mode, ("VALID", "SAME"))
+        _nchw(self.name, data_format)
+
+    def __call__(self, x):
+        return _cv.avg_pool2d(x, self.kernel_size, self.strides, 0, count_include_pad=False,
+                              pad_mode=self.pad_mode)
+
+
+class MaxPool(_Prim):
+    """`MaxPool(kernel_size, strides, pad_mode)(x)` on (N, C, H, W)."""
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="valid", data_format="NCHW"):
+        self.name = "MaxPool"
+        self.kernel_size = _cv.pair(self.name, "kernel_size", kernel_size)
+        self.strides = _cv.pair(self.name, "strides", strides)
+        self.pad_mode = _pad_mode(self.name, pad_mode, ("VALID", "SAME"))
+        _nchw(self.name, data_format)
+
+    def __call__(self, x):
+        return _cv.max_pool2d(x, self.kernel_size, self.strides, 0, pad_mode=self.pad_mode)
+
+
+def _kernel3d(who, what, v):
+    """An int, a 3-tuple or MindSpore's 5-tuple (1, 1, d, h, w)."""
+    if isinstance(v, (tuple, list)) and len(v) == 5:
+        v = tuple(v[2:])
+    return ints(who, what, v, 3)
+
+
+class AvgPool3D(_Prim):
+    """`AvgPool3D(kernel_size, strides, pad_mode, pad, ceil_mode, count_include_pad,
+    divisor_override)(x)` on (N, C, D, H, W); pad: an int or (front, back, top, bottom, left,
+    right), with pad_mode 'pad'."""
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="valid", pad=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=0, data_format="NCDHW"):
+        who = self.name = "AvgPool3D"
+        self.kernel_size = _kernel3d(who, "kernel_size", kernel_size)
+        self.strides = _kernel3d(who, "strides", strides)
+        self.pad_mode = _pad_mode(who, pad_mode)
+        self.pad = pads3d(who, pad)
+        if self.pad_mode != "pad" and any(self.pad):
+            raise ValueError(f"{who}: pad={pad!r} needs pad_mode='pad', got {pad_mode!r}")
+        self.ceil_mode = check_bool(who, "ceil_mode", ceil_mode)
+        self.count_include_pad = check_bool(who, "count_include_pad", count_include_pad)
+        self.divisor_override = _divisor(who, divisor_override)
+        _nchw(who, data_format, "NCDHW")
+
+    def __call__(self, x):
+        check_rank(self.name, x, (5,), "(N, C, D, H, W)")
+        return avg_pool_window(self.name, x, 3, self.kernel_size, self.strides, self.pad_mode,
+                               self.pad, self.ceil_mode, self.count_include_pad,
+                               self.divisor_override)
+
+
+class MaxPool3D(_Prim):
+    """`MaxPool3D(kernel_size, strides, pad_mode, pad_list, ceil_mode)(x)` on (N, C, D, H, W);
+    pad_list: an int or (front, back, top, bottom, left, right), with pad_mode 'pad'."""
+
+    def __init__(self, kernel_size=1, strides=1, pad_mode="VALID", pad_list=0, ceil_mode=None,
+                 data_format="NCDHW"):
+        who = self.name = "MaxPool3D"
+        self.kernel_size = _kernel3d(who, "kernel_size", kernel_size)
+        self.strides = _kernel3d(who, "strides", strides)
+        self.pad_mode = _pad_mode(who, pad_mode)
+        self.pad_list = pads3d(who, pad_list)
+        if self.pad_mode != "pad" and any(self.pad_list):
+            raise ValueError(f"{who}: pad_list={pad_list!r} needs pad_mode='pad', got "
+                             f"{pad_mode!r}")
+        if ceil_mode is not None:
+            check_bool(who, "ceil_mode", ceil_mode)
+        self.ceil_mode = bool(ceil_mode)
+        _nchw(who, data_format, "NCDHW")
+
+    def __call__(self, x):
+        check_rank(self.name, x, (5,), "(N, C, D, H, W)")
+        return max_pool_window(self.name, x, 3, self.kernel_size, self.strides, self.pad_mode,
+                               self.pad_list, (1, 1, 1), self.ceil_mode, False)
+
+
+class AdaptiveAvgPool2D(_Prim):
+    """`AdaptiveAvgPool2D(output_size)(x)`: ops.adaptive_avg_pool2d."""
+
+    def __init__(self, output_size):
+        self.name = "AdaptiveAvgPool2D"
+        self.output_size = output_size
+
+    def __call__(self, x):
+        return adaptive_avg_pool2d(x, self.output_size)
+
+
+class AdaptiveAvgPool3D(_Prim):
+    """`AdaptiveAvgPool3D(output_size)(x)`: ops.adaptive_avg_pool3d."""
+
+    def __init__(self, output_size):
+        self.name = "AdaptiveAvgPool3D"
+        self.output_size = output_size
+
+    def __call__(self, x):
+        return adaptive_avg_pool3d(x, self.output_size)
+
+
+class AdaptiveMaxPool2D(_Prim):
+    """`AdaptiveMaxPool2D(output_size)(x)` -> (y, argmax int64), as MindSpore's: both
+    outputs always; output_size entries must be ints (MindSpore's primitive refuses None)."""
+
+    def __init__(self, output_size):
+        self.name = "AdaptiveMaxPool2D"
+        sizes = (output_size,) * 2 if isinstance(output_size, numbers.Integral) else output_size
+        if not isinstance(sizes, (tuple, list)) or len(sizes) != 2 or any(
+                isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in sizes):
+            raise TypeError(f"AdaptiveMaxPool2D: output_size must be an int or a tuple of 2 "
+                            f"ints, got {output_size!r}; ops.adaptive_max_pool2d accepts None")
+        self.output_size = tuple(int(v) for v in sizes)
+
+    def __call__(self, x):
+        return adaptive_max_pool2d(x, self.output_size, True)
+
+
+class AdaptiveMaxPool3D(_Prim):
+    """`AdaptiveMaxPool3D()(x, output_size)` -> (y, argmax int32); output_size a tuple or a
+    Tensor of 3 ints, as MindSpore's."""
+
+    def __init__(self):
+        self.name = "AdaptiveMaxPool3D"
+
+    def __call__(self, x, output_size):
+        if hasattr(output_size, "asnumpy"):
+            output_size = tuple(int(v) for v in output_size.asnumpy().reshape(-1))
+        return adaptive_max_pool3d(x, output_size, True)
+

@@ -45,26 +45,25 @@ def window_geometry(who, sizes, kernel_size, stride, dilation, pad_mode, padding
     """(pads, counted) of a window pool over axes of `sizes`: `pads` the (before, after) zero /
     -inf padding per axis, `counted` the part of it count_include_pad counts. pad_mode 'valid'
     pads nothing, 'same' gives ceil(size / stride) outputs with the odd padding element after,
-    'pad' pads `padding` on both sides and with ceil_mode adds what the last window (which
-    must start inside the input or its left padding) needs."""
+    'pad' pads `padding` ((before, after) per axis) and with ceil_mode adds what the last window
+    (which must start inside the input or its before-padding) needs."""
     pads, counted = [], []
-    for n, k, s, d, p in zip(sizes, kernel_size, stride, dilation, padding):
+    for i, (n, k, s, d) in enumerate(zip(sizes, kernel_size, stride, dilation)):
         ext = d * (k - 1) + 1
         if pad_mode == "valid":
-            lo = hi = 0
-            chi = 0
+            lo = hi = chi = 0
         elif pad_mode == "same":
             o = -(-n // s)
             need = max(0, (o - 1) * s + ext - n)
             lo, hi = need // 2, need - need // 2
             chi = hi
         else:
-            lo = chi = p
-            span = n + 2 * p - ext
+            lo, chi = padding[2 * i], padding[2 * i + 1]
+            span = n + lo + chi - ext
             o = (span + (s - 1 if ceil_mode else 0)) // s + 1
-            if ceil_mode and (o - 1) * s >= n + p:
+            if ceil_mode and (o - 1) * s >= n + lo:
                 o -= 1
-            hi = max((o - 1) * s + ext - n - p, p)
+            hi = max((o - 1) * s + ext - n - lo, chi)
         if n + lo + hi < ext:
             raise ShapeError(f"{who}: the window {tuple(kernel_size)} (dilation "
                              f"{tuple(dilation)}) is larger than the padded input of spatial "
