@@ -1,5 +1,6 @@
-"""Normalisation and regularisation Cells: nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm and
-nn.Dropout (MindSpore 2.x names, arguments, defaults and default initializations).
+"""Normalisation and regularisation Cells: nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d,
+nn.LayerNorm, nn.GroupNorm, nn.InstanceNorm1d/2d/3d and nn.Dropout (MindSpore 2.x names,
+arguments, defaults and default initializations).
 
 Train/eval behaviour follows `Cell.set_train`: BatchNorm normalises with the batch statistics and
 updates its moving statistics in training, and with the moving statistics in eval (unless
@@ -10,6 +11,14 @@ holds, as MindSpore's does (its repr shows the argument); the batch variance ent
 moving variance is the unbiased one, as MindSpore's GPU/Ascend kernels use. The `if
 self.training:` branches are resolved when a graph compiles, and the compile cache keys on the
 `training` flags, so switching set_train after a GRAPH_MODE call runs the other phase's graph.
+
+BatchNorm3d is MindSpore's: a BatchNorm2d child named `bn2d` (so its Parameters are
+bn2d.gamma, bn2d.moving_mean, ...) over the (N, C, D * H, W) view. GroupNorm and the
+InstanceNorms are the group_norm composite (core/ops/pool_nd.py; an InstanceNorm is GroupNorm
+with one channel per group). MindSpore's InstanceNorm always normalises with each instance's
+own statistics, in training and in eval, and never writes its moving_mean / moving_variance
+Parameters (named 'mean' and 'variance'; its GPU kernel updates copies of them), so they stay
+at their initial zeros / ones here too.
 """
 from __future__ import annotations
 
@@ -17,11 +26,14 @@ import numbers
 import warnings
 
 from ...core import dtype as dt
+from ...core.ops import array as _a
 from ...core.ops import norm as _nm
+from ...core.ops import pool_nd as _pn
 from ...core.ops import random as _rnd
 from ...core.primitive import apply
 from ..cell import Cell
 from ...core.arg_checks import check_bool
+from ...core.tensor import Tensor
 from .basic import check_positive_int, init_param
 
 
@@ -198,4 +210,127 @@ class Dropout(Cell):
         return f"p={self.p}"
 
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout"]
+class BatchNorm3d(Cell):
+    """Batch normalisation of (N, C, D, H, W) inputs over N, D, H and W: MindSpore's BatchNorm3d,
+    a BatchNorm2d child `bn2d` over the (N, C, D * H, W) view (its arguments, defaults and
+    momentum convention)."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones",
+                 beta_init="zeros", moving_mean_init="zeros", moving_var_init="ones",
+                 use_batch_statistics=None, dtype=dt.float32):
+        super().__init__()
+        self.bn2d = BatchNorm2d(num_features, eps, momentum, affine, gamma_init, beta_init,
+                                moving_mean_init, moving_var_init, use_batch_statistics,
+                                "NCHW", dtype)
+
+    def construct(self, x):
+        shape = tuple(x.shape)
+        if len(shape) != 5:
+            raise ValueError(f"BatchNorm3d: the input must be 5-D (N, C, D, H, W), got shape "
+                             f"{shape}; use BatchNorm2d for (N, C, H, W) inputs")
+        y = self.bn2d(_a.reshape(x, (shape[0], shape[1], shape[2] * shape[3], shape[4])))
+        return _a.reshape(y, shape)
+
+
+class GroupNorm(Cell):
+    """Normalise each group of num_channels / num_groups channels (and all trailing axes) of an
+    (N, C, ...) input with its own mean and biased variance, then scale and shift per channel
+    by gamma and beta (shape (num_channels,), trainable when affine)."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, gamma_init="ones",
+                 beta_init="zeros", dtype=dt.float32):
+        super().__init__()
+        who = "GroupNorm"
+        self.num_groups = check_positive_int(who, "num_groups", num_groups)
+        self.num_channels = check_positive_int(who, "num_channels", num_channels)
+        if self.num_channels % self.num_groups:
+            raise ValueError(f"GroupNorm: num_channels={num_channels} must be divisible by "
+                             f"num_groups={num_groups}")
+        self.eps = _check_float(who, "eps", eps, 0.0, float("inf"), lo_open=True)
+        self.affine = check_bool(who, "affine", affine)
+        dtype = dt.to_dtype(dtype)
+        shape = (self.num_channels,)
+        self.gamma = init_param(who, "gamma_init", gamma_init, shape, dtype, "gamma")
+        self.gamma.requires_grad = self.affine
+        self.beta = init_param(who, "beta_init", beta_init, shape, dtype, "beta")
+        self.beta.requires_grad = self.affine
+
+    def construct(self, x):
+        if len(x.shape) < 2 or x.shape[1] != self.num_channels:
+            raise ValueError(f"GroupNorm: the input must be (N, C, ...) with C = num_channels = "
+                             f"{self.num_channels}, got shape {tuple(x.shape)}")
+        return _pn.group_norm(x, self.num_groups, self.gamma, self.beta, self.eps)
+
+    def extend_repr(self):
+        return f"num_groups={self.num_groups}, num_channels={self.num_channels}"
+
+
+class _InstanceNorm(Cell):
+    """Normalise each (sample, channel) plane with its own mean and biased variance, then scale
+    and shift per channel by gamma and beta; in training and eval alike (see the module
+    docstring for the moving statistics)."""
+    who = "InstanceNorm"
+    rank = 0
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, gamma_init="ones",
+                 beta_init="zeros", dtype=dt.float32):
+        super().__init__()
+        who = self.who
+        self.num_features = check_positive_int(who, "num_features", num_features)
+        self.eps = _check_float(who, "eps", eps, 0.0, float("inf"), lo_open=True)
+        self.momentum = _check_float(who, "momentum", momentum, 0.0, 1.0)
+        self.affine = check_bool(who, "affine", affine)
+        for name, init in (("gamma_init", gamma_init), ("beta_init", beta_init)):
+            if isinstance(init, Tensor) and init.dtype is not dt.float32:
+                raise TypeError(f"{who}: {name} must be a float32 Tensor (as MindSpore "
+                                f"requires), got {init.dtype}; use .astype(ms.float32)")
+        dtype = dt.to_dtype(dtype)
+        shape = (self.num_features,)
+        self.moving_mean = init_param(who, "moving_mean", "zeros", shape, dtype, "mean")
+        self.moving_mean.requires_grad = False
+        self.moving_variance = init_param(who, "moving_variance", "ones", shape, dtype,
+                                          "variance")
+        self.moving_variance.requires_grad = False
+        self.gamma = init_param(who, "gamma_init", gamma_init, shape, dtype, "gamma")
+        self.gamma.requires_grad = self.affine
+        self.beta = init_param(who, "beta_init", beta_init, shape, dtype, "beta")
+        self.beta.requires_grad = self.affine
+
+    def construct(self, x):
+        if len(x.shape) != self.rank:
+            raise ValueError(f"{self.who}: the input must be {self.rank}-D (N, C"
+                             f"{', ...' if self.rank > 2 else ''}), got shape "
+                             f"{tuple(x.shape)}")
+        if x.shape[1] != self.num_features:
+            raise ValueError(f"{self.who}: the input of shape {tuple(x.shape)} has "
+                             f"{x.shape[1]} channels (axis 1) but num_features="
+                             f"{self.num_features}; make num_features={x.shape[1]}")
+        return _pn.group_norm(x, self.num_features, self.gamma, self.beta, self.eps)
+
+    def extend_repr(self):
+        return (f"num_features={self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"gamma={self.gamma.name}, beta={self.beta.name}, "
+                f"moving_mean={self.moving_mean.name}, "
+                f"moving_variance={self.moving_variance.name}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) inputs."""
+    who = "InstanceNorm1d"
+    rank = 3
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) inputs."""
+    who = "InstanceNorm2d"
+    rank = 4
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) inputs."""
+    who = "InstanceNorm3d"
+    rank = 5
+
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Dropout"]
