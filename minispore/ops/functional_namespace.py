@@ -208,15 +208,18 @@ def clip_by_global_norm(x, clip_norm=1.0, use_norm=None):
     """The tensors of x scaled by clip_norm / max(global_norm, clip_norm), global_norm the L2
     norm of all of them together, in MindSpore's order of operations: float32 square sums of
     shape (1,), their sum, its square root, then x * clip_norm / global_norm cast back to each
-    tensor's dtype. Returns a tuple."""
+    tensor's dtype. Returns a tuple (a Tensor for one Tensor x, as MindSpore)."""
     if use_norm is not None:
         raise ValueError(f"For 'clip_by_global_norm', input 'use_norm' only supports None "
                          f"currently, but got 'use_norm': {use_norm}")
     if isinstance(clip_norm, bool) or not isinstance(clip_norm, (int, float)) or clip_norm <= 0:
         raise ValueError(f"For 'clip_by_global_norm', clip_norm must be a number > 0, got "
                          f"{clip_norm!r}")
+    if isinstance(x, Tensor):            # one tensor: clipped by its own norm, a tensor back
+        return clip_by_global_norm((x,), clip_norm, use_norm)[0]
     if not isinstance(x, (tuple, list)) or not all(isinstance(t, Tensor) for t in x):
-        raise TypeError("For 'clip_by_global_norm', x must be a tuple or list of Tensors")
+        raise TypeError("For 'clip_by_global_norm', x must be a Tensor or a tuple or list of "
+                        "Tensors")
     from ..core.ops import reduce as _R
     clip = Tensor([clip_norm], _dt.float32)
     total = None
@@ -252,6 +255,9 @@ def _matrix_norm(x, ord, dims, keepdim):
     d0, d1 = dims
     if ord is None or ord == "fro":
         return _M.sqrt(_R.sum(_M.square(x), dims, keepdim))
+    if ord not in (2, -2, 1, -1, _INF, -_INF, "nuc"):
+        raise ValueError(f"For norm, the ord mode must be in [2, -2, 1, -1, float('inf'), "
+                         f"-float('inf'), 'fro', 'nuc', None] for matrices, but got {ord}.")
     if ord in (1, -1, _INF, -_INF):
         inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
         s = _R.sum(_M.abs(x), inner, True)
@@ -282,7 +288,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
                 if not keepdim else _M.sqrt(_sum_all_keep(x))
         if rank == 1:
             if isinstance(ord, str):
-                raise ValueError(f"For 'norm', ord={ord!r} is a matrix norm; A is 1-D")
+                raise TypeError(f"For norm, ord mode can not be str for vectors, but got {ord}.")
             return _vector_norm(x, ord, 0, keepdim)
         if rank == 2:
             return _matrix_norm(x, ord, (0, 1), keepdim)
@@ -290,10 +296,12 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
                          f"got rank {rank}")
     if isinstance(dim, int):
         if isinstance(ord, str):
-            raise ValueError(f"For 'norm', ord={ord!r} needs two dims (a matrix norm)")
+            raise TypeError(f"For norm, ord mode can not be str for vectors, but got {ord}.")
         return _vector_norm(x, ord, dim, keepdim)
     dims = tuple(int(d) % rank for d in dim)
     if len(dims) == 1:
+        if isinstance(ord, str):
+            raise TypeError(f"For norm, ord mode can not be str for vectors, but got {ord}.")
         return _vector_norm(x, ord, dims[0], keepdim)
     if len(dims) != 2:
         raise ValueError(f"For 'norm', dim must be an int or a tuple of 1 or 2 ints, got {dim!r}")
