@@ -68,7 +68,7 @@ def conv_nd_geometry(name, x_shape, w_shape, stride, pad_mode, pad, dilation, gr
     return tuple(pads), tuple(out)
 
 
-def _ints(name, what, v, n, low=1):
+def int_tuple(name, what, v, n, low=1):
     """An int or a tuple of n ints (MindSpore also accepts 5-tuples (1, 1, d, h, w) for 3-D)."""
     ok = isinstance(v, (int, np.integer)) and not isinstance(v, bool)
     if ok:
@@ -313,7 +313,7 @@ def conv1d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dila
     """MindSpore's ops.conv1d: input (N, C_in, L), weight (C_out, C_in / groups, K), bias
     (C_out,); padding an int or a 1-tuple (both sides), or (left, right)."""
     who = "conv1d"
-    (s,), (d,) = _ints(who, "stride", stride, 1), _ints(who, "dilation", dilation, 1)
+    (s,), (d,) = int_tuple(who, "stride", stride, 1), int_tuple(who, "dilation", dilation, 1)
     pads = explicit_pads(who, pad_mode, padding, 1)
     out = apply(CONV1D, input, weight, stride=s, pad_mode=pad_mode.lower(), pad=pads,
                 dilation=d, group=groups)
@@ -325,9 +325,9 @@ def conv3d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dila
     """MindSpore's ops.conv3d: input (N, C_in, D, H, W), weight (C_out, C_in / groups, kd, kh,
     kw); padding an int, (d, h, w) (both sides) or (head, tail, top, bottom, left, right)."""
     who = "conv3d"
-    out = apply(CONV3D, input, weight, stride=_ints(who, "stride", stride, 3),
+    out = apply(CONV3D, input, weight, stride=int_tuple(who, "stride", stride, 3),
                 pad_mode=_mode(who, pad_mode), pad=explicit_pads(who, pad_mode, padding, 3),
-                dilation=_ints(who, "dilation", dilation, 3), group=groups)
+                dilation=int_tuple(who, "dilation", dilation, 3), group=groups)
     return _bias(out, bias, who)
 
 
@@ -366,14 +366,15 @@ def check_output_padding(who, output_padding, stride, dilation, pad_mode):
 def conv3d_transpose(inputs, weight, pad_mode="valid", padding=0, stride=1, dilation=1, group=1,
                      output_padding=0):
     """MindSpore's ops.conv3d_transpose (ops.Conv3DTranspose): inputs (N, C_in, D, H, W), weight
-    (C_in, C_out / group, kd, kh, kw); output per axis (in - 1) * stride - pad_before - pad_after
-    + dilation * (k - 1) + output_padding + 1 ('same': in * stride, 'valid': no padding). The
-    output_padding rows are real outputs (the adjoint of a convolution of that larger input)."""
+    (C_in, C_out / group, kd, kh, kw); output lengths as transposed_length (MindSpore's
+    Conv3DTranspose gives 'valid' in * stride + max(dilated k - stride, 0) too, not the
+    (in - 1) * stride + dilated k its documentation states) plus output_padding ('pad' only),
+    whose planes are real outputs (the adjoint of a convolution of that larger input)."""
     who = "conv3d_transpose"
     mode = _mode(who, pad_mode)
     pads = explicit_pads(who, pad_mode, padding, 3)
-    s, d = _ints(who, "stride", stride, 3), _ints(who, "dilation", dilation, 3)
-    op = _ints(who, "output_padding", output_padding, 3, low=0)
+    s, d = int_tuple(who, "stride", stride, 3), int_tuple(who, "dilation", dilation, 3)
+    op = int_tuple(who, "output_padding", output_padding, 3, low=0)
     check_output_padding(who, op, s, d, mode)
     if len(inputs.shape) != 5 or len(weight.shape) != 5:
         raise ShapeError(f"{who}: 'inputs' and 'weight' must be 5-D, got {tuple(inputs.shape)} "
@@ -381,18 +382,43 @@ def conv3d_transpose(inputs, weight, pad_mode="valid", padding=0, stride=1, dila
     if not isinstance(group, int) or isinstance(group, bool) or group < 1:
         raise ValueError(f"{who}: group must be a positive int, got {group!r}")
     k = tuple(weight.shape[2:])
-    out = []
-    for a in range(3):
-        n = inputs.shape[2 + a]
-        if mode == "same":
-            out.append(n * s[a])
-        else:
-            out.append((n - 1) * s[a] - pads[2 * a] - pads[2 * a + 1] + d[a] * (k[a] - 1)
-                       + op[a] + 1)
+    out = tuple(transposed_length(mode, inputs.shape[2 + a], k[a], s[a], d[a],
+                                  pads[2 * a] + pads[2 * a + 1]) + op[a] for a in range(3))
     shape = (inputs.shape[0], weight.shape[1] * group) + tuple(out)
     return apply(CONV3D_BACKPROP_INPUT, inputs, weight, input_shape=shape, stride=s,
                  pad_mode=mode, pad=pads, dilation=d, group=group)
 
 
-__all__ = ["conv1d", "conv3d", "conv3d_transpose", "transposed_length", "check_output_padding",
-           "explicit_pads", "conv_nd_geometry"]
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """ops.conv_transpose2d / mint.nn.functional.conv_transpose2d (PyTorch's rules, as
+    MindSpore documents them): input (N, C_in, H, W) or (C_in, H, W), weight (C_in, C_out /
+    groups, kh, kw); padding an int or (h, w) on both sides; output per axis (in - 1) * stride
+    - 2 * padding + dilation * (k - 1) + output_padding + 1, the output_padding rows being real
+    outputs (unlike nn.Conv2dTranspose, which appends zeros)."""
+    who = "conv_transpose2d"
+    if len(input.shape) == 3:
+        return _a.squeeze(conv_transpose2d(_a.expand_dims(input, 0), weight, bias, stride,
+                                           padding, output_padding, groups, dilation), 0)
+    if len(input.shape) != 4 or len(weight.shape) != 4:
+        raise ShapeError(f"{who}: 'input' must be 3-D or 4-D and 'weight' 4-D, got "
+                         f"{tuple(input.shape)} and {tuple(weight.shape)}")
+    s, d = int_tuple(who, "stride", stride, 2), int_tuple(who, "dilation", dilation, 2)
+    p = int_tuple(who, "padding", padding, 2, low=0)
+    op = int_tuple(who, "output_padding", output_padding, 2, low=0)
+    if any(o >= max(ss, dd) for o, ss, dd in zip(op, s, d)):
+        raise ValueError(f"{who}: output_padding {op} must be smaller than max(stride, "
+                         f"dilation) per axis (stride {s}, dilation {d})")
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+        raise ValueError(f"{who}: groups must be a positive int, got {groups!r}")
+    k = tuple(weight.shape[2:])
+    out = tuple((n - 1) * ss - 2 * pp + dd * (kk - 1) + oo + 1
+                for n, ss, pp, dd, kk, oo in zip(input.shape[2:], s, p, d, k, op))
+    shape = (input.shape[0], weight.shape[1] * groups) + out
+    y = apply(CONV2D_BACKPROP_INPUT, input, weight, input_shape=shape, stride=s, pad_mode="pad",
+              pad=(p[0], p[0], p[1], p[1]), dilation=d, group=groups)
+    return _bias(y, bias, who)
+
+
+__all__ = ["conv1d", "conv3d", "conv3d_transpose", "conv_transpose2d", "int_tuple",
+           "transposed_length", "check_output_padding", "explicit_pads", "conv_nd_geometry"]

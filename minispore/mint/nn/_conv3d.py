@@ -1,4 +1,5 @@
-"""3-D convolution and average pooling of mint.nn.functional (PyTorch's rules), composed from
+"""3-D convolution and average pooling of mint.nn.functional (PyTorch's rules). conv3d maps
+PyTorch's arguments onto the conv3d composite (core/ops/conv_nd.py); avg_pool3d is composed from
 the 2-D ops: a 3-D window is a sum over its depth taps (strided depth slices) of 2-D windows,
 the depth folded into the batch."""
 from __future__ import annotations
@@ -6,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.ops import array as _a
+from ...core.ops import conv_nd as _cnd
 from ...core.tensor import Tensor
 from ._pooling import _out_len, avg_pool2d, pad
-from ._resample import _ints
+from ._resample import _ints, _torch_padding
 
 
 def _depth_taps(x, k, s, d, out):
@@ -30,45 +32,16 @@ def _unfold_depth(t, n):
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D convolution of (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_out, C_in / groups,
-    kd, kh, kw); padding an int, a triple, 'valid' or 'same' (stride 1)."""
-    from .functional import conv2d
+    kd, kh, kw); padding an int, a triple, 'valid' or 'same' (stride 1): the conv3d composite
+    (core/ops/conv_nd.py)."""
     who = "conv3d"
     if len(input.shape) == 4:
         return _a.squeeze(conv3d(_a.expand_dims(input, 0), weight, bias, stride, padding,
                                  dilation, groups), 0)
-    if len(input.shape) != 5 or len(weight.shape) != 5:
-        raise ValueError(f"{who}: input must be 4-D or 5-D and weight 5-D, got "
-                         f"{tuple(input.shape)} and {tuple(weight.shape)}")
     s = _ints(who, "stride", stride, 3)
-    dl = _ints(who, "dilation", dilation, 3)
-    k = tuple(weight.shape[2:])
-    if isinstance(padding, str):
-        if padding not in ("valid", "same"):
-            raise ValueError(f"{who}: padding must be 'valid', 'same', an int or a triple, got "
-                             f"{padding!r}")
-        if padding == "same" and s != (1, 1, 1):
-            raise ValueError(f"{who}: padding='same' needs stride=1 (as PyTorch)")
-        pads = [0] * 6
-        if padding == "same":
-            for a, (kk, dd) in enumerate(zip(k, dl)):
-                total = dd * (kk - 1)
-                pads[2 * (2 - a)], pads[2 * (2 - a) + 1] = total // 2, total - total // 2
-        x = pad(input, tuple(pads))
-    else:
-        p = _ints(who, "padding", padding, 3, low=0)
-        x = pad(input, (p[2], p[2], p[1], p[1], p[0], p[0])) if any(p) else input
-    n, dpad = x.shape[0], x.shape[2]
-    od = (dpad - dl[0] * (k[0] - 1) - 1) // s[0] + 1
-    if od <= 0:
-        raise ValueError(f"{who}: the kernel depth {k[0]} does not fit the input depth")
-    total = None
-    for i, tap in enumerate(_depth_taps(x, k[0], s[0], dl[0], od)):
-        y = conv2d(_fold_depth(tap), weight[:, :, i], None, s[1:], 0, dl[1:], groups)
-        total = y if total is None else total + y
-    out = _unfold_depth(total, n)
-    if bias is not None:
-        out = out + _a.reshape(bias, (1, -1, 1, 1, 1))
-    return out
+    mode, pads = _torch_padding(who, padding, s, 3)
+    return _cnd.conv3d(input, weight, bias, s, mode, pads, _ints(who, "dilation", dilation, 3),
+                       groups)
 
 
 def _axis_divisors(n, k, s, p, out, count_include_pad):

@@ -1,7 +1,7 @@
 """Resampling and patch functions of mint.nn.functional (PyTorch's rules), over gather,
 slicing, reshape/transpose, conv2d and conv2d_backprop_input: interpolate/upsample ('nearest',
-'linear', 'bilinear', 'bicubic', 'trilinear'), pixel_shuffle, unfold, fold, conv1d,
-conv_transpose2d and dropout2d."""
+'linear', 'bilinear', 'bicubic', 'trilinear'), pixel_shuffle, unfold, fold, conv1d (PyTorch's
+arguments onto the conv1d composite), conv_transpose2d (core/ops/conv_nd.py's) and dropout2d."""
 from __future__ import annotations
 
 import numbers
@@ -9,10 +9,10 @@ import numbers
 import numpy as np
 
 from ...core.ops import array as _a
-from ...core.ops import conv as _cv
+from ...core.ops import conv_nd as _cnd
+from ...core.ops.conv_nd import conv_transpose2d  # noqa: F401  (mint.nn.functional's)
 from ...core.ops import index_ops as _ix
 from ...core.ops import random as _rnd
-from ...core.primitive import apply
 
 
 def _ints(who, name, v, n, low=1):
@@ -241,44 +241,32 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 # ---------------------------------------------------------------- convolutions ------------------
+def _torch_padding(who, padding, stride, n):
+    """PyTorch's padding argument as (pad_mode, (before, after) * n): 'valid', 'same' (stride 1
+    only; the odd element at the end, as MindSpore's 'same'), an int or n ints."""
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(f"{who}: padding must be 'valid', 'same', an int or a tuple of {n} "
+                             f"ints, got {padding!r}")
+        if padding == "same" and stride != (1,) * n:
+            raise ValueError(f"{who}: padding='same' needs stride=1 (as PyTorch), got stride "
+                             f"{stride}")
+        return padding, (0,) * (2 * n)
+    p = _ints(who, "padding", padding, n, low=0)
+    return "pad", tuple(v for a in p for v in (a, a))
+
+
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """1-D convolution of (N, C_in, L) or (C_in, L) as a 2-D one over (N, C_in, 1, L)."""
-    from .functional import conv2d
-    s = _ints("conv1d", "stride", stride, 1)
-    dl = _ints("conv1d", "dilation", dilation, 1)
-    p = padding if isinstance(padding, str) else (0,) + _ints("conv1d", "padding", padding, 1,
-                                                               low=0)
-    out = conv2d(_a.expand_dims(input, -2), _a.expand_dims(weight, -2), bias, (1,) + s, p,
-                 (1,) + dl, groups)
-    return _a.squeeze(out, -2)
-
-
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
-    """The transposed 2-D convolution (the gradient of conv2d with respect to its input):
-    weight (C_in, C_out / groups, kh, kw); output size (H - 1) * stride - 2 * padding +
-    dilation * (kh - 1) + output_padding + 1."""
-    who = "conv_transpose2d"
-    if len(input.shape) == 3:
-        return _a.squeeze(conv_transpose2d(_a.expand_dims(input, 0), weight, bias, stride,
-                                           padding, output_padding, groups, dilation), 0)
-    s = _ints(who, "stride", stride, 2)
-    p = _ints(who, "padding", padding, 2, low=0)
-    op = _ints(who, "output_padding", output_padding, 2, low=0)
-    d = _ints(who, "dilation", dilation, 2)
-    if any(o >= max(ss, dd) for o, ss, dd in zip(op, s, d)):
-        raise ValueError(f"{who}: output_padding {op} must be smaller than stride {s} or "
-                         f"dilation {d}")
-    n, c, h, w = input.shape
-    k = tuple(weight.shape[2:])
-    out = tuple((x - 1) * ss - 2 * pp + dd * (kk - 1) + oo + 1
-                for x, ss, pp, dd, kk, oo in zip((h, w), s, p, d, k, op))
-    shape = (n, weight.shape[1] * groups) + out
-    y = apply(_cv.CONV2D_BACKPROP_INPUT, input, weight, input_shape=shape, stride=s,
-              pad_mode="pad", pad=(p[0], p[0], p[1], p[1]), dilation=d, group=groups)
-    if bias is not None:
-        y = y + _a.reshape(bias, (1, -1, 1, 1))
-    return y
+    """1-D convolution of (N, C_in, L) or (C_in, L) with weight (C_out, C_in / groups, K): the
+    conv1d composite (core/ops/conv_nd.py)."""
+    who = "conv1d"
+    if len(input.shape) == 2:
+        return _a.squeeze(conv1d(_a.expand_dims(input, 0), weight, bias, stride, padding,
+                                 dilation, groups), 0)
+    s = _ints(who, "stride", stride, 1)
+    mode, pads = _torch_padding(who, padding, s, 1)
+    return _cnd.conv1d(input, weight, bias, s, mode, pads, _ints(who, "dilation", dilation, 1),
+                       groups)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):

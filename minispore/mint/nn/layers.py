@@ -18,7 +18,6 @@ import numpy as np
 
 from ...common.initializer import HeUniform, Normal, Uniform, initializer
 from ...core import dtype as dt
-from ...core.ops import array as _a
 from ...core.ops.state import assign
 from ...core.tensor import Parameter, Tensor
 from ...nn.cell import Cell
@@ -139,15 +138,15 @@ class Conv2d(_ConvNd):
 
 
 class Conv1d(_ConvNd):
-    """1-D convolution over (N, C_in, L) or (C_in, L), as a 2-D one over (N, C_in, 1, L)."""
+    """1-D convolution over (N, C_in, L) or (C_in, L) (F.conv1d: the conv1d composite)."""
     n = 1
 
     def construct(self, input):
-        x = _a.expand_dims(input, -2)
-        w = _a.expand_dims(self.weight, -2)
-        p = self.padding if isinstance(self.padding, str) else (0,) + self.padding
-        out = self._conv2d(x, w, (1,) + self.stride, p, (1,) + self.dilation)
-        return _a.squeeze(out, -2)
+        x, padding = input, self.padding
+        if self.padding_mode != "zeros":
+            x, padding = F.pad(x, (padding[0], padding[0]), self.padding_mode), 0
+        return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
 
 
 class Conv3d(_ConvNd):

@@ -64,9 +64,10 @@ class _ConvTranspose(Cell):
                                              self.out_channels, dtype)
 
     def _out_hw(self, spatial, pads):
-        return tuple(_cnd.transposed_length(self.pad_mode, n, k, s, d, pads[2 * a] + pads[2 * a + 1])
-                     for a, (n, k, s, d) in enumerate(zip(spatial, self.kernel_size, self.stride,
-                                                          self.dilation)))
+        dims = zip(spatial, self.kernel_size, self.stride, self.dilation)
+        return tuple(_cnd.transposed_length(self.pad_mode, n, k, s, d,
+                                            pads[2 * a] + pads[2 * a + 1])
+                     for a, (n, k, s, d) in enumerate(dims))
 
     def _transpose2d(self, x, pads):
         """conv2d_backprop_input of the (N, C_in, H, W) input, plus the bias."""
