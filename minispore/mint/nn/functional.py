@@ -1,6 +1,7 @@
 """mindspore.mint.nn.functional: PyTorch-style functional layers (torch.nn.functional's
 signatures and defaults) over the op declarations. Every function is a composition of existing
-ops, so it differentiates and compiles (GRAPH_MODE) like any op sequence.
+ops, so it differentiates and compiles (GRAPH_MODE) like any op sequence; the activations call
+the declarations of core/ops/activation.py (with PyTorch's variants where they differ).
 
 Arguments minispore does not implement (in-place updates, ceil_mode, dilation of max pooling,
 max_norm of embedding, ...) raise NotImplementedError naming the argument; none is ignored.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import numbers
 
 from ...core import dtype as _dt
+from ...core.ops import activation as _act
 from ...core.ops import array as _a
 from ...core.ops import conv as _cv
 from ...core.ops import index_ops as _ix
@@ -56,30 +58,19 @@ def _check_int(who, name, v):
     return int(v)
 
 
-def _nonpositive(x):
-    """x where x <= 0, else 0 (the gradient at 0 goes to x whole, unlike minimum's tie)."""
-    return _m.where(x > 0, _m.zeros_like(x), x)
-
-
-def _expm1(x):
-    """exp(x) - 1 without the cancellation near 0: tanh(x / 2) * (exp(x) + 1)."""
-    return _m.tanh(x * 0.5) * (_m.exp(x) + 1.0)
-
-
 # ---------------------------------------------------------------- activations -------------------
+# The formulas are the declarations in core/ops/activation.py, called with PyTorch's variants
+# where mint's differ from MindSpore's ops: hardtanh/relu6 with gradient 0 at the bounds,
+# leaky_relu as x where x > 0 (the slope at 0), elu/selu with x = 0 in the exponential branch
+# and expm1, logsigmoid as -softplus(-x).
 def relu(input, inplace=False):
     _no_inplace("relu", inplace)
     return _m.relu(input)
 
 
-def _hardtanh(x, lo, hi):
-    """x limited to [lo, hi] with PyTorch's gradient: x's strictly inside, 0 at the bounds."""
-    return _m.where(x <= lo, _m.zeros_like(x) + lo, _m.where(x >= hi, _m.zeros_like(x) + hi, x))
-
-
 def relu6(input, inplace=False):
     _no_inplace("relu6", inplace)
-    return _hardtanh(input, 0.0, 6.0)
+    return _act.hardtanh(input, 0.0, 6.0, "zero")
 
 
 def gelu(input, *, approximate="none"):
@@ -90,7 +81,7 @@ def gelu(input, *, approximate="none"):
 
 def silu(input, inplace=False):
     _no_inplace("silu", inplace)
-    return input * _m.sigmoid(input)
+    return _act.silu(input)
 
 
 def sigmoid(input):
@@ -103,22 +94,22 @@ def tanh(input):
 
 def mish(input):
     """x * tanh(softplus(x))."""
-    return input * _m.tanh(_m.softplus(input))
+    return _act.mish(input)
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)) = -softplus(-x)."""
-    return -_m.softplus(-input)
+    """log(sigmoid(x)) as -softplus(-x) (no underflow for x << 0)."""
+    return _act.logsigmoid(input, "softplus")
 
 
 def hardsigmoid(input):
-    """relu6(x + 3) / 6 (gradient 1/6 strictly inside (-3, 3), as PyTorch's)."""
-    return _hardtanh(input + 3.0, 0.0, 6.0) / 6.0
+    """relu6(x + 3) / 6 (gradient 1/6 strictly inside (-3, 3))."""
+    return _act.hardsigmoid(input)
 
 
 def hardswish(input):
-    """x * relu6(x + 3) / 6."""
-    return input * _m.clamp(input + 3.0, 0.0, 6.0) / 6.0
+    """x * relu6(x + 3) / 6 (gradient (2x + 3) / 6 on [-3, 3])."""
+    return _act.hardswish(input)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -127,29 +118,24 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
                                                                        max_val)
     if lo > hi:
         raise ValueError(f"hardtanh: min_val={min_val} must be <= max_val={max_val}")
-    return _hardtanh(input, lo, hi)
+    return _act.hardtanh(input, lo, hi, "zero")
 
 
 def leaky_relu(input, negative_slope=0.01):
     s = _check_real("leaky_relu", "negative_slope", negative_slope)
-    return _m.where(input > 0, input, input * s)
+    return _act.leaky_relu(input, s, "select")
 
 
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
     _no_inplace("elu", inplace)
     a = _check_real("elu", "alpha", alpha)
-    return _m.where(input > 0, input, _expm1(_nonpositive(input)) * a)
-
-
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
+    return _act.elu(input, a, exact=True)
 
 
 def selu(input):
     """scale * (x where x > 0, alpha * (exp(x) - 1) elsewhere), PyTorch's constants."""
-    neg = _expm1(_nonpositive(input)) * _SELU_ALPHA
-    return _m.where(input > 0, input, neg) * _SELU_SCALE
+    return _act.selu(input, positive_at_zero=False)
 
 
 def softplus(input, beta=1, threshold=20):
@@ -162,16 +148,14 @@ def softplus(input, beta=1, threshold=20):
 
 
 def hardshrink(input, lambd=0.5):
-    lam = _check_real("hardshrink", "lambd", lambd)
-    return _m.where(_m.abs(input) > lam, input, _m.zeros_like(input))
+    return _act.hardshrink(input, _check_real("hardshrink", "lambd", lambd))
 
 
 def softshrink(input, lambd=0.5):
     lam = _check_real("softshrink", "lambd", lambd)
     if lam < 0:
         raise ValueError(f"softshrink: lambd must be >= 0, got {lambd}")
-    return _m.where(input > lam, input - lam,
-                    _m.where(input < -lam, input + lam, _m.zeros_like(input)))
+    return _act.softshrink(input, lam)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -179,26 +163,17 @@ def threshold(input, threshold, value, inplace=False):
     _no_inplace("threshold", inplace)
     t = _check_real("threshold", "threshold", threshold)
     v = _check_real("threshold", "value", value)
-    return _m.where(input > t, input, _m.zeros_like(input) + v)
+    return _act.threshold(input, t, v)
 
 
 def glu(input, dim=-1):
     """a * sigmoid(b), a and b the two halves of `input` along dim."""
-    d = _check_int("glu", "dim", dim)
-    n = input.shape[d]
-    if n % 2:
-        raise ValueError(f"glu: the size of dim {dim} must be even, got {n} (shape "
-                         f"{tuple(input.shape)})")
-    a, b = _a.split(input, n // 2, d)
-    return a * _m.sigmoid(b)
+    return _act.glu(input, _check_int("glu", "dim", dim))
 
 
 def prelu(input, weight):
     """x where x > 0, weight * x elsewhere; weight (1,) or (C,), C = input.shape[1]."""
-    w = weight
-    if len(weight.shape) == 1 and weight.shape[0] != 1 and len(input.shape) >= 2:
-        w = _a.reshape(weight, (1, -1) + (1,) * (len(input.shape) - 2))
-    return _m.where(input > 0, input, input * w)
+    return _act.prelu(input, weight)
 
 
 def _implicit_dim(ndim):
