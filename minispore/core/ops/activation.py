@@ -193,13 +193,15 @@ def _prelu_weight(x_ndim, weight):
     """weight shaped to broadcast along axis 1 (the channels) of an x of x_ndim dims."""
     if x_ndim >= 2 and weight.shape[0] != 1:
         return weight.reshape((weight.shape[0],) + (1,) * (x_ndim - 2))
-    return weight
+    return weight if x_ndim else weight.reshape(())
 
 
 def _prelu(x, weight):
     w = weight if weight.dtype is x.dtype else _m.cast(weight, x.dtype)
     if len(x.shape) >= 2 and w.shape[0] != 1:
         w = _a.reshape(w, (w.shape[0],) + (1,) * (len(x.shape) - 2))
+    elif not x.shape:                   # a 0-d x stays 0-d
+        w = _a.reshape(w, ())
     # x where x > 0, w * x elsewhere (-0.0 gives -0.0): the gradient at 0 is w, and weight's
     # is the sum of x over its channel's non-positive elements, as MindSpore's PReLUGrad
     return _m.where(x > _zero(x), x, x * w)
