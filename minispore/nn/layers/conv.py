@@ -192,7 +192,10 @@ def pad6(who, padding):
     """MindSpore's 3-D padding: an int (all sides) or (head, tail, top, bottom, left, right)."""
     if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
         t = (int(padding),) * 6
-    elif isinstance(padding, tuple) and len(padding) == 6 and all(
+    elif isinstance(padding, tuple) and len(padding) != 6:
+        raise ValueError(f"{who}: a padding tuple must have 6 ints (head, tail, top, bottom, "
+                         f"left, right), got {padding!r}")
+    elif isinstance(padding, tuple) and all(
             isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in padding):
         t = tuple(int(v) for v in padding)
     else:
