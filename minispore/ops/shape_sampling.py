@@ -98,6 +98,11 @@ class PadV3(Primitive):
             half = len(pads) // 2
             pads = tuple(v for pair in zip(pads[:half], pads[half:]) for v in pair)
         mode = "replicate" if self.mode == "edge" else self.mode
+        rank = len(x.shape)
+        if mode != "constant" and rank != len(pads) // 2 + 2:
+            raise ValueError(f"For primitive[PadV3], the input dims when padding's size equal "
+                             f"{len(pads)} must be equal to {len(pads) // 2 + 2}, but got "
+                             f"{rank}.")
         if mode == "constant":
             return pad(x, pads, "constant", constant_value)
         return pad(x, pads, mode)
