@@ -1,0 +1,242 @@
+"""The 1-D/3-D and adaptive pooling Cells, BatchNorm3d, GroupNorm and the InstanceNorms, and the
+matching ops functions and Primitive classes, against MindSpore 2.10: outputs, indices (values
+and dtype) and input gradients in both modes (values from MindSpore 2.10 in
+pool_norm_expected.py), BatchNorm3d's moving statistics and Parameter names, InstanceNorm's
+instance statistics in training and eval with untouched moving statistics, and the arguments
+MindSpore refuses."""
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import Tensor, nn, ops
+from helpers import graph_runs, in_mode
+from pool_norm_expected import CASES, MS_VALUES
+
+TOL = dict(rtol=1e-5, atol=1e-5)
+
+
+def _grid(shape):
+    """The inputs the MindSpore values were computed on: distinct values (no max ties)."""
+    n = int(np.prod(shape))
+    k = next(k for k in (7, 11, 13, 17, 19) if np.gcd(k, n) == 1)
+    return ((np.arange(n) * k % n).astype(np.float32) * 0.5 - n / 4).reshape(shape)
+
+
+def _weights(shape):
+    n = int(np.prod(shape))
+    return ((np.arange(n) % 5) - 1.5).astype(np.float32).reshape(shape)
+
+
+# the functional cases as functions with source (GRAPH_MODE parses them); each is the
+# expression CASES gives for it
+def _ops_max_pool3d(x):
+    return ops.max_pool3d(x, 2, 1, 1, return_indices=True)
+
+
+def _ops_avg_pool1d(x):
+    return ops.avg_pool1d(x, 3, 2, 1, count_include_pad=False)
+
+
+def _ops_adaptive_max_pool2d(x):
+    return ops.adaptive_max_pool2d(x, (3, None))
+
+
+def _ops_group_norm(x):
+    return ops.group_norm(x, 1)
+
+
+_ADAPTIVE_MAX_POOL_2D = ops.AdaptiveMaxPool2D((2, 3))
+_AVG_POOL_SAME = ops.AvgPool(3, 2, "same")
+_MAX_POOL_3D_PAD = ops.MaxPool3D(2, 2, "pad", (1, 0, 0, 1, 1, 0))
+_AVG_POOL_3D_PAD = ops.AvgPool3D(2, 2, "pad", (1, 0, 0, 1, 1, 0), count_include_pad=False)
+
+
+def _ops_AdaptiveMaxPool2D(x):
+    return _ADAPTIVE_MAX_POOL_2D(x)
+
+
+def _ops_AvgPool_same(x):
+    return _AVG_POOL_SAME(x)
+
+
+def _ops_MaxPool3D_pad(x):
+    return _MAX_POOL_3D_PAD(x)
+
+
+def _ops_AvgPool3D_pad(x):
+    return _AVG_POOL_3D_PAD(x)
+
+
+FUNCTIONS = {name: globals()["_" + name] for name in CASES if name.startswith("ops_")}
+
+
+# one loss function per case: its graph compiles once per case, by design
+@pytest.mark.filterwarnings("ignore:graph 'grad_loss' has been compiled")
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_values_and_gradients_match_mindspore(case, mode):
+    expr, shape = CASES[case]
+    fn = FUNCTIONS[case] if case in FUNCTIONS else eval(expr, {"nn": nn, "ops": ops})
+    want = MS_VALUES[case]
+    x = Tensor(_grid(shape))
+    with graph_runs(case):
+        out = fn(x) if isinstance(fn, ms.nn.Cell) else in_mode(fn, x)
+    if "idx" in want:
+        assert isinstance(out, tuple) and len(out) == 2, f"{case}: expected (output, indices)"
+        y, idx = out
+        assert str(idx.dtype) == want["idx_dtype"], f"{case}: indices dtype {idx.dtype}"
+        np.testing.assert_array_equal(idx.asnumpy(), np.array(want["idx"]), err_msg=case)
+    else:
+        assert not isinstance(out, tuple), f"{case}: MindSpore returns one tensor"
+        y = out
+    np.testing.assert_allclose(y.asnumpy(), np.array(want["y"]), **TOL, err_msg=case)
+    w = Tensor(_weights(tuple(y.shape)))
+
+    def loss(a):
+        o = fn(a)
+        return ((o[0] if isinstance(o, tuple) else o) * w).sum()
+    with graph_runs(f"{case} gradient"):
+        dx = ms.grad(loss)(x)
+    np.testing.assert_allclose(dx.asnumpy(), np.array(want["dx"]), **TOL, err_msg=case)
+
+
+# ---------------------------------------------------------------- normalisation ------------------
+def test_batchnorm3d_is_mindspores_bn2d_child(mode):
+    # values from MindSpore 2.10: nn.BatchNorm3d(2), one training step on this input
+    x = Tensor(np.arange(24, dtype=np.float32).reshape(2, 2, 3, 1, 2) * 0.5)
+    bn = nn.BatchNorm3d(2)
+    assert [p.name for p in bn.get_parameters()] == [
+        "bn2d.moving_mean", "bn2d.moving_variance", "bn2d.gamma", "bn2d.beta"]
+    bn.set_train(True)
+    with graph_runs("BatchNorm3d"):
+        y = bn(x)
+    a = x.asnumpy().astype(np.float64)
+    mu, var = a.mean((0, 2, 3, 4)), a.var((0, 2, 3, 4))
+    np.testing.assert_allclose(y.asnumpy(), (a - mu.reshape(1, 2, 1, 1, 1)) /
+                               np.sqrt(var.reshape(1, 2, 1, 1, 1) + 1e-5), **TOL)
+    np.testing.assert_allclose(y.asnumpy().ravel()[:4],
+                               [-1.362545, -1.2022457, -1.0419462, -0.8816468], **TOL)
+    # MindSpore's momentum weighs the old value; the unbiased batch variance enters
+    np.testing.assert_allclose(bn.bn2d.moving_mean.asnumpy(), [0.425, 0.725], **TOL)
+    np.testing.assert_allclose(bn.bn2d.moving_variance.asnumpy(), [1.9613637, 1.9613637],
+                               **TOL)
+    bn.set_train(False)
+    np.testing.assert_allclose(bn(x).asnumpy().ravel()[:4],
+                               [-0.3034651, 0.05355265, 0.4105704, 0.7675882], **TOL)
+    with pytest.raises(ValueError, match="5-D"):
+        bn(Tensor(np.ones((2, 2, 3, 3), np.float32)))
+
+
+@pytest.mark.parametrize("cls,shape", [(nn.InstanceNorm1d, (2, 3, 5)),
+                                       (nn.InstanceNorm2d, (2, 3, 2, 3)),
+                                       (nn.InstanceNorm3d, (1, 3, 2, 2, 2))])
+def test_instance_norm_uses_instance_statistics_in_train_and_eval(cls, shape, mode):
+    net = cls(3, gamma_init=Tensor(np.array([1.0, 2.0, -1.0], np.float32)), beta_init=0.5)
+    assert [(p.name, p.requires_grad) for p in net.get_parameters()] == [
+        ("mean", False), ("variance", False), ("gamma", True), ("beta", True)]
+    x = _grid(shape)
+    axes = tuple(range(2, len(shape)))
+    mu, var = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
+    g = np.array([1.0, 2.0, -1.0]).reshape((1, 3) + (1,) * len(axes))
+    want = (x - mu) / np.sqrt(var + 1e-5) * g + 0.5
+    for training in (True, False):
+        net.set_train(training)
+        with graph_runs(cls.__name__):
+            y = net(Tensor(x))
+        np.testing.assert_allclose(y.asnumpy(), want, rtol=1e-5, atol=1e-5)
+    # MindSpore's InstanceNorm kernel updates copies: the Parameters keep their initial values
+    np.testing.assert_array_equal(net.moving_mean.asnumpy(), np.zeros(3))
+    np.testing.assert_array_equal(net.moving_variance.asnumpy(), np.ones(3))
+    assert net.momentum == 0.1
+    with pytest.raises(ValueError, match="channels"):
+        net(Tensor(np.ones((2, 4) + shape[2:], np.float32)))
+    with pytest.raises(ValueError, match=f"{len(shape)}-D"):
+        net(Tensor(np.ones(shape + (1,), np.float32)))
+
+
+def test_instance_norm_gradient_is_group_norm_with_one_channel_per_group(mode):
+    x = Tensor(_grid((2, 3, 4)))
+    net = nn.InstanceNorm1d(3, affine=False)
+    assert not any(p.requires_grad for p in net.get_parameters())
+    w = Tensor(_weights((2, 3, 4)))
+    with graph_runs("InstanceNorm1d gradient"):
+        dx = ms.grad(lambda a: (net(a) * w).sum())(x)
+    ref = ms.grad(lambda a: (ops.group_norm(a, 3) * w).sum())(x)
+    np.testing.assert_allclose(dx.asnumpy(), ref.asnumpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_group_norm_parameters_and_weight_gradients(mode):
+    net = nn.GroupNorm(2, 4, affine=False)
+    assert [(p.name, p.shape, p.requires_grad) for p in net.get_parameters()] == [
+        ("gamma", (4,), False), ("beta", (4,), False)]
+    net = nn.GroupNorm(2, 4)
+    x = Tensor(_grid((2, 4, 3)))
+    w = Tensor(_weights((2, 4, 3)))
+    with graph_runs("GroupNorm weight gradients"):
+        _, (dg, db) = ms.value_and_grad(lambda a: (net(a) * w).sum(), None,
+                                        net.trainable_params())(x)
+    xn = ops.group_norm(x, 2).asnumpy()
+    np.testing.assert_allclose(dg.asnumpy(), (xn * w.asnumpy()).sum((0, 2)), **TOL)
+    np.testing.assert_allclose(db.asnumpy(), w.asnumpy().sum((0, 2)), **TOL)
+    with pytest.raises(ValueError, match="divisible"):
+        nn.GroupNorm(3, 4)
+    with pytest.raises(ValueError, match="num_channels"):
+        net(Tensor(np.ones((2, 6, 3), np.float32)))
+
+
+# ---------------------------------------------------------------- what MindSpore refuses --------
+@pytest.mark.parametrize("build,err,match", [
+    (lambda: nn.MaxPool1d(3, 1, padding=1), ValueError, "pad_mode='pad'"),
+    (lambda: nn.MaxPool1d(3, 1, return_indices=True), ValueError, "pad_mode='pad'"),
+    (lambda: nn.MaxPool1d(3, 1, pad_mode="pad", padding=2), ValueError, "half"),
+    (lambda: nn.MaxPool1d((3,), 1), TypeError, "kernel_size"),
+    (lambda: nn.MaxPool3d(2, dilation=2), ValueError, "pad_mode='pad'"),
+    (lambda: nn.MaxPool3d(2, pad_mode="full"), ValueError, "pad_mode"),
+    (lambda: nn.AvgPool1d(3, 1, padding=1), ValueError, "pad_mode='pad'"),
+    (lambda: nn.AvgPool3d(2, divisor_override=0), ValueError, "divisor_override"),
+    (lambda: nn.AdaptiveAvgPool1d(0), TypeError, "output_size"),
+    (lambda: nn.InstanceNorm2d(3, momentum=1.5), ValueError, "momentum"),
+    (lambda: nn.InstanceNorm2d(3, gamma_init=Tensor(np.ones(3, np.float64))), TypeError,
+     "float32"),
+    (lambda: ops.AdaptiveMaxPool2D((None, 2)), TypeError, "output_size"),
+])
+def test_refused_arguments_name_themselves(build, err, match):
+    with pytest.raises(err, match=match):
+        build()
+
+
+def test_refused_inputs():
+    x6 = Tensor(_grid((1, 2, 6)))
+    with pytest.raises(ValueError, match="divisible"):
+        ops.adaptive_avg_pool1d(x6, 4)      # MindSpore: L must be divisible by output_size
+    with pytest.raises(ValueError, match="divisible"):
+        nn.AdaptiveMaxPool1d(4)(x6)
+    with pytest.raises(ValueError, match="3-D"):
+        ops.adaptive_max_pool1d(Tensor(_grid((2, 6))), 3)
+    with pytest.raises(ValueError, match="5-D"):
+        ops.max_pool3d(Tensor(_grid((1, 4, 5, 5))), 2)
+    with pytest.raises(ValueError, match="5-D"):
+        ops.avg_pool3d(Tensor(_grid((1, 4, 5, 5))), 2)
+    with pytest.raises(ValueError, match="half"):
+        ops.max_pool3d(Tensor(_grid((1, 1, 4, 5, 5))), 2, 1, 2)
+    with pytest.raises(ValueError, match="3-D"):
+        ops.avg_pool1d(Tensor(_grid((2, 7))), 2)
+
+
+def test_pool_in_a_user_cell_graph(mode):
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.pool = nn.MaxPool3d(2, 1)
+            self.adapt = nn.AdaptiveAvgPool2d((2, 1))
+            self.norm = nn.GroupNorm(1, 1)
+
+        def construct(self, x):
+            y = self.pool(x)
+            return self.norm(self.adapt(y.reshape(y.shape[0], y.shape[1], -1, y.shape[4])))
+
+    x = Tensor(_grid((2, 1, 3, 3, 4)))
+    net = Net()
+    with graph_runs("the user Cell"):
+        y = net(x)
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(y.asnumpy(), Net()(x).asnumpy(), rtol=1e-6, atol=1e-6)
