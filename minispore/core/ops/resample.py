@@ -147,8 +147,8 @@ def _resize_infer(x, sizes, mode, coordinate, scales):
         raise ValueError(f"{who}: mode must be one of {RESIZE_MODES}, got {mode!r}")
     if coordinate not in COORDINATES:
         raise ValueError(f"{who}: coordinate must be one of {COORDINATES}, got {coordinate!r}")
-    if not x.dtype.is_float:
-        raise DTypeError(f"{who}: the input must be a float tensor, got {x.dtype}; cast it "
+    if not x.dtype.is_float and mode not in ("nearest", "nearest_exact"):
+        raise DTypeError(f"{who}: mode {mode!r} needs a float tensor, got {x.dtype}; cast it "
                          f"with .astype(ms.float32)")
     n = len(sizes)
     if not 1 <= n <= len(x.shape):
