@@ -1,8 +1,9 @@
 """Pooling and padding of mint.nn.functional (PyTorch's signatures and rules) over the pooling
 op declarations, slicing, concat and gather: max_pool2d, avg_pool2d, avg_pool1d, adaptive
 average/max pooling and pad ('constant', 'reflect', 'replicate', 'circular'). Pooling with
-dilation, ceil_mode or return_indices stacks the window taps (strided slices of the padded
-input) and reduces them; without, it is the pooling op."""
+dilation, ceil_mode or return_indices is the window-pool composites of core/ops/pool_nd.py
+(PyTorch's ceil_mode window and divisor rules are theirs); without, it is the 2-D pooling op.
+The adaptive pools are pool_nd's adaptive composites (PyTorch's bins are MindSpore's)."""
 from __future__ import annotations
 
 import numbers
@@ -12,7 +13,7 @@ import numpy as np
 from ...core.ops import array as _a
 from ...core.ops import conv as _cv
 from ...core.ops import index_ops as _ix
-from ...core.ops import reduce as _r
+from ...core.ops import pool_nd as _pn
 from ...core.primitive import apply
 
 
@@ -54,44 +55,15 @@ def _out_len(who, n, k, s, p, d, ceil_mode):
     return out
 
 
-def _taps(x, k, s, p, d, out, fill):
-    """The k[0] * k[1] window taps of (N, C, H, W) stacked on axis 2: (N, C, kk, oh, ow), the
-    input padded with `fill` (p before, enough after for the last window)."""
+def _max_window(x, k, s, p, d, ceil_mode, return_indices):
+    """max pooling with dilation / ceil_mode / indices: pool_nd's window max (the first maximum
+    of each window, its gradient there only, as PyTorch's), with its flat index h * W + w."""
     h, w = x.shape[2], x.shape[3]
-    need = [(o - 1) * ss + dd * (kk - 1) + 1 for o, ss, dd, kk in zip(out, s, d, k)]
-    after = [max(nd - n - pp, 0) for nd, n, pp in zip(need, (h, w), p)]
-    xp = pad(x, (p[1], after[1], p[0], after[0]), value=fill)
-    taps = []
-    for i in range(k[0]):
-        for j in range(k[1]):
-            r0, c0 = i * d[0], j * d[1]
-            taps.append(xp[:, :, r0:r0 + s[0] * (out[0] - 1) + 1:s[0],
-                           c0:c0 + s[1] * (out[1] - 1) + 1:s[1]])
-    return _a.stack(taps, 2)
-
-
-def _max_taps(x, k, s, p, d, ceil_mode, return_indices):
-    """max pooling over the taps: the first maximum of each window (its gradient goes there
-    only, as PyTorch's), with its flat index h * W + w in the input."""
-    from ...core.ops import math as _m
-    h, w = x.shape[2], x.shape[3]
-    out = (_out_len("max_pool2d", h, k[0], s[0], p[0], d[0], ceil_mode),
-           _out_len("max_pool2d", w, k[1], s[1], p[1], d[1], ceil_mode))
-    taps = _taps(x, k, s, p, d, out, float("-inf"))
-    kk = k[0] * k[1]
-    first = _m.equal(_a.one_hot(_r.argmax(taps, 2), kk, 1, 0, 2), 1)
-    y = _r.sum(_m.where(first, taps, _m.zeros_like(taps)), 2)
-    if not return_indices:
-        return y
-    rows = (np.arange(out[0])[None, :, None] * s[0] - p[0]
-            + (np.arange(k[0]) * d[0]).repeat(k[1])[:, None, None])
-    cols = (np.arange(out[1])[None, None, :] * s[1] - p[1]
-            + np.tile(np.arange(k[1]) * d[1], k[0])[:, None, None])
-    from ...core.tensor import Tensor
-    table = Tensor((rows * w + cols).astype(np.int64)[None, None])
-    idx = _r.sum(_m.where(first, _a.zeros_like(first, table.dtype) + table,
-                          _a.zeros_like(first, table.dtype)), 2)
-    return y, idx
+    for n, kk, ss, pp, dd in ((h, k[0], s[0], p[0], d[0]), (w, k[1], s[1], p[1], d[1])):
+        _out_len("max_pool2d", n, kk, ss, pp, dd, ceil_mode)      # PyTorch's size check
+    pads, _ = _pn.window_geometry("max_pool2d", (h, w), k, s, d, "pad",
+                                  (p[0], p[0], p[1], p[1]), ceil_mode)
+    return _pn.max_pool_nd(x, k, s, d, pads, return_indices)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -108,12 +80,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         return _as4d("max_pool2d", input, lambda x: _cv.max_pool2d(x, k, s, p, pad_mode="pad"))
     pp = (p[0], p[2])
     if not return_indices:
-        return _as4d("max_pool2d", input, lambda x: _max_taps(x, k, s, pp, dl, ceil_mode, False))
+        return _as4d("max_pool2d", input, lambda x: _max_window(x, k, s, pp, dl, ceil_mode, False))
     if len(input.shape) == 3:
-        y, i = _max_taps(_a.expand_dims(input, 0), k, s, pp, dl, ceil_mode, True)
+        y, i = _max_window(_a.expand_dims(input, 0), k, s, pp, dl, ceil_mode, True)
         return _a.squeeze(y, 0), _a.squeeze(i, 0)
     _as4d("max_pool2d", input, lambda x: x)                # the rank check
-    return _max_taps(input, k, s, pp, dl, ceil_mode, True)
+    return _max_window(input, k, s, pp, dl, ceil_mode, True)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -145,20 +117,6 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _a.reshape(y, (n, c) + out)
 
 
-def _avg_divisors(h, w, k, s, p, out, count_include_pad):
-    """PyTorch's avg_pool2d divisor of each window (ceil_mode windows clipped at H + p)."""
-    div = np.zeros(out, np.float64)
-    for i in range(out[0]):
-        for j in range(out[1]):
-            hs, ws = i * s[0] - p[0], j * s[1] - p[1]
-            he, we = min(hs + k[0], h + p[0]), min(ws + k[1], w + p[1])
-            size = (he - hs) * (we - ws)
-            if not count_include_pad:
-                size = (min(he, h) - max(hs, 0)) * (min(we, w) - max(ws, 0))
-            div[i, j] = size
-    return div
-
-
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """The mean of each window (stride defaults to kernel_size); with padding, the padded zeros
@@ -186,15 +144,15 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def _avg_ceil(x, k, s, p, count_include_pad, divisor_override):
-    from ...core.tensor import Tensor
+    """ceil_mode average pooling: pool_nd's window average, whose counted padding stops at
+    H + p as PyTorch's divisor does (the ceil tail is not counted)."""
     h, w = x.shape[2], x.shape[3]
-    out = (_out_len("avg_pool2d", h, k[0], s[0], p[0], 1, True),
-           _out_len("avg_pool2d", w, k[1], s[1], p[1], 1, True))
-    total = _r.sum(_taps(x, k, s, p, (1, 1), out, 0.0), 2)
-    if divisor_override is not None:
-        return total / float(divisor_override)
-    div = _avg_divisors(h, w, k, s, p, out, count_include_pad)
-    return total / Tensor(div.astype(x.dtype.np))
+    for n, kk, ss, pp in ((h, k[0], s[0], p[0]), (w, k[1], s[1], p[1])):
+        _out_len("avg_pool2d", n, kk, ss, pp, 1, True)            # PyTorch's size check
+    pads, counted = _pn.window_geometry("avg_pool2d", (h, w), k, s, (1, 1), "pad",
+                                        (p[0], p[0], p[1], p[1]), True)
+    return _pn.avg_pool_nd(x, k, s, pads, counted, count_include_pad,
+                           0 if divisor_override is None else int(divisor_override))
 
 
 def _one(who, what, v):
@@ -228,86 +186,22 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         x, (1, k), (1, s), (0, p), ceil_mode, bool(count_include_pad)))
 
 
-def _bins(n, out):
-    """PyTorch's adaptive bins: [floor(i * n / out), ceil((i + 1) * n / out))."""
-    return [(i * n // out, -(-(i + 1) * n // out)) for i in range(out)]
-
-
-def _adaptive_mean(x, axis, out):
-    return _adaptive(x, axis, out, lambda t, a, keep: _r.mean(t, a, keep))
-
-
-def _select_first_max(t, axis, keep, carries):
-    """The first maximum of t along axis (its gradient goes there only, as PyTorch's max
-    pooling), and the carried tensors' entries at the same positions."""
-    from ...core.ops import math as _m
-    mask = _m.equal(_a.one_hot(_r.argmax(t, axis), t.shape[axis], 1, 0, axis), 1)
-
-    def pick(u):
-        return _r.sum(_m.where(mask, u, _m.zeros_like(u)), axis, keep)
-    return pick(t), [pick(c) for c in carries]
-
-
-def _adaptive_max(x, axis, out, carries=()):
-    """(maxima over the adaptive bins of axis, the carried tensors at the maxima)."""
-    n = x.shape[axis]
-    if out == n:
-        return x, list(carries)
-    if n % out == 0:
-        shape = tuple(x.shape)
-        split = shape[:axis] + (out, n // out) + shape[axis + 1:]
-        return _select_first_max(_a.reshape(x, split), axis + 1, False,
-                                 [_a.reshape(c, split) for c in carries])
-    vals, picked = [], [[] for _ in carries]
-    for lo, hi in _bins(n, out):
-        key = (slice(None),) * axis + (slice(lo, hi),)
-        v, cs = _select_first_max(x[key], axis, True, [c[key] for c in carries])
-        vals.append(v)
-        for acc, c in zip(picked, cs):
-            acc.append(c)
-    return _a.concat(vals, axis), [_a.concat(acc, axis) for acc in picked]
-
-
 def _adaptive_max_nd(who, input, output_size, n, return_indices):
-    """Adaptive max pooling of the last n (1 or 2) axes: the last axis first, then the one
-    before, so the first maximum of a bin is the first in row-major order (PyTorch's); with
-    return_indices, each maximum's flat index h * W + w (int64) in the input plane."""
-    from ...core.tensor import Tensor
+    """Adaptive max pooling of the last n (1 or 2) axes (pool_nd's: each bin's first maximum in
+    row-major order, PyTorch's); with return_indices, each maximum's flat index h * W + w
+    (int64) in the input plane."""
     if not isinstance(return_indices, bool):
         raise TypeError(f"{who}: return_indices must be a bool, got {return_indices!r}")
     if len(input.shape) not in (n + 1, n + 2):
         raise ValueError(f"{who}: the input must be {n + 1}-D or {n + 2}-D, got shape "
                          f"{tuple(input.shape)}")
-    sizes = _out_size(who, output_size, n)
-    nd = len(input.shape)
-    dims = tuple(input.shape[nd - n:])
-    carries = []
-    if return_indices:
-        flat = np.arange(int(np.prod(dims)), dtype=np.int64).reshape(dims)
-        carries = [_a.zeros_like(input, Tensor(flat).dtype) + Tensor(flat)]
-    y = input
-    for k in reversed(range(n)):
-        o = sizes[k]
-        if o is not None:
-            y, carries = _adaptive_max(y, nd - n + k, o, carries)
-    return (y, carries[0]) if return_indices else y
+    return _pn.adaptive_max_pool_nd(input, _sizes(who, input, output_size, n), return_indices)
 
 
-def _adaptive(x, axis, out, reduce):
-    """reduce over each of PyTorch's adaptive bins of `axis` (the bins of a 2-D/3-D pooling
-    are products of the axes' bins, so the axes reduce one after another)."""
-    n = x.shape[axis]
-    if out == n:
-        return x
-    if n % out == 0:
-        shape = tuple(x.shape)
-        y = _a.reshape(x, shape[:axis] + (out, n // out) + shape[axis + 1:])
-        return reduce(y, axis + 1, False)
-    parts = []
-    for lo, hi in _bins(n, out):
-        key = (slice(None),) * axis + (slice(lo, hi),)
-        parts.append(reduce(x[key], axis, True))
-    return _a.concat(parts, axis)
+def _sizes(who, input, output_size, n):
+    """output_size as n ints, None keeping the input's size."""
+    dims = tuple(input.shape[len(input.shape) - n:])
+    return tuple(d if o is None else o for o, d in zip(_out_size(who, output_size, n), dims))
 
 
 def _out_size(who, output_size, n):
@@ -327,30 +221,19 @@ def _out_size(who, output_size, n):
 
 def adaptive_avg_pool2d(input, output_size):
     """Means over PyTorch's adaptive bins of the last two axes (None keeps an axis's size)."""
-    if len(input.shape) not in (3, 4):
-        raise ValueError(f"adaptive_avg_pool2d: the input must be 3-D or 4-D, got shape "
-                         f"{tuple(input.shape)}")
-    oh, ow = _out_size("adaptive_avg_pool2d", output_size, 2)
-    nd = len(input.shape)
-    y = input if oh is None else _adaptive_mean(input, nd - 2, oh)
-    return y if ow is None else _adaptive_mean(y, nd - 1, ow)
+    return _adaptive_nd("adaptive_avg_pool2d", input, output_size, 2)
 
 
-def _adaptive_nd(who, input, output_size, n, reduce):
+def _adaptive_nd(who, input, output_size, n):
     if len(input.shape) not in (n + 1, n + 2):
         raise ValueError(f"{who}: the input must be {n + 1}-D or {n + 2}-D, got shape "
                          f"{tuple(input.shape)}")
-    sizes = _out_size(who, output_size, n)
-    y = input
-    for k, o in enumerate(sizes):
-        if o is not None:
-            y = reduce(y, len(input.shape) - n + k, o)
-    return y
+    return _pn.adaptive_avg_pool_nd(input, _sizes(who, input, output_size, n))
 
 
 def adaptive_avg_pool3d(input, output_size):
     """Means over PyTorch's adaptive bins of the last three axes (None keeps an axis)."""
-    return _adaptive_nd("adaptive_avg_pool3d", input, output_size, 3, _adaptive_mean)
+    return _adaptive_nd("adaptive_avg_pool3d", input, output_size, 3)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -367,8 +250,7 @@ def adaptive_avg_pool1d(input, output_size):
     if len(input.shape) not in (2, 3):
         raise ValueError(f"adaptive_avg_pool1d: the input must be 2-D or 3-D, got shape "
                          f"{tuple(input.shape)}")
-    (o,) = _out_size("adaptive_avg_pool1d", output_size, 1)
-    return _adaptive_mean(input, len(input.shape) - 1, o)
+    return _adaptive_nd("adaptive_avg_pool1d", input, output_size, 1)
 
 
 _MODES = ("constant", "reflect", "replicate", "circular")
