@@ -95,7 +95,6 @@ def test_conv3d_transpose_output_padding_holds_real_outputs():
 
 # ---------------------------------------------------------------- ops against MindSpore ----------
 def _ops_calls():
-    T = Tensor
     x1, w1, b1 = det((2, 4, 7), 0.37, 0.1), det((2, 2, 3), 0.23, 0.4, 0.5), det((2,), 0.9, 0.2,
                                                                                 0.3)
     x2, w2 = det((1, 2, 5, 5), 0.37, 0.1), det((3, 2, 3, 2), 0.23, 0.4, 0.5)
