@@ -41,6 +41,8 @@ RESIZE_SPECS = [
     ((1, 2, 3, 5), (2, 3), "linear", "asymmetric"),
     ((1, 1, 3, 5), (4, 7), "cubic", "half_pixel"),
     ((1, 1, 3, 5), (5, 3), "cubic", "align_corners"),
+    ((1, 1, 3, 5), (4, 7), "cubic_tabulated", "half_pixel"),
+    ((1, 2, 3, 5), (2, 3), "cubic_tabulated", "align_corners"),
     ((1, 1, 3, 5), (4, 7), "area", "half_pixel"),
     ((1, 1, 7), (3,), "area", "half_pixel"),
     ((1, 1, 2, 3, 4), (3, 2, 5), "linear", "half_pixel"),

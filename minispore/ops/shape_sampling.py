@@ -136,13 +136,19 @@ def _flat_pairs(pairs):
 # ---------------------------------------------------------------- interpolate -------------------
 # mode -> (ranks it accepts, core mode)
 _INTERP = {"nearest": ((3, 4, 5), "nearest"), "linear": ((3,), "linear"),
-           "bilinear": ((4,), "linear"), "bicubic": ((4,), "cubic"),
+           "bilinear": ((4,), "linear"), "bicubic": ((4,), "cubic_tabulated"),
            "trilinear": ((5,), "linear"), "area": ((3, 4, 5), "area"),
            "nearest-exact": ((3, 4), "nearest_exact")}
 
 
-def _out_sizes(who, input, size, scale_factor, recompute_scale_factor):
-    n = len(input.shape) - 2
+def _out_sizes(who, input, mode, size, scale_factor, recompute_scale_factor):
+    """(output sizes, source scales or None) by MindSpore 2.10's rules: a size is used as given
+    (scales in / out); a scale factor gives floor(in * scale_factor) and is used as the source
+    step 1 / scale_factor only by 5-D 'nearest' and 'trilinear' (UpsampleNearest3D and
+    UpsampleTrilinear3D); 'area' and recompute_scale_factor=True recompute the scales from the
+    sizes; any other mode refuses a scale factor."""
+    rank = len(input.shape)
+    n = rank - 2
     if size is not None and scale_factor is not None:
         raise ValueError(f"For '{who}', 'size' and 'scale_factor' cannot be set simultaneously")
     if size is None and scale_factor is None:
@@ -155,27 +161,29 @@ def _out_sizes(who, input, size, scale_factor, recompute_scale_factor):
         if sizes is None or len(sizes) != n or min(sizes) <= 0:
             raise ValueError(f"For '{who}', size must be a positive int or a tuple of {n} "
                              f"positive ints, got {size!r}")
-        return sizes
-    if not recompute_scale_factor:
-        # MindSpore 2.10 refuses a scale factor it would use as given
-        raise ValueError(f"For '{who}', 'scale_factor' option cannot currently be set with "
-                         f"recompute_scale_factor={recompute_scale_factor!r}; pass "
-                         f"recompute_scale_factor=True (the output size is floor(input size "
-                         f"* scale_factor)) or give size")
+        return sizes, None
     sf = (scale_factor,) * n if isinstance(scale_factor, numbers.Real) else tuple(scale_factor)
     if len(sf) != n or any(isinstance(s, bool) or not isinstance(s, numbers.Real) or s <= 0
                            for s in sf):
         raise ValueError(f"For '{who}', scale_factor must be a positive number or a tuple of "
                          f"{n}, got {scale_factor!r}")
-    return tuple(int(_np.floor(i * float(s))) for i, s in zip(input.shape[2:], sf))
+    sizes = tuple(int(_np.floor(i * float(s))) for i, s in zip(input.shape[2:], sf))
+    if recompute_scale_factor or mode == "area":
+        return sizes, None
+    if (mode, rank) in (("nearest", 5), ("trilinear", 5)):
+        return sizes, tuple(1.0 / float(s) for s in sf)
+    raise ValueError(f"For '{who}', 'scale_factor' option cannot currently be set with the "
+                     f"mode = {mode} and dim = {rank}D; pass recompute_scale_factor=True (the "
+                     f"output size is floor(input size * scale_factor)) or give size")
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None):
-    """Resize the spatial axes of (N, C, *spatial) to `size` (or floor(spatial * scale_factor)
-    with recompute_scale_factor=True): 'nearest' (source floor(d * in / out)), 'nearest-exact'
-    (floor((d + 0.5) * in / out)), 'linear'/'bilinear'/'trilinear' and 'bicubic' (half-pixel
-    centres, or align_corners=True), 'area' (adaptive average); 'bicubic' is refused."""
+    """Resize the spatial axes of (N, C, *spatial) to `size` (or floor(spatial *
+    scale_factor), see _out_sizes): 'nearest' (source floor(d * in / out)), 'nearest-exact'
+    (floor((d + 0.5) * in / out)), 'linear'/'bilinear'/'trilinear' (half-pixel centres, or
+    align_corners=True), 'bicubic' (MindSpore's tabulated kernel: Keys' A = -0.5 without the
+    outside taps, or A = -0.75 with align_corners=True), 'area' (adaptive average)."""
     who = "interpolate"
     if not isinstance(input, Tensor):
         raise TypeError(f"For '{who}', input must be a Tensor, got {type(input).__name__}")
@@ -185,21 +193,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     rank = len(input.shape)
     if rank not in ranks:
         raise ValueError(f"For '{who}', {mode} only support '{list(ranks)}'D, but got {rank}D")
-    if align_corners is not None and core_mode not in ("linear", "cubic"):
+    if align_corners is not None and core_mode not in ("linear", "cubic_tabulated"):
         raise ValueError(f"For '{who}', 'align_corners' option cannot currently be set with "
                          f"the mode = {mode}, and dim = {rank}D")
     if not input.dtype.is_float:
         raise TypeError(f"For '{who}', the input must be float16, float32 or float64, got "
                         f"{input.dtype}; cast it with .astype(ms.float32)")
-    if mode == "bicubic":
-        # MindSpore 2.10's CPU bicubic matches neither Keys' A = -0.75 with clamped taps
-        # (PyTorch's, which mint.nn.functional.interpolate computes) nor A = -0.5 with the
-        # outside taps dropped (TensorFlow's) to float32 precision: refuse rather than differ
-        raise NotImplementedError(f"For '{who}', mode='bicubic' is not supported by minispore "
-                                  f"(its numbers would differ from MindSpore's); use "
-                                  f"mode='bilinear', or mint.nn.functional.interpolate for "
-                                  f"PyTorch's bicubic")
-    sizes = _out_sizes(who, input, size, scale_factor, recompute_scale_factor)
+    sizes, scales = _out_sizes(who, input, mode, size, scale_factor, recompute_scale_factor)
     if core_mode == "area" and rank == 3:
         n_in, n_out = input.shape[2], sizes[0]
         if n_in < n_out or n_in % n_out:
@@ -207,7 +207,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              f"{n_in} to be >= and divisible by the output size {n_out} "
                              f"(MindSpore's adaptive_avg_pool1d)")
     coordinate = "align_corners" if align_corners else "half_pixel"
-    return _rs.resize(input, sizes, core_mode, coordinate)
+    return _rs.resize(input, sizes, core_mode, coordinate, scales)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None,

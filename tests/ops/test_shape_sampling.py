@@ -13,6 +13,9 @@ from minispore import nn, ops
 
 from helpers import in_mode
 
+# the per-case graphs share one function's code: their recompiles are expected here
+pytestmark = pytest.mark.filterwarnings("ignore:graph .* has been compiled")
+
 _X = np.arange(12, dtype=np.float32).reshape(1, 3, 4)
 _X5 = np.array([1.0, 3.0, 2.0, 7.0, 4.0], np.float32).reshape(1, 1, 5)
 _X7 = np.array([1.0, 3.0, 2.0, 7.0, 4.0, -1.0, 5.0], np.float32).reshape(1, 1, 7)
@@ -168,6 +171,17 @@ _INTERP_CASES = [   # (input, size, mode, align_corners, expected) values from M
     (_X2, (2, 3), "area", None, [6.71932, 10.81153, 15.70589, 23.49573, 30.12815, 37.2207]),
     (_X2, (2, 3), "nearest-exact", None, [0, 2.82843, 8, 31.62278, 41.56922, 52.3832]),
     (_X2, (2, 3), "nearest", None, [0, 1, 5.19615, 11.18034, 14.69694, 22.62742]),
+    (_X2, (2, 3), "bicubic", None, [1.99812, 5.30172, 10.29436, 29.10357, 37.53858, 46.68983]),
+    (_X2, (4, 7), "bicubic", None, [-0.63456, -0.21281, 0.69931, 2.0087, 3.58548, 5.63623,
+                                    7.16577, 5.42869, 6.76331, 8.86351, 11.04625, 13.41935,
+                                    16.278, 18.34308, 19.35084, 21.64642, 25.03379, 28.22411,
+                                    31.53786, 35.37278, 38.09263, 32.40392, 35.1061, 39.07278,
+                                    42.77327, 46.58228, 50.94979, 54.03318]),
+    (_X2, (4, 7), "bicubic", True, [0, 0.48238, 1.55473, 2.82843, 4.24148, 6.34094, 8,
+                                    5.39317, 6.81956, 9.02609, 11.02478, 13.12686, 16.013,
+                                    18.20486, 18.85097, 21.24948, 24.67588, 27.51182, 30.41915,
+                                    34.25029, 37.09317, 31.62278, 34.3894, 38.32817, 41.56922,
+                                    44.87442, 49.19439, 52.3832]),
 ]
 
 
@@ -196,13 +210,45 @@ def test_interpolate_rules_and_upsample():
         ops.interpolate(x, size=3, mode="bilinear")
     with pytest.raises(ValueError, match="divisible"):              # MindSpore's 1-D area
         ops.interpolate(T(_X7), size=5, mode="area")
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        ops.interpolate(T(_X2), size=(4, 7), mode="bicubic")
+    with pytest.raises(ValueError, match="scale_factor"):
+        ops.interpolate(T(_X2), scale_factor=2.0, mode="bilinear")
     with pytest.raises(TypeError):
         ops.interpolate(T(np.arange(5, dtype=np.int32)[None, None]), size=7)
     up = nn.Upsample(size=7, mode="linear")
     _close(up(x).asnumpy().reshape(-1), [1, 2.14286, 2.71429, 2, 5.57143, 5.71429, 4])
     _close(ops.upsample(x, size=7).asnumpy().reshape(-1), [1, 1, 3, 2, 2, 7, 4])
+
+
+_X3 = (np.arange(30, dtype=np.float32).reshape(1, 1, 2, 3, 5) ** 1.5).astype(np.float32)
+
+
+def test_interpolate_scale_factor_5d(mode):
+    # values from MindSpore: 5-D trilinear and nearest use a scale factor as given (source
+    # step 1 / scale_factor); recompute_scale_factor=True and 'area' use in / out instead
+    def tri(t):
+        return ops.interpolate(t, scale_factor=(1.5, 1.7, 0.6), mode="trilinear")
+
+    def tri_rc(t):
+        return ops.interpolate(t, scale_factor=(1.5, 1.7, 0.6), mode="trilinear",
+                               recompute_scale_factor=True)
+    got = _call(tri, _X3)
+    assert got.shape == (1, 1, 3, 5, 3)
+    _close(got[0, 0, 0].reshape(-1), [0.33333, 2.82843, 7.06538, 4.92891, 8.82824, 14.13015,
+                                      11.99903, 18.05873, 24.99903, 24.02651, 31.40056,
+                                      39.51513, 33.24281, 41.56922, 50.54619], 2e-5)
+    _close(_call(tri_rc, _X3)[0, 0, 0, 1], [5.14102, 9.10516, 14.45622], 2e-5)
+
+    def area(t):
+        return ops.interpolate(t, scale_factor=(1.5, 1.7, 0.6), mode="area")
+    _close(_call(area, _X3)[0, 0, 0, 0], [0.5, 3.00819, 6.59808])
+
+
+def test_bicubic_gradient(mode):
+    w = T(np.arange(28, dtype=np.float32).reshape(1, 1, 4, 7))
+    g = ms.grad(lambda a: (ops.interpolate(a, size=(4, 7), mode="bicubic") * w).sum())(T(_X2))
+    _close(g.asnumpy().reshape(-1), [2.72443, 5.17292, 8.03432, 10.42319, 13.52045, 19.68378,
+                                     21.33048, 24.54975, 26.32517, 29.95424, 38.65761,
+                                     39.67105, 43.57766, 44.92132, 49.45363], 2e-5)
 
 
 def test_resize_bilinear_v2(mode):

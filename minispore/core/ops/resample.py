@@ -136,9 +136,10 @@ def pad_nd(x, padding, mode="constant", value=0):
 
 
 # ---------------------------------------------------------------- resize ------------------------
-RESIZE_MODES = ("nearest", "nearest_exact", "linear", "cubic", "area")
+RESIZE_MODES = ("nearest", "nearest_exact", "linear", "cubic", "cubic_tabulated", "area")
 COORDINATES = ("half_pixel", "align_corners", "asymmetric")
-CUBIC_A = -0.75          # the cubic convolution parameter of MindSpore's and PyTorch's bicubic
+CUBIC_A = -0.75          # the cubic convolution parameter of PyTorch's bicubic
+CUBIC_TABLE = 1024       # entries of the tabulated kernel of MindSpore's (TensorFlow's) bicubic
 
 
 def _resize_infer(x, sizes, mode, coordinate, scales):
@@ -195,16 +196,35 @@ def _taps(mode, n_in, n_out, scale, coordinate):
         return [(lo.astype(np.int32), 1.0 - lam), (hi.astype(np.int32), lam)]
     base = np.floor(src)
     t = src - base
-    a = CUBIC_A
+    if mode == "cubic_tabulated":
+        return _tabulated_cubic_taps(n_in, base, t, coordinate)
+    return [(np.clip(base + k - 1, 0, n_in - 1).astype(np.int32), w)
+            for k, w in enumerate(_cubic_weights(CUBIC_A, t))]
 
+
+def _cubic_weights(a, t):
     def near(v):                                    # |v| <= 1
         return ((a + 2) * v - (a + 3)) * v * v + 1
 
     def far(v):                                     # 1 < |v| < 2
         return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
-    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
-    return [(np.clip(base + k - 1, 0, n_in - 1).astype(np.int32), w)
-            for k, w in enumerate(weights)]
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _tabulated_cubic_taps(n_in, base, t, coordinate):
+    """MindSpore's ResizeBicubic (TensorFlow's kernel): the fraction t rounded to a
+    1/CUBIC_TABLE grid; with half-pixel centres Keys' A = -0.5 and the taps outside the input
+    dropped (the others renormalised), else A = -0.75 and the taps clamped to the border."""
+    t = np.rint(t * CUBIC_TABLE) / CUBIC_TABLE
+    keys = coordinate == "half_pixel"
+    weights = _cubic_weights(-0.5 if keys else CUBIC_A, t)
+    idx = [base + k - 1 for k in range(4)]
+    if keys:
+        inside = [(i >= 0) & (i < n_in) for i in idx]
+        weights = [np.where(ok, w, 0.0) for ok, w in zip(inside, weights)]
+        total = weights[0] + weights[1] + weights[2] + weights[3]
+        weights = [w / total for w in weights]
+    return [(np.clip(i, 0, n_in - 1).astype(np.int32), w) for i, w in zip(idx, weights)]
 
 
 def _area_windows(n_in, n_out):
@@ -277,8 +297,9 @@ def _resize_ref(x, sizes, mode, coordinate, scales):
 
 # the trailing len(sizes) axes of x resampled to `sizes`, one axis after the other (every mode
 # is separable). mode: 'nearest' (source floor(d * scale)), 'nearest_exact' (floor((d + 0.5) *
-# scale)), 'linear', 'cubic' (A = -0.75, indices clamped at the border), 'area' (adaptive
-# average windows). coordinate: the source coordinate of output d for linear and cubic:
+# scale)), 'linear', 'cubic' (PyTorch's: A = -0.75, indices clamped at the border),
+# 'cubic_tabulated' (MindSpore's, see _tabulated_cubic_taps), 'area' (adaptive average
+# windows). coordinate: the source coordinate of output d for linear and cubic:
 # 'half_pixel' (d + 0.5) * scale - 0.5 (clamped at 0 for linear), 'align_corners'
 # d * (in - 1) / (out - 1), 'asymmetric' d * scale. scales: the source step per axis (None:
 # in / out; PyTorch's interpolate passes 1 / scale_factor).
