@@ -234,7 +234,7 @@ def test_repr_names_the_geometry():
      ["pad_list"]),
     (lambda: ops.Conv3D(2, 2, mode=2), ValueError, ["mode"]),
     (lambda: ops.conv1d(Tensor(np.ones((1, 2, 5), np.float32)),
-                        Tensor(np.ones((2, 2, 1, 3), np.float32))), Exception,
+                        Tensor(np.ones((2, 2, 1, 3), np.float32))), ValueError,
      ["weight", "3-D"]),
     (lambda: nn.Conv1d(2, 2, 3)(Tensor(np.ones((2, 5), np.float32))), ValueError,
      ["Conv1d", "3-D"]),
