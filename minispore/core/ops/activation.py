@@ -6,8 +6,8 @@ softsign, logsigmoid, tanhshrink, softmin, softshrink, hardshrink, fast_gelu, th
 
 Where MindSpore's API (ops/nn) and its PyTorch-style API (mint) differ at a kink, in a
 rounding form or at -0.0, the one declaration carries the difference as an attribute:
-hardtanh's `bounds` ("shared": MindSpore's maximum/minimum, whose gradient halves at a bound;
-"zero": PyTorch's, 0 at a bound), leaky_relu's `form` ("maximum": MindSpore's
+hardtanh's `bounds` ("shared": MindSpore's maximum/minimum, whose gradient halves at a bound
+and whose NaN gives min_val; "zero": PyTorch's, 0 at a bound), leaky_relu's `form` ("maximum": MindSpore's
 maximum(alpha * x, x), minimum for alpha > 1, halving the gradient at 0; "select": PyTorch's x
 where x > 0, the slope at 0), elu's `positive_at_zero` (the branch x = 0 belongs to) and
 `exact` (expm1, or MindSpore's Elu kernel's exp(x) - 1), logsigmoid's `form` (ops'
@@ -16,7 +16,8 @@ log(sigmoid(x)), nn's log(1 / (1 + exp(-x))), mint's -softplus(-x)).
 The composites take every dtype their formula is defined on; the dtype sets of MindSpore's
 CPU kernels (relu6 float16/float32 only, ...) are checked by the public functions in
 ops/activations.py, so mint keeps its own. A bprop is declared where the parts' gradient
-differs from MindSpore's (relu6, hardswish at -3 and 3) or is much costlier (elu, softsign)."""
+differs from MindSpore's (relu6, hardswish at -3 and 3, hardtanh at NaN) or is much costlier
+(elu, softsign)."""
 from __future__ import annotations
 
 import numpy as np
@@ -123,25 +124,44 @@ HARDSIGMOID = composite_elementwise(
 
 # ---------------------------------------------------------------- hardtanh ----------------------
 def _hardtanh(x, min_val=-1.0, max_val=1.0, bounds="shared"):
-    if bounds == "shared":
-        # MindSpore's ops.hardtanh: minimum(maximum(x, min_val), max_val) in x's dtype; a value
-        # at a bound ties maximum/minimum, whose gradient goes half to each side
-        # (the bound first: on a tie minispore's maximum/minimum give the first operand and
-        # MindSpore's the second, the bound, so a signed zero comes out as MindSpore's)
-        y = _m.minimum(max_val, _m.maximum(min_val, x))
-        return y if y.dtype is x.dtype else _m.cast(y, x.dtype)
-    # PyTorch's: the bound's value at and beyond it (gradient 0 there), NaN kept
     lo, hi = _c(min_val, x), _c(max_val, x)
+    if bounds == "shared":
+        # MindSpore's ops.hardtanh: minimum(maximum(x, min_val), max_val) with its CPU
+        # kernels' selections, x > lo ? x : lo then y < hi ? y : hi (NaN gives min_val, a
+        # signed zero at a zero bound gives the bound), in x's dtype (an integer x truncates
+        # the bounds, which gives MindSpore's cast of the float result)
+        y = _m.where(x > lo, x, lo)
+        return _m.where(y < hi, y, hi)
+    # PyTorch's: the bound's value at and beyond it, NaN kept
     return _m.where(x <= lo, lo, _m.where(x >= hi, hi, x))
 
 
+def _hardtanh_bprop(i, o, g, min_val=-1.0, max_val=1.0, bounds="shared"):
+    x = i[0]
+    lo, hi = _c(min_val, x), _c(max_val, x)
+    if bounds == "zero":
+        # PyTorch's: x's gradient strictly inside (lo, hi), 0 at and beyond the bounds
+        return (_m.where(_m.logical_and(x > lo, x < hi), g, _m.zeros_like(g)),)
+    # MindSpore's maximum/minimum gradients chained: each gives its input the gradient unless
+    # the other operand is strictly selected, half on a tie (0.25 at x = min_val = max_val);
+    # minimum's is taken at maximum's output y (a NaN x: y = min_val, gradient 1)
+    half, one = _c(0.5, g), _c(1, g)
+    y = _m.where(x > lo, x, lo)
+    w_lo = _m.where(x < lo, _zero(g), _m.where(_m.equal(x, lo), half, one))
+    w_hi = _m.where(y > hi, _zero(g), _m.where(_m.equal(y, hi), half, one))
+    return (g * (w_lo * w_hi),)
+
+
 def _hardtanh_np(x, min_val=-1.0, max_val=1.0, bounds="shared"):
+    lo, hi = np.array(min_val).astype(x.dtype), np.array(max_val).astype(x.dtype)
     if bounds == "shared":
-        return np.minimum(np.maximum(x, min_val), max_val).astype(x.dtype)
-    return np.where(x <= min_val, min_val, np.where(x >= max_val, max_val, x)).astype(x.dtype)
+        y = np.where(x > lo, x, lo)
+        return np.where(y < hi, y, hi).astype(x.dtype)
+    return np.where(x <= lo, lo, np.where(x >= hi, hi, x)).astype(x.dtype)
 
 
-HARDTANH = composite_elementwise("hardtanh", 1, _hardtanh, _hardtanh_np, allowed=NUM,
+HARDTANH = composite_elementwise("hardtanh", 1, _hardtanh, _hardtanh_np, _hardtanh_bprop,
+                                 allowed=NUM,
                                  attrs={"min_val": -1.0, "max_val": 1.0, "bounds": "shared"})
 
 
