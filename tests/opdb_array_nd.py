@@ -168,7 +168,7 @@ def array_nd_cases(OpCase, Sample):
         OpCase("resize", resize_samples(Sample), (f32, f64, f16),
                tol={f16: (2e-3, 2e-3)}, accum=True),
         OpCase("gather_nd", gather_nd_samples(Sample), (f32, f64, i32, i64)),
-        OpCase("scatter_nd", scatter_nd_samples(Sample), (f32, f64, i32)),
+        OpCase("scatter_nd", scatter_nd_samples(Sample), (f32, f64, i32, dt.bool_)),
         OpCase("masked_fill", masked_fill_samples(Sample), (f32, f64, i32, f16)),
         OpCase("tril", triangle_samples(Sample), (f32, f64, i32)),
         OpCase("triu", triangle_samples(Sample), (f32, f64, i32)),

@@ -246,10 +246,29 @@ class ResizeBilinearV2(Primitive):
 
 
 # ---------------------------------------------------------------- N-d indexing ------------------
+def _check_index_tuples(who, indices, shape):
+    """Eagerly, an index tuple outside `shape` named as MindSpore names it (in a graph the
+    values are not known while it is built: gather's or scatter_add's range check refuses the
+    tuple when it runs)."""
+    from ..core.primitive import executor
+    from ..core.pynative import EAGER
+    if executor.current is not EAGER or indices.dtype not in (_dt.int32, _dt.int64) or \
+            not indices.shape or not 1 <= indices.shape[-1] <= len(shape):
+        return
+    k = indices.shape[-1]
+    tuples = indices.asnumpy().reshape(-1, k)
+    bad = ((tuples < 0) | (tuples >= _np.asarray(shape[:k]))).any(axis=1)
+    if bad.any():
+        i = int(_np.argmax(bad))
+        raise IndexError(f"For '{who}', the indices[{i}]: {tuples[i].tolist()} does not index "
+                         f"into the shape {list(shape)}; each index must be in [0, dim)")
+
+
 def gather_nd(input_x, indices):
     """The slices of input_x at the index tuples in the last axis of indices."""
     if not isinstance(indices, Tensor):
         indices = Tensor(_np.asarray(indices))
+    _check_index_tuples("GatherNd", indices, tuple(input_x.shape))
     return _nd.gather_nd(input_x, indices)
 
 
@@ -258,6 +277,7 @@ def scatter_nd(indices, updates, shape):
     indices (repeated tuples sum)."""
     if not isinstance(shape, tuple) or not all(_is_int(s) for s in shape):
         raise TypeError(f"For 'ScatterNd', shape must be a tuple of ints, got {shape!r}")
+    _check_index_tuples("ScatterNd", indices, shape)
     return _nd.scatter_nd(indices, updates, shape)
 
 

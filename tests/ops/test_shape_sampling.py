@@ -314,8 +314,12 @@ def test_nd_indexing_gradients_and_errors(mode):
     g = ms.grad(lambda u: (ops.scatter_nd(sidx, u, (2, 2)) * wm).sum())(
         T(np.array([1.0, 2.0, 3.0], np.float32)))
     _close(g.asnumpy(), [2, 2, 3])
-    with pytest.raises(IndexError):                     # MindSpore refuses negative indices
+    with pytest.raises(IndexError, match="does not index"):   # MindSpore refuses negatives
         ops.gather_nd(T(_M), T(np.array([[-1, 1]], np.int32)))
+    with pytest.raises(IndexError, match="does not index"):
+        ops.scatter_nd(T(np.array([[0, 5]], np.int32)), T(np.ones(1, np.float32)), (2, 2))
+    r = ops.scatter_nd(T(np.array([[0, 1]], np.int32)), T(np.array([True])), (2, 2))
+    assert r.dtype is ms.bool_ and r.asnumpy().tolist() == [[False, True], [False, False]]
     with pytest.raises(TypeError, match="tuple of ints"):
         ops.scatter_nd(sidx, T(np.ones(3, np.float32)), [2, 2])
     with pytest.raises(ValueError, match="updates must have shape"):

@@ -107,9 +107,6 @@ def _scatter_nd_infer(indices, updates, shape):
         raise ShapeError(f"{who}: with indices of shape {tuple(indices.shape)} and shape "
                          f"{tuple(shape)}, updates must have shape indices.shape[:-1] + "
                          f"shape[{k}:] = {want}, got {tuple(updates.shape)}")
-    if updates.dtype is dt.bool_:
-        raise DTypeError(f"{who}: bool updates are not supported by minispore; cast them with "
-                         f".astype(ms.int32)")
     return Meta(tuple(shape), updates.dtype)
 
 
@@ -117,6 +114,10 @@ def _scatter_nd_impl(indices, updates, shape):
     k = indices.shape[-1]
     flat_shape = (_prod(shape[:k]),) + tuple(shape[k:])
     flat_idx = _flat_index(indices, shape)
+    if updates.dtype is dt.bool_:       # summed as counts: true where any update is true
+        counts = _ix.scatter_add(_a.zeros(flat_shape, dt.int32), flat_idx,
+                                 _m.cast(updates, dt.int32), 0)
+        return _a.reshape(_m.not_equal(counts, 0), tuple(shape))
     out = _ix.scatter_add(_a.zeros(flat_shape, updates.dtype), flat_idx, updates, 0)
     return _a.reshape(out, tuple(shape))
 
@@ -125,13 +126,13 @@ def _scatter_nd_ref(indices, updates, shape):
     idx, upd = np.asarray(indices), np.asarray(updates)
     k = idx.shape[-1]
     cols = _nd_tuple_check("scatter_nd", idx, shape)
-    out = np.zeros(shape, upd.dtype)
+    out = np.zeros(shape, np.int64 if upd.dtype == np.bool_ else upd.dtype)
     np.add.at(out, cols, upd.reshape((-1,) + tuple(shape[k:])))
-    return out
+    return (out != 0) if upd.dtype == np.bool_ else out
 
 
 # zeros of `shape` with updates added at the index tuples of indices (duplicates summed, as
-# MindSpore's ScatterNd)
+# MindSpore's ScatterNd; bool updates: true where any of them is)
 SCATTER_ND = defop("scatter_nd", infer=_scatter_nd_infer, ref=_scatter_nd_ref, arity=2,
                    composite=_scatter_nd_impl, attrs={"shape": ()})
 
