@@ -243,6 +243,19 @@ def test_interpolate_scale_factor_5d(mode):
     _close(_call(area, _X3)[0, 0, 0, 0], [0.5, 3.00819, 6.59808])
 
 
+def test_interpolate_float16_rounds_once():
+    # values from MindSpore: float16 resamples in float32 and rounds the result once
+    x = T(np.arange(5.0, dtype=np.float16)[None, None])
+    r = ops.interpolate(x, size=7, mode="linear")
+    assert r.dtype is ms.float16
+    assert r.asnumpy().reshape(-1).tolist() == np.array(
+        [0, 0.5713, 1.286, 2, 2.715, 3.428, 4], np.float16).tolist()
+    x2 = T(_X2.astype(np.float16))
+    r = ops.interpolate(x2, size=(4, 7), mode="bicubic").asnumpy().reshape(-1)[:7]
+    assert r.tolist() == np.array([-0.635, -0.2128, 0.699, 2.008, 3.584, 5.637, 7.164],
+                                  np.float16).tolist()
+
+
 def test_bicubic_gradient(mode):
     w = T(np.arange(28, dtype=np.float32).reshape(1, 1, 4, 7))
     g = ms.grad(lambda a: (ops.interpolate(a, size=(4, 7), mode="bicubic") * w).sum())(T(_X2))

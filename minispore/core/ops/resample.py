@@ -265,14 +265,16 @@ def _resample_axis(y, axis, n_out, mode, coordinate, scale):
 
 
 def _resize_impl(x, sizes, mode, coordinate, scales):
-    y = x
+    half = x.dtype in (dt.float16, dt.bfloat16)
+    # half types resample in float32 and round once, as MindSpore's kernels do
+    y = _m.cast(x, dt.float32) if half else x
     nd = len(x.shape)
     for k, n_out in enumerate(sizes):
         axis = nd - len(sizes) + k
         n_in = x.shape[axis]
         scale = n_in / n_out if scales is None else float(scales[k])
         y = _resample_axis(y, axis, int(n_out), mode, coordinate, scale)
-    return y
+    return _m.cast(y, x.dtype) if half else y
 
 
 def _resize_ref(x, sizes, mode, coordinate, scales):
