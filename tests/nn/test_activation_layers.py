@@ -243,3 +243,58 @@ def test_mint_keeps_pytorchs_variants(mode):
     np.testing.assert_allclose(ls, [-100.0], rtol=1e-6)
     np.testing.assert_allclose(mint.nn.Hardswish()(Tensor(np.array([-3.0, 3.0], np.float32)))
                                .asnumpy(), [0.0, 3.0])
+
+
+def test_softmax2d_over_the_channels(mode):
+    """Values from MindSpore 2.10: softmax over axis -3; 3-D or 4-D inputs only."""
+    x = Tensor((np.arange(8, dtype=np.float32) / 3).reshape(1, 2, 2, 2))
+    w = Tensor(np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2))
+    net = nn.Softmax2d()
+    with graph_runs("Softmax2d"):
+        y = net(x)
+    np.testing.assert_allclose(y.asnumpy()[0, :, 0, 0], [0.20860852, 0.79139149], rtol=1e-5)
+
+    def loss(t):
+        return (net(t) * w).sum()
+    with graph_runs("Softmax2d gradient"):
+        g = ms.grad(loss)(x)
+    np.testing.assert_allclose(g.asnumpy()[0, :, 1, 1], [-0.66036421, 0.66036361], rtol=1e-5)
+    with pytest.raises(ValueError):
+        net(Tensor(np.ones((2, 2), np.float32)))
+
+
+class _ActivationNet(nn.Cell):
+    """A user Cell (parsed in GRAPH_MODE) mixing activation functions and Cells."""
+
+    def __init__(self):
+        super().__init__()
+        self.prelu = nn.PReLU(2, 0.2)
+        self.act = nn.get_activation("hswish")
+        self.glu = nn.GLU(1)
+
+    def construct(self, x):
+        y = ops.leaky_relu(x, 0.3) + self.act(x) - ops.softsign(x) * ops.celu(x, 0.5)
+        return self.glu(ops.hardtanh(self.prelu(y), -0.5, 0.5) + ops.mish(x))
+
+
+def test_user_cell_output_and_gradients_match_mindspore(mode):
+    """Values from MindSpore 2.10 (PyNative and GRAPH_MODE agree): the output, the input
+    gradient and PReLU's weight gradient of _ActivationNet."""
+    net = _ActivationNet()
+    x = Tensor((np.arange(16, dtype=np.float32).reshape(2, 2, 2, 2) - 7.5) / 3)
+    with graph_runs("_ActivationNet"):
+        y = net(x)
+    np.testing.assert_allclose(y.asnumpy().ravel(), [
+        -0.17359663546085358, -0.19319376349449158, -0.21716471016407013, -0.2443598359823227,
+        0.2955445945262909, 0.7929140329360962, 1.1123627424240112, 1.466965913772583],
+        rtol=1e-5, atol=1e-6)
+    with graph_runs("_ActivationNet gradients"):
+        gx, gw = ms.grad(net, grad_position=0, weights=net.trainable_params())(x)
+    np.testing.assert_allclose(gx.asnumpy().ravel(), [
+        -0.04055847227573395, -0.033340927213430405, -0.019748924300074577,
+        0.008024550974369049, -0.01284322701394558, -0.03161345422267914,
+        -0.058816902339458466, -0.08848950266838074, 1.7359675168991089, 0.8030415773391724,
+        0.9422714710235596, 1.020755410194397, 0.04173259809613228, 0.08043413609266281,
+        0.07987955957651138, 0.07443313300609589], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gw[0].asnumpy(), [-2.0397701263427734, 0.26627981662750244],
+                               rtol=1e-5)

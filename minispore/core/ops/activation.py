@@ -7,9 +7,9 @@ softsign, logsigmoid, tanhshrink, softmin, softshrink, hardshrink, fast_gelu, th
 Where MindSpore's API (ops/nn) and its PyTorch-style API (mint) differ at a kink, in a
 rounding form or at -0.0, the one declaration carries the difference as an attribute:
 hardtanh's `bounds` ("shared": MindSpore's maximum/minimum, whose gradient halves at a bound
-and whose NaN gives min_val; "zero": PyTorch's, 0 at a bound), leaky_relu's `form` ("maximum": MindSpore's
-maximum(alpha * x, x), minimum for alpha > 1, halving the gradient at 0; "select": PyTorch's x
-where x > 0, the slope at 0), elu's `positive_at_zero` (the branch x = 0 belongs to) and
+and whose NaN gives min_val; "zero": PyTorch's, 0 at a bound), leaky_relu's `form`
+("maximum": MindSpore's maximum(alpha * x, x), minimum for alpha > 1, halving the gradient at
+0; "select": PyTorch's x where x > 0, the slope at 0), elu's `positive_at_zero` (the branch x = 0 belongs to) and
 `exact` (expm1, or MindSpore's Elu kernel's exp(x) - 1), logsigmoid's `form` (ops'
 log(sigmoid(x)), nn's log(1 / (1 + exp(-x))), mint's -softplus(-x)).
 

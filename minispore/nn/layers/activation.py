@@ -1,5 +1,5 @@
-"""Activation Cells (nn.ReLU, Sigmoid, Tanh, GELU, Softmax, LogSoftmax, LeakyReLU, PReLU,
-ReLU6, HSwish, HSigmoid, ELU, CELU, SeLU, SiLU, Mish, Softsign, Hardtanh, LogSigmoid,
+"""Activation Cells (nn.ReLU, Sigmoid, Tanh, GELU, Softmax, Softmax2d, LogSoftmax, LeakyReLU,
+PReLU, ReLU6, HSwish, HSigmoid, ELU, CELU, SeLU, SiLU, Mish, Softsign, Hardtanh, LogSigmoid,
 Tanhshrink, Softmin, SoftShrink, HShrink, FastGelu, GLU, Threshold, RReLU, PReLUExt) and
 `get_activation`, which maps the activation names accepted by e.g.
 `nn.Dense(activation='relu')` to Cells.
@@ -87,6 +87,16 @@ class LogSoftmax(Cell):
 
     def extend_repr(self):
         return f"axis={self.axis}"
+
+
+class Softmax2d(Cell):
+    """softmax over the channel axis (-3) of a (C, H, W) or (N, C, H, W) input."""
+
+    def construct(self, x):
+        if len(x.shape) not in (3, 4):
+            raise ValueError(f"For 'Softmax2d', the in_shape must have 3 or 4 dims, but got "
+                             f"{len(x.shape)}.")
+        return _nn.softmax(x, -3)
 
 
 class LeakyReLU(Cell):
@@ -306,12 +316,13 @@ class UnknownActivationError(MinisporeError, ValueError, KeyError):
 # MindSpore 2.10's nn.get_activation table (its keys, looked up case-insensitively here; MindSpore's
 # 'logsoftmaxExt' and 'preluExt' are 'logsoftmaxext' and 'preluext'), and 'log_softmax'
 _ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh, "gelu": GELU, "softmax": Softmax,
-                "logsoftmax": LogSoftmax, "log_softmax": LogSoftmax, "softmin": Softmin,
-                "relu6": ReLU6, "rrelu": RReLU, "silu": SiLU, "tanhshrink": Tanhshrink,
-                "hardtanh": Hardtanh, "fast_gelu": FastGelu, "elu": ELU, "softsign": Softsign,
-                "prelu": PReLU, "preluext": PReLUExt, "leakyrelu": LeakyReLU, "hswish": HSwish,
-                "hsigmoid": HSigmoid, "logsigmoid": LogSigmoid, "softshrink": SoftShrink,
-                "hshrink": HShrink, "threshold": Threshold, "mish": Mish}
+                "softmax2d": Softmax2d, "logsoftmax": LogSoftmax, "log_softmax": LogSoftmax,
+                "softmin": Softmin, "relu6": ReLU6, "rrelu": RReLU, "silu": SiLU,
+                "tanhshrink": Tanhshrink, "hardtanh": Hardtanh, "fast_gelu": FastGelu, "elu": ELU,
+                "softsign": Softsign, "prelu": PReLU, "preluext": PReLUExt,
+                "leakyrelu": LeakyReLU, "hswish": HSwish, "hsigmoid": HSigmoid,
+                "logsigmoid": LogSigmoid, "softshrink": SoftShrink, "hshrink": HShrink,
+                "threshold": Threshold, "mish": Mish}
 
 
 def get_activation(name, prim_name=None):
@@ -329,7 +340,7 @@ def get_activation(name, prim_name=None):
     raise TypeError(f"{who}: activation must be a str, a Cell or None, got "
                     f"{type(name).__name__}")
 
-__all__ = ["ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "LeakyReLU", "PReLU",
-           "PReLUExt", "ReLU6", "HSwish", "HSigmoid", "SiLU", "Mish", "Softsign", "SeLU",
+__all__ = ["ReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "Softmax2d", "LogSoftmax", "LeakyReLU",
+           "PReLU", "PReLUExt", "ReLU6", "HSwish", "HSigmoid", "SiLU", "Mish", "Softsign", "SeLU",
            "Tanhshrink", "FastGelu", "LogSigmoid", "ELU", "CELU", "Hardtanh", "Softmin",
            "SoftShrink", "HShrink", "GLU", "Threshold", "RReLU", "get_activation"]
