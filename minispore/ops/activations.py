@@ -12,10 +12,12 @@ import numbers
 
 from ..core import dtype as _dt
 from ..core.ops import activation as _A
+from ..core.ops import array as _a
 from ..core.ops import random as _rnd
 from ..core.ops import math as _m
 from ..core.primitive import Primitive
 from ..core.tensor import Tensor
+from .primitives import GeLU
 
 _F16_32 = (_dt.float16, _dt.float32)
 _SHRINK = (_dt.float16, _dt.bfloat16, _dt.float32)
@@ -211,6 +213,22 @@ def glu(x, axis=-1):
     return _A.glu(x, axis)
 
 
+def swiglu(input, dim=-1):
+    """silu(a) * b, a and b the halves of input along dim (MindSpore's SwiGLU)."""
+    _dtype("swiglu", "input", input, _SHRINK)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"For 'swiglu', dim must be an int, but got {dim!r}")
+    nd = len(input.shape)
+    if not -nd <= dim < nd:
+        raise ValueError(f"For 'swiglu', dim {dim} is out of range for a {nd}-D input")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"For 'swiglu', the length of dim {dim} ({n}, shape "
+                           f"{tuple(input.shape)}) must be divisible by 2")
+    a, b = _a.split(input, n // 2, dim % nd)
+    return _A.silu(a) * b
+
+
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3):
     """x where x > 0, 0 at 0, x * a where x < 0, a drawn uniformly from [lower, upper) per
     element on every call (MindSpore's ops.rrelu: random in training and inference alike)."""
@@ -357,6 +375,13 @@ class FastGeLU(_Activation):
 FastGelu = type("FastGelu", (FastGeLU,), {"__doc__": "MindSpore's older spelling of FastGeLU."})
 
 
+class Gelu(GeLU):
+    """MindSpore's deprecated spelling of GeLU()."""
+
+    def __init__(self):
+        super().__init__()
+
+
 class HShrink(_Activation):
     _op = _A.HARDSHRINK
 
@@ -392,6 +417,7 @@ class GLU(_Activation):
 
 __all__ = ["relu6", "hardswish", "hardsigmoid", "hardtanh", "leaky_relu", "prelu", "elu",
            "selu", "celu", "silu", "mish", "softsign", "logsigmoid", "tanhshrink", "softmin",
-           "softshrink", "soft_shrink", "hardshrink", "fast_gelu", "threshold", "glu", "rrelu",
+           "softshrink", "soft_shrink", "hardshrink", "fast_gelu", "threshold", "glu", "swiglu",
+           "rrelu",
            "ReLU6", "HSwish", "HSigmoid", "Elu", "CeLU", "SeLU", "PReLU", "Softsign", "Mish",
-           "FastGeLU", "FastGelu", "HShrink", "SoftShrink", "GLU"]
+           "FastGeLU", "FastGelu", "Gelu", "HShrink", "SoftShrink", "GLU"]

@@ -298,3 +298,14 @@ def test_user_cell_output_and_gradients_match_mindspore(mode):
         0.07987955957651138, 0.07443313300609589], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(gw[0].asnumpy(), [-2.0397701263427734, 0.26627981662750244],
                                rtol=1e-5)
+
+
+def test_swiglu_and_gelu_spelling(mode):
+    """ops.swiglu (Ascend-only in MindSpore 2.10; the values are its documentation's example):
+    silu of the first half times the second; ops.Gelu is GeLU()."""
+    x = Tensor(np.array([[-0.12, 0.123, 31.122], [2.1223, 4.1212121217, 0.3123]], np.float32))
+    y = in_mode(_with_args(ops.swiglu, 0), x)
+    np.testing.assert_allclose(y.asnumpy(), [[-0.11970687, 0.2690224, 9.7194]], rtol=1e-5)
+    with pytest.raises(RuntimeError):
+        ops.swiglu(x, -1)
+    np.testing.assert_array_equal(ops.Gelu()(x).asnumpy(), ops.GeLU()(x).asnumpy())
