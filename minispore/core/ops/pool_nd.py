@@ -150,10 +150,48 @@ def _first_max_mask(taps, axis):
     return equal(one_hot(argmax(taps, axis), taps.shape[axis], 1, 0, axis), 1)
 
 
+def _separable(kernel_size, dilation, pads):
+    """Whether a pool can run as the 2-D pool kernels: no dilation, each pad smaller than its
+    kernel (the 2-D pools' rule)."""
+    return all(d == 1 for d in dilation) and all(
+        pads[2 * i] < k and pads[2 * i + 1] < k for i, k in enumerate(kernel_size))
+
+
+def _by_2d_pools(x, kernel_size, stride, pads, pool2d):
+    """A pool of x's last n (1 to 3) axes as 2-D pools `pool2d(t, k, s, (top, bottom, left,
+    right))` of (P, C', H', W') views, P the leading axes' size: a 1-D pool is the 2-D pool of
+    (P, 1, 1, L), a 3-D pool the 2-D pool of (P, D, H, W) followed by the (kd, 1) pool of
+    (P, 1, D, Ho * Wo). A box window's maximum (and a product-separable mean) is the same
+    taken axis by axis; the first maximum of the (d, h, w) window in row-major order is
+    where the two stages' gradients route (each routes to its window's first maximum)."""
+    from .array import reshape
+    n = len(kernel_size)
+    shape = tuple(x.shape)
+    lead = shape[:len(shape) - n]
+    P = int(np.prod(lead, dtype=np.int64))
+    if n == 1:
+        y = pool2d(reshape(x, (P, 1, 1, shape[-1])), (1, kernel_size[0]), (1, stride[0]),
+                   (0, 0) + tuple(pads))
+        return reshape(y, lead + (y.shape[-1],))
+    if n == 2:
+        y = pool2d(reshape(x, (P, 1) + shape[-2:]), kernel_size, stride, tuple(pads))
+        return reshape(y, lead + tuple(y.shape[-2:]))
+    D = shape[-3]
+    y = pool2d(reshape(x, (P, D) + shape[-2:]), kernel_size[1:], stride[1:], tuple(pads[2:]))
+    ho, wo = y.shape[-2:]
+    y = pool2d(reshape(y, (P, 1, D, ho * wo)), (kernel_size[0], 1), (stride[0], 1),
+               tuple(pads[:2]) + (0, 0))
+    return reshape(y, lead + (y.shape[-2], ho, wo))
+
+
 def _max_pool_nd(x, kernel_size, stride, dilation, pads):
     from .array import zeros_like
+    from .conv import MAX_POOL2D
     from .math import where
     from .reduce import sum as _sum
+    if len(kernel_size) <= 3 and _separable(kernel_size, dilation, pads):
+        return _by_2d_pools(x, kernel_size, stride, pads, lambda t, k, s, p: apply(
+            MAX_POOL2D, t, kernel_size=tuple(k), stride=tuple(s), pad_mode="pad", pad=p))
     taps, lead, _ = _taps(x, kernel_size, stride, dilation, pads, float("-inf"))
     return _sum(where(_first_max_mask(taps, lead), taps, zeros_like(taps)), lead)
 
@@ -240,9 +278,22 @@ def _avg_divisor(sizes, kernel_size, stride, pads, counted, count_include_pad, o
 
 def _avg_pool_nd(x, kernel_size, stride, pads, counted, count_include_pad, divisor_override):
     from ..tensor import Tensor
-    from .math import div
+    from .conv import AVG_POOL2D
+    from .math import div, mul
     from .reduce import sum as _sum
     n = len(kernel_size)
+    # the 2-D average pool divides by the whole window (count_include_pad) or its real
+    # elements: this op's divisor when every pad counts (or none does); a divisor_override
+    # rescales the whole-window mean
+    if n <= 3 and _separable(kernel_size, (1,) * n, pads) and (
+            divisor_override or not count_include_pad or tuple(pads) == tuple(counted)):
+        whole = bool(count_include_pad or divisor_override)
+        y = _by_2d_pools(x, kernel_size, stride, pads, lambda t, k, s, p: apply(
+            AVG_POOL2D, t, kernel_size=tuple(k), stride=tuple(s), pad_mode="pad", pad=p,
+            count_include_pad=whole))
+        if divisor_override:
+            return mul(y, float(np.prod(kernel_size)) / float(divisor_override))
+        return y
     taps, lead, outs = _taps(x, kernel_size, stride, (1,) * n, pads, 0.0)
     total = _sum(taps, lead)
     if divisor_override:
