@@ -29,7 +29,7 @@ from . import array as _a
 from . import math as _m
 from . import nn as _nn
 from . import rounding as _rd
-from .declare import FLOAT, composite_elementwise, ref_array_dtype, sum_to  # noqa: F401
+from .declare import FLOAT, composite_elementwise, ref_array_dtype
 from .math import _constant
 
 FL = dt.FLOATS
