@@ -171,6 +171,10 @@ class _RNNBase(Cell):
         """One direction of one layer over x (T, B, F): (outputs (T, B, H), final state)."""
         w_ih, w_hh, b_ih, b_hh = weights
         steps, batch = x.shape[0], x.shape[1]
+        if b_ih is not None and self.mode != "GRU":
+            # b_hh enters RNN and LSTM gates only as a sum with b_ih: add it once per sequence
+            # (GRU scales b_hn by the reset gate, so it stays in the step)
+            b_ih, b_hh = b_ih + b_hh, None
         gi = input_projection(x, w_ih, b_ih)                    # the whole sequence at once
         gis = [_a.reshape(g, (batch, gi.shape[-1])) for g in _a.split(gi, 1, axis=0)] \
             if steps > 1 else [_a.reshape(gi, (batch, gi.shape[-1]))]
