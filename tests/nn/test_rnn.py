@@ -22,7 +22,7 @@ def _check(got, expected, what):
                                    err_msg=f"{what}: {name}")
 
 
-# ---------------------------------------------------------------- the MindSpore cases --------------
+# ---------------------------------------------------------------- the MindSpore cases -------------
 def layer_case(cls, kw, seq, hx, wnames):
     """The layer of `cls(2, 2, **kw)` after np.random.seed(5) (so its weights are MindSpore's),
     on x, h0, c0 from RandomState(1); loss = sum(out^2) + sum(out) + sum(s^2), s = h_n (LSTM:
@@ -122,7 +122,7 @@ def test_cell_matches_mindspore(case, mode):
     _check(cell_case(*CELL_CASES[case]), EXPECTED[case], case)
 
 
-# ---------------------------------------------------------------- Parameters -----------------------
+# ---------------------------------------------------------------- Parameters ----------------------
 def test_initial_weights_follow_numpys_seed_as_mindspore():
     np.random.seed(0)
     net = nn.RNN(2, 2, bidirectional=True)
@@ -167,7 +167,7 @@ def test_dtype_argument_and_float64_inputs():
         nn.GRU(3, 4)(x, Tensor(np.zeros((1, 2, 4))))
 
 
-# ---------------------------------------------------------------- errors ---------------------------
+# ---------------------------------------------------------------- errors --------------------------
 @pytest.mark.parametrize("build, exc, pattern", [
     (lambda: nn.LSTM(3, 4, dropout=0), TypeError, "dropout must be a float"),
     (lambda: nn.LSTM(3, 4, dropout=1.0), ValueError, r"dropout must be in \[0, 1\)"),

@@ -22,7 +22,8 @@ seq_length), with MindSpore 2.10's arguments, Parameters and results.
   runs over each entry's first seq_length[b] steps in reverse (MindSpore reverses each
   sequence with ReverseSequence, runs forward and reverses back: the same numbers).
 - dropout is applied to the output of every layer but the last, in training only
-  (set_train()), by the sub-Cell dropout_op (an nn.Dropout), as MindSpore does.
+  (set_train()), by the sub-Cell dropout_op (an nn.Dropout), as MindSpore does. Printed,
+  a layer shows no settings of its own, as MindSpore's does.
 - The weights are cast to x's dtype; a float64 x runs in float64 (as MindSpore, which checks
   hx's dtype, float32/float16 and equal to x's, only when hx is given).
 
@@ -63,9 +64,10 @@ class _RNNBase(Cell):
         self.input_size = check_positive_int(who, "input_size", input_size)
         self.num_layers = check_positive_int(who, "num_layers", num_layers)
         if not isinstance(dropout, float):
+            example = float(dropout) if isinstance(dropout, int) else 0.0
             raise TypeError(f"{who}: dropout must be a float (as in MindSpore, where an int "
                             f"is refused too), got {type(dropout).__name__} {dropout!r}; "
-                            f"write e.g. dropout={float(dropout) if isinstance(dropout, int) else 0.0}")
+                            f"write e.g. dropout={example}")
         self.has_bias = check_bool(who, "has_bias", has_bias)
         self.batch_first = check_bool(who, "batch_first", batch_first)
         self.bidirectional = check_bool(who, "bidirectional", bidirectional)
@@ -241,20 +243,6 @@ class _RNNBase(Cell):
             return output, (h_n, _a.stack(c_n, 0))
         return output, h_n
 
-    def extend_repr(self):
-        s = f"input_size={self.input_size}, hidden_size={self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if not self.has_bias:
-            s += ", has_bias=False"
-        if self.batch_first:
-            s += ", batch_first=True"
-        if self.dropout:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional:
-            s += ", bidirectional=True"
-        return s
-
 
 class RNN(_RNNBase):
     """A multi-layer Elman RNN: h_t = act(x_t @ w_ih.T + b_ih + h_(t-1) @ w_hh.T + b_hh), act
@@ -268,10 +256,6 @@ class RNN(_RNNBase):
                          hidden_size, num_layers, has_bias, batch_first, dropout, bidirectional,
                          dtype)
         self.nonlinearity = nonlinearity
-
-    def extend_repr(self):
-        s = super().extend_repr()
-        return s + (", nonlinearity=relu" if self.nonlinearity == "relu" else "")
 
 
 class GRU(_RNNBase):

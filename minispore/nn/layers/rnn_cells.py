@@ -151,10 +151,6 @@ class _RNNCellBase(Cell):
         check_shape(who, hname, h, (x.shape[0], self.hidden_size))
         check_same_dtype(who, x, h, hname, self.weight_ih.dtype)
 
-    def extend_repr(self):
-        return (f"input_size={self.input_size}, hidden_size={self.hidden_size}, "
-                f"has_bias={self.has_bias}")
-
 
 class RNNCell(_RNNCellBase):
     """An Elman cell: h' = act(x @ weight_ih.T + bias_ih + hx @ weight_hh.T + bias_hh),
@@ -170,9 +166,6 @@ class RNNCell(_RNNCellBase):
         self._check_step(x, hx, "hx")
         gi = input_projection(x, self.weight_ih, self.bias_ih)
         return rnn_step(gi, hx, self.weight_hh, self.bias_hh, self.nonlinearity)
-
-    def extend_repr(self):
-        return super().extend_repr() + f", nonlinearity={self.nonlinearity}"
 
 
 class GRUCell(_RNNCellBase):
@@ -201,9 +194,9 @@ class LSTMCell(_RNNCellBase):
 
     def construct(self, x, hx):
         if not isinstance(hx, tuple) or len(hx) != 2:
-            raise at_user_site(TypeError(
-                f"LSTMCell: hx must be a tuple (h, c) of two Tensors, got "
-                f"{type(hx).__name__}{'' if not isinstance(hx, (tuple, list)) else f' of length {len(hx)}'}"))
+            length = f" of length {len(hx)}" if isinstance(hx, (tuple, list)) else ""
+            raise at_user_site(TypeError(f"LSTMCell: hx must be a tuple (h, c) of two Tensors, "
+                                         f"got {type(hx).__name__}{length}"))
         h, c = hx
         self._check_step(x, h, "hx[0]")
         check_state_tensor("LSTMCell", "hx[1]", c)
