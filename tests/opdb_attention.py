@@ -1,10 +1,15 @@
-"""Op-database entries (see opdb.py) for core/ops/attention.py: attention_weights over
+"""Op-database entries (see opdb.py) for core/ops/attention.py.
+
+attention_weights over
 (batch, heads, L, d) and unbatched (L, d) operands, masks of every broadcast form
 nn.MultiheadAttention passes ((1, 1, L, S), (B, H, 1, S), (B, H, L, S), a 0-d zero), a
 -inf-masked key (its weight is exactly 0; finite differences cannot cross the -inf, so the
 sample is kept out of the gradient check), one key (weights all 1), head sizes whose fourth
 root is and is not exact (4, 3), and empty queries. The mask's gradient is checked too: a
-float mask is an input like the others."""
+float mask is an input like the others.
+
+scaled_attention over the same forms with value head sizes of their own, several scales, and
+half-precision operands (computed in float32, rounded once)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +18,7 @@ from minispore.core import dtype as dt
 
 from helpers import rand_default
 
-f32, f64 = dt.float32, dt.float64
+f16, bf16, f32, f64 = dt.float16, dt.bfloat16, dt.float32, dt.float64
 
 # (query shape, key shape, mask shape)
 SPECS = (
@@ -43,10 +48,41 @@ def attention_weights_samples(Sample):
     return gen
 
 
+# (query shape, key shape, value shape, bias shape, scale)
+SCALED_SPECS = (
+    ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), (1, 1, 3, 5), 0.5),
+    ((1, 2, 3, 3), (1, 2, 2, 3), (1, 2, 2, 6), (1, 2, 1, 2), 1.0),
+    ((3, 4), (5, 4), (5, 2), (), 0.25),
+    ((2, 1, 2, 4), (2, 1, 1, 4), (2, 1, 1, 4), (2, 1, 2, 1), 2.0),   # one key
+    ((1, 2, 0, 4), (1, 2, 3, 4), (1, 2, 3, 4), (), 1.0),               # no queries
+)
+
+
+def scaled_attention_samples(Sample):
+    def gen(rng, dtype):
+        out = []
+        for qs, ks, vs, bs, scale in SCALED_SPECS:
+            bias = np.zeros(bs, dtype.np) if bs == () else rand_default(rng, bs, dtype)
+            out.append(Sample(tuple(rand_default(rng, s, dtype) for s in (qs, ks, vs)) +
+                              (bias,), {"scale": scale},
+                              f"q{qs} k{ks} v{vs} bias{bs} scale={scale}"))
+        bias = np.zeros((1, 1, 3, 4), dtype.np)
+        bias[..., 2] = -np.inf
+        out.append(Sample(tuple(rand_default(rng, s, dtype) for s in
+                                ((2, 2, 3, 4), (2, 2, 4, 4), (2, 2, 4, 4))) + (bias,),
+                          {"scale": 0.5}, "-inf-masked key", grad=False))
+        return out
+    return gen
+
+
 def attention_cases(OpCase, Sample):
     return [
         # float32 at 1e-3: the simulated Ascend's Cube reads the scores' matmul operands as fp16
         # (errors up to 3e-4 here); helpers.CUBE_OPS lists only the Cube primitives themselves
         OpCase("attention_weights", attention_weights_samples(Sample), dtypes=(f32, f64),
                accum=True, tol={f32: (1e-3, 1e-3)}),
+        # float32 at 2e-3 for the same reason (values up to 2); half types compute in float32
+        # and round once, as the reference does
+        OpCase("scaled_attention", scaled_attention_samples(Sample),
+               dtypes=(f16, bf16, f32, f64), accum=True, tol={f32: (2e-3, 2e-3)}),
     ]

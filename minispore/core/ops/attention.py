@@ -1,5 +1,6 @@
 """Attention composites: the masked, scaled dot-product attention weights that
-nn.MultiheadAttention (nn/layers/transformer.py) computes for every head.
+nn.MultiheadAttention (nn/layers/multihead_attention.py) computes for every head, and the
+scaled attention that ops.flash_attention_score (ops/attention.py) is.
 
 `attention_weights(query, key, attn_mask)` = softmax(q / d**(1/4) @ (k / d**(1/4))^T + attn_mask)
 over the last axis, d being the head size (query.shape[-1]). That is MindSpore 2.10's own
@@ -13,11 +14,17 @@ bool masks into that form first, as MindSpore does.
 The op stops at the weights because MindSpore applies attention dropout to them before they
 meet the values (and returns the dropped-out weights): the layer applies dropout, then the
 product with the values. MindSpore 2.10 has no public scaled-dot-product-attention function in
-`mindspore.ops` (its flash_attention_score / speed_fusion_attention are Ascend kernels with
-their own layouts and masks), so this composite is internal.
+`mindspore.ops`, so this composite is internal.
 
-A composite: softmax, matmul, div and add run as its parts in every mode and on every backend
-and are differentiated through (a position masked with -inf gets a zero gradient)."""
+`scaled_attention(query, key, value, bias, scale=s)` = softmax(s * q @ k^T + bias) @ v, computed
+in float32 for float16/bfloat16 operands (the Cube accumulates the products in float32, the
+softmax runs in float32) and rounded to the operands' dtype once at the end: the attention of
+MindSpore's flash_attention_score, whose layouts, head groups and masks ops/attention.py turns
+into (batch, heads, S, D) operands and one additive bias.
+
+Both are composites: softmax, matmul, mul/div, add and cast run as their parts in every mode and
+on every backend and are differentiated through (a position masked with -inf gets a zero
+gradient)."""
 from __future__ import annotations
 
 import numpy as np
@@ -32,6 +39,8 @@ from . import nn as _nn
 from .declare import ref_array_dtype
 
 __all__: list = []
+
+_HALF = (dt.float16, dt.bfloat16)
 
 _NAME = "attention_weights"
 
@@ -91,3 +100,58 @@ def attention_weights(query, key, attn_mask):
     """softmax(query / d**(1/4) @ (key / d**(1/4))^T + attn_mask, -1), d = query.shape[-1]:
     MindSpore's attention weights (composite 'attention_weights'); attn_mask is additive."""
     return apply(ATTENTION_WEIGHTS, query, key, attn_mask)
+
+
+# ---------------------------------------------------------------- scaled attention ---------------
+_SCALED = "scaled_attention"
+
+
+def _scaled_infer(query, key, value, bias, scale):
+    for name, t in (("query", query), ("key", key), ("value", value), ("bias", bias)):
+        if not t.dtype.is_float:
+            raise DTypeError(f"{_SCALED}: {name} has dtype {t.dtype}; it must be a float dtype")
+    if not query.dtype is key.dtype is value.dtype:
+        raise DTypeError(f"{_SCALED}: query, key and value must have one dtype, got "
+                         f"{query.dtype}, {key.dtype} and {value.dtype}")
+    q, k, v = tuple(query.shape), tuple(key.shape), tuple(value.shape)
+    if len(q) < 2 or len(k) < 2 or len(v) < 2 or q[-1] != k[-1] or k[-2] != v[-2]:
+        raise ShapeError(f"{_SCALED}: query {q}, key {k} and value {v} must be (..., S1, D), "
+                         f"(..., S2, D) and (..., S2, Dv)")
+    batch = broadcast_shapes(_SCALED, q[:-2], k[:-2], v[:-2])
+    scores = batch + (q[-2], k[-2])
+    if broadcast_shapes(_SCALED, scores, tuple(bias.shape)) != scores:
+        raise ShapeError(f"{_SCALED}: bias of shape {tuple(bias.shape)} must broadcast to the "
+                         f"scores' shape {scores}")
+    return Meta(batch + (q[-2], v[-1]), query.dtype)
+
+
+def _scaled(query, key, value, bias, scale):
+    out = query.dtype
+    c = dt.float32 if out in _HALF else out
+    if c is not out:
+        query, key, value = (_m.cast(t, c) for t in (query, key, value))
+    if bias.dtype is not c:
+        bias = _m.cast(bias, c)
+    scores = _m.add(_m.mul(_la.matmul(query, key, transpose_b=True), scale), bias)
+    y = _la.matmul(_nn.softmax(scores, -1), value)
+    return y if c is out else _m.cast(y, out)
+
+
+def _scaled_ref(query, key, value, bias, scale):
+    out = dt.to_dtype(query.dtype)
+    c = np.float64 if out is dt.float64 else np.float32
+    q, k, v, b = (np.asarray(t).astype(c) for t in (query, key, value, bias))
+    with np.errstate(all="ignore"):
+        a = np.matmul(q, np.swapaxes(k, -1, -2)) * c(scale) + b
+        e = np.exp(a - np.max(a, axis=-1, keepdims=True))
+        return np.matmul(e / np.sum(e, axis=-1, keepdims=True), v).astype(out.np)
+
+
+SCALED_ATTENTION = defop(_SCALED, infer=_scaled_infer, ref=_scaled_ref, arity=4,
+                         attrs={"scale": 1.0}, composite=_scaled)
+
+
+def scaled_attention(query, key, value, bias, scale=1.0):
+    """softmax(scale * query @ key^T + bias) @ value (composite 'scaled_attention'), in float32
+    for half-precision operands; bias is additive and broadcasts to the scores."""
+    return apply(SCALED_ATTENTION, query, key, value, bias, scale=float(scale))
