@@ -1,8 +1,8 @@
 """Op-database entries (see opdb.py) for core/ops/array_nd.py and core/ops/resample.py: pad in
 every border mode (negative pads cropping, one and several axes, 1-D to 4-D), resize in every
 mode and coordinate transform on non-integer ratios (5 -> 7, 7 -> 5, 3 -> 2 and a 2-D and a
-3-D grid), gather_nd/scatter_nd with full and partial index tuples, repeated tuples (summed
-gradients) and empty index sets, masked_fill with broadcast masks, tril/triu with positive,
+3-D grid), gather_nd/scatter_nd/tensor_scatter_add/update with full and partial index tuples, repeated
+tuples (summed gradients) and empty index sets, masked_fill with broadcast masks, tril/triu with positive,
 negative and out-of-range diagonals, and einsum equations (matmul, implicit output, trace,
 diagonal, '...', outer product, three operands)."""
 from __future__ import annotations
@@ -47,6 +47,8 @@ RESIZE_SPECS = [
     ((1, 1, 7), (3,), "area", "half_pixel"),
     ((1, 1, 2, 3, 4), (3, 2, 5), "linear", "half_pixel"),
     ((1, 1, 4), (1,), "linear", "align_corners"),
+    ((1, 1, 3, 5), (4, 7), "nearest_round", "half_pixel"),
+    ((1, 1, 5), (1,), "nearest_round", "half_pixel"),
 ]
 
 
@@ -110,6 +112,34 @@ def scatter_nd_samples(Sample):
     return gen
 
 
+def tensor_scatter_samples(Sample):
+    """Distinct index tuples for the update (which of repeated tuples wins is the kernel's
+    order) and repeated ones for the add."""
+    def gen(rng, dtype):
+        return [
+            Sample((rand_default(rng, (3, 4), dtype), _idx([[0, 1], [2, 3]]),
+                    rand_default(rng, (2,), dtype)), {}, "elements of (3, 4)"),
+            Sample((rand_default(rng, (4, 2), dtype), _idx([[3], [1]], np.int64),
+                    rand_default(rng, (2, 2), dtype)), {}, "rows of (4, 2) (int64)"),
+            Sample((rand_default(rng, (2, 3, 2), dtype), _idx([[[1, 2]], [[0, 0]]]),
+                    rand_default(rng, (2, 1, 2), dtype)), {}, "batched k=2 of rank 3"),
+            Sample((rand_default(rng, (2, 2), dtype), np.zeros((0, 2), np.int32),
+                    rand_default(rng, (0,), dtype)), {}, "no updates"),
+        ]
+    return gen
+
+
+def tensor_scatter_add_samples(Sample):
+    base = tensor_scatter_samples(Sample)
+
+    def gen(rng, dtype):
+        out = base(rng, dtype)
+        out.append(Sample((rand_default(rng, (2, 2), dtype), _idx([[0, 1], [0, 1], [1, 0]]),
+                           rand_default(rng, (3,), dtype)), {}, "repeated tuples sum"))
+        return out
+    return gen
+
+
 def masked_fill_samples(Sample):
     def gen(rng, dtype):
         def val():
@@ -169,6 +199,8 @@ def array_nd_cases(OpCase, Sample):
                tol={f16: (2e-3, 2e-3)}, accum=True),
         OpCase("gather_nd", gather_nd_samples(Sample), (f32, f64, i32, i64)),
         OpCase("scatter_nd", scatter_nd_samples(Sample), (f32, f64, i32, dt.bool_)),
+        OpCase("tensor_scatter_add", tensor_scatter_add_samples(Sample), (f32, f64, i32)),
+        OpCase("tensor_scatter_update", tensor_scatter_samples(Sample), (f32, f64, i32)),
         OpCase("masked_fill", masked_fill_samples(Sample), (f32, f64, i32, f16)),
         OpCase("tril", triangle_samples(Sample), (f32, f64, i32)),
         OpCase("triu", triangle_samples(Sample), (f32, f64, i32)),

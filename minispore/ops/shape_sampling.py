@@ -1,7 +1,9 @@
 """mindspore.ops' padding, resampling and N-d indexing functions and Primitive classes (pad,
-interpolate/upsample, ResizeBilinearV2, PadV3, MirrorPad, gather_nd, scatter_nd/ScatterNd,
-masked_fill/MaskedFill, tril/Tril, triu/Triu, einsum/Einsum), with MindSpore 2.10's argument
-rules, over the composites of core/ops/resample.py and core/ops/array_nd.py."""
+mirror_pad, interpolate/upsample, ResizeBilinearV2, PadV3, MirrorPad, gather_nd,
+scatter_nd/ScatterNd, tensor_scatter_add/sub/update and their classes, masked_fill/MaskedFill,
+tril/Tril, triu/Triu, tril_indices/triu_indices and their classes, einsum/Einsum), with
+MindSpore 2.10's argument rules, over the composites of core/ops/resample.py and
+core/ops/array_nd.py; the other resize Primitive classes are in ops/resize_primitives.py."""
 from __future__ import annotations
 
 import numbers
@@ -13,10 +15,15 @@ from ..core.ops import array_nd as _nd
 from ..core.ops import resample as _rs
 from ..core.primitive import Primitive
 from ..core.tensor import Tensor
+from . import resize_primitives as _resize_primitives
+from .resize_primitives import *  # noqa: F401,F403
 
-__all__ = ["pad", "interpolate", "upsample", "gather_nd", "scatter_nd", "masked_fill", "tril",
-           "triu", "einsum", "ScatterNd", "Einsum", "MaskedFill", "Tril", "Triu",
-           "ResizeBilinearV2", "PadV3", "MirrorPad"]
+__all__ = ["pad", "mirror_pad", "interpolate", "upsample", "gather_nd", "scatter_nd",
+           "tensor_scatter_add", "tensor_scatter_sub", "tensor_scatter_update", "masked_fill",
+           "tril", "triu", "tril_indices", "triu_indices", "einsum", "ScatterNd",
+           "TensorScatterAdd", "TensorScatterSub", "TensorScatterUpdate", "Einsum",
+           "MaskedFill", "Tril", "Triu", "TrilIndices", "TriuIndices", "ResizeBilinearV2",
+           "PadV3", "MirrorPad"] + _resize_primitives.__all__
 
 
 def _is_int(v) -> bool:
@@ -106,6 +113,14 @@ class PadV3(Primitive):
         if mode == "constant":
             return pad(x, pads, "constant", constant_value)
         return pad(x, pads, mode)
+
+
+def mirror_pad(input_x, paddings, mode):
+    """MirrorPad(mode)(input_x, paddings): paddings an (rank, 2) int Tensor."""
+    if not isinstance(paddings, Tensor):
+        raise TypeError(f"For Primitive[MirrorPad], the type of input argument[paddings] must "
+                        f"be Tensor but got {type(paddings).__name__}.")
+    return MirrorPad(mode)(input_x, paddings)
 
 
 class MirrorPad(Primitive):
@@ -291,6 +306,51 @@ class ScatterNd(Primitive):
         return scatter_nd(indices, updates, shape)
 
 
+def _scatter_args(indices, updates):
+    if not isinstance(indices, Tensor):
+        indices = Tensor(_np.asarray(indices))
+    return indices, updates
+
+
+def tensor_scatter_add(input_x, indices, updates):
+    """input_x with updates added at the index tuples of indices (repeated tuples sum)."""
+    indices, updates = _scatter_args(indices, updates)
+    _check_index_tuples("TensorScatterAdd", indices, tuple(input_x.shape))
+    return _nd.tensor_scatter_add(input_x, indices, updates)
+
+
+def tensor_scatter_sub(input_x, indices, updates):
+    """input_x with updates subtracted at the index tuples of indices (repeated tuples sum)."""
+    from ..core.ops import math as _m
+    indices, updates = _scatter_args(indices, updates)
+    _check_index_tuples("TensorScatterSub", indices, tuple(input_x.shape))
+    return _nd.tensor_scatter_add(input_x, indices, _m.neg(updates))
+
+
+def tensor_scatter_update(input_x, indices, updates):
+    """input_x with updates written at the index tuples of indices (a repeated tuple takes the
+    last of its updates; each update's gradient is the output's gradient at its tuple)."""
+    indices, updates = _scatter_args(indices, updates)
+    _check_index_tuples("TensorScatterUpdate", indices, tuple(input_x.shape))
+    return _nd.tensor_scatter_update(input_x, indices, updates)
+
+
+def _scatter_class(name, fn):
+    def __init__(self):
+        self.name = name
+
+    def __call__(self, input_x, indices, updates):
+        return fn(input_x, indices, updates)
+    return type(name, (Primitive,), {"__init__": __init__, "__call__": __call__,
+                                     "__doc__": f"`{name}()(input_x, indices, updates)`: "
+                                                f"ops.{fn.__name__}.", "__module__": __name__})
+
+
+TensorScatterAdd = _scatter_class("TensorScatterAdd", tensor_scatter_add)
+TensorScatterSub = _scatter_class("TensorScatterSub", tensor_scatter_sub)
+TensorScatterUpdate = _scatter_class("TensorScatterUpdate", tensor_scatter_update)
+
+
 def _kind(d: _dt.DType) -> str:
     return "bool" if d is _dt.bool_ else "float" if d.is_float else "int"
 
@@ -360,6 +420,56 @@ class Triu(Primitive):
 
     def __call__(self, x):
         return _nd.triu(x, self.diagonal)
+
+
+def _triangle_indices(who, row, col, offset, dtype, lower):
+    for name, v in (("row", row), ("col", col), ("offset", offset)):
+        if not _is_int(v):
+            raise TypeError(f"For '{who}', {name} must be an int, got {v!r}")
+    if row < 0 or col < 0:
+        raise ValueError(f"For '{who}', row and col must be >= 0, got {row} and {col}")
+    d = _dt.to_dtype(dtype)
+    if d not in (_dt.int32, _dt.int64):
+        raise TypeError(f"For '{who}', dtype must be int32 or int64, got {d}")
+    r, c = _np.meshgrid(_np.arange(row), _np.arange(col), indexing="ij")
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    return Tensor(_np.stack([r[keep], c[keep]]).astype(d.np))
+
+
+def tril_indices(row, col, offset=0, *, dtype=_dt.int64):
+    """The (2, N) row and column indices of the lower triangle (column - row <= offset) of a
+    row x col matrix, row by row."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=_dt.int64):
+    """The (2, N) row and column indices of the upper triangle (column - row >= offset) of a
+    row x col matrix, row by row."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, False)
+
+
+class TrilIndices(Primitive):
+    """`TrilIndices(row, col, offset=0, dtype=ms.int32)()`: ops.tril_indices."""
+
+    def __init__(self, row, col, offset=0, dtype=_dt.int32):
+        self.row, self.col, self.offset, self.dtype = row, col, offset, dtype
+        _triangle_indices("TrilIndices", row, col, offset, dtype, True)
+        self.name = "TrilIndices"
+
+    def __call__(self):
+        return _triangle_indices(self.name, self.row, self.col, self.offset, self.dtype, True)
+
+
+class TriuIndices(Primitive):
+    """`TriuIndices(row, col, offset=0, dtype=ms.int32)()`: ops.triu_indices."""
+
+    def __init__(self, row, col, offset=0, dtype=_dt.int32):
+        self.row, self.col, self.offset, self.dtype = row, col, offset, dtype
+        _triangle_indices("TriuIndices", row, col, offset, dtype, False)
+        self.name = "TriuIndices"
+
+    def __call__(self):
+        return _triangle_indices(self.name, self.row, self.col, self.offset, self.dtype, False)
 
 
 def einsum(equation, *operands):

@@ -455,3 +455,92 @@ def test_clip_by_global_norm_and_nn_norm(mode):
         ops.norm(T(m), 3)
     with pytest.raises(TypeError, match="can not be str for vectors"):
         ops.norm(T(m), "fro", 1)
+
+
+# ---------------------------------------------------------------- tensor_scatter, indices -------
+def test_tensor_scatter(mode):
+    i = np.array([[0, 1], [0, 1], [2, 3]], np.int32)
+    u = np.array([10.0, 20.0, 30.0], np.float32)
+
+    def add(x, idx, upd):
+        return ops.tensor_scatter_add(x, idx, upd)
+
+    def sub(x, idx, upd):
+        return ops.tensor_scatter_sub(x, idx, upd)
+
+    def update(x, idx, upd):
+        return ops.tensor_scatter_update(x, idx, upd)
+    # values from MindSpore: repeated tuples sum; an update's repeated tuple takes the last
+    _close(_call(add, _M, i, u).reshape(-1), [0, 31, 2, 3, 4, 5, 6, 7, 8, 9, 10, 41])
+    _close(_call(sub, _M, i, u).reshape(-1), [0, -29, 2, 3, 4, 5, 6, 7, 8, 9, 10, -19])
+    _close(_call(update, _M, i, u).reshape(-1), [0, 20, 2, 3, 4, 5, 6, 7, 8, 9, 10, 30])
+    _close(ops.TensorScatterAdd()(T(_M), T(np.array([[1]], np.int32)),
+                                  T(np.ones((1, 4), np.float32))).asnumpy()[1], [5, 6, 7, 8])
+    # values from MindSpore: each update's gradient is the output's gradient at its tuple
+    w = T(_M)
+    gx, gu = ms.grad(lambda a, b: (ops.tensor_scatter_update(a, T(i), b) * w).sum(),
+                     grad_position=(0, 1))(T(np.ones((3, 4), np.float32)), T(u))
+    _close(gu.asnumpy(), [1, 1, 11])
+    assert gx.asnumpy()[0, 1] == 0 and gx.asnumpy()[2, 3] == 0 and gx.asnumpy()[1, 1] == 5
+    with pytest.raises(IndexError, match="does not index"):
+        ops.tensor_scatter_add(T(_M), T(np.array([[3, 0]], np.int32)), T(np.ones(1, np.float32)))
+
+
+def test_mirror_pad_and_triangle_indices():
+    # values from MindSpore
+    r = ops.mirror_pad(T(_M), T(np.array([[1, 1], [2, 0]])), "SYMMETRIC")
+    _close(r.asnumpy().reshape(-1), [1, 0, 0, 1, 2, 3, 1, 0, 0, 1, 2, 3, 5, 4, 4, 5, 6, 7, 9, 8,
+                                     8, 9, 10, 11, 9, 8, 8, 9, 10, 11])
+    with pytest.raises(TypeError, match="must be Tensor"):
+        ops.mirror_pad(T(_M), ((1, 1), (2, 0)), "REFLECT")
+    r = ops.tril_indices(3, 4, 1)
+    assert r.dtype is ms.int64 and r.asnumpy().tolist() == [[0, 0, 1, 1, 1, 2, 2, 2, 2],
+                                                            [0, 1, 0, 1, 2, 0, 1, 2, 3]]
+    r = ops.triu_indices(3, 4, -1)
+    assert r.asnumpy().tolist() == [[0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2],
+                                    [0, 1, 2, 3, 0, 1, 2, 3, 1, 2, 3]]
+    assert ops.tril_indices(3, 3, dtype=ms.int32).dtype is ms.int32
+    r = ops.TrilIndices(3, 4, 1)()
+    assert r.dtype is ms.int32 and r.shape == (2, 9)
+    assert ops.TriuIndices(3, 4, -1)().shape == (2, 11)
+
+
+def test_nn_tril_triu(mode):
+    # values from MindSpore: nn.Tril()(x, k) and nn.Triu()(x, k)
+    _close(nn.Tril()(T(_M), 1).asnumpy().reshape(-1), [0, 1, 0, 0, 4, 5, 6, 0, 8, 9, 10, 11])
+    _close(nn.Triu()(T(_M), -1).asnumpy().reshape(-1), [0, 1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11])
+    _close(nn.Tril()(T(_M)).asnumpy().reshape(-1), [0, 0, 0, 0, 4, 5, 0, 0, 8, 9, 10, 0])
+
+
+# ---------------------------------------------------------------- resize primitives -------------
+def test_resize_primitives(mode):
+    # values from MindSpore
+    size2 = T(np.array([4, 7], np.int32))
+    r = ops.ResizeLinear1D("half_pixel")(T(_X7), T(np.array([5], np.int64)))
+    _close(r.asnumpy().reshape(-1), [1.4, 2.4, 7, 2, 3.8])
+    r = ops.ResizeLinear1D()(T(_X5), T(np.array([7], np.int64)))
+    _close(r.asnumpy().reshape(-1), [1, 2.33333, 2.66667, 2, 5.33333, 6, 4])
+    row0 = {(False, False): [0, 0, 1, 2.82843, 2.82843, 5.19615, 8],
+            (True, False): [0, 1, 1, 2.82843, 5.19615, 5.19615, 8],
+            (False, True): [0, 1, 1, 2.82843, 5.19615, 5.19615, 8]}
+    for (ac, hp), want in row0.items():
+        r = ops.ResizeNearestNeighborV2(ac, hp)(T(_X2), size2)
+        _close(r.asnumpy()[0, 0, 0], want)
+    r = ops.ResizeNearestNeighborV2(True)(T(_X2), T(np.array([2, 3], np.int32)))
+    _close(r.asnumpy().reshape(-1), [0, 2.82843, 8, 31.62278, 41.56922, 52.3832])
+    r = ops.ResizeBicubic()(T(_X2), size2)
+    _close(r.asnumpy()[0, 0, 0], [0, 0.53575, 1.68639, 3.22137, 4.71377, 7.00889, 8.30663])
+    r = ops.ResizeBicubic(half_pixel_centers=True)(T(_X2), size2)
+    _close(r.asnumpy()[0, 0, 0], [-0.63456, -0.21281, 0.69931, 2.0087, 3.58548, 5.63623,
+                                  7.16577])
+    r = ops.UpsampleTrilinear3D(True)(T(_X3), None, [1.5, 1.7, 0.6])
+    _close(r.asnumpy()[0, 0, 0, 1], [5.59017, 10.67434, 17.5])
+    r = ops.UpsampleTrilinear3D()(T(_X3), [3, 5, 3])
+    _close(r.asnumpy()[0, 0, 0, 1], [5.14102, 9.10516, 14.45622], 2e-5)
+    r = ops.UpsampleNearest3D()(T(_X3), None, [1.5, 1.7, 0.6])
+    _close(r.asnumpy()[0, 0, 0, 4], [31.62278, 36.48287, 46.87217])
+    _close(r.asnumpy()[0, 0, 2, 4], [125, 132.57451, 148.16206])
+    with pytest.raises(ValueError, match="half_pixel_centers"):
+        ops.ResizeBicubic(True, True)
+    with pytest.raises(ValueError, match="exactly one"):
+        ops.UpsampleNearest3D()(T(_X3), [3, 5, 3], [1.5, 1.7, 0.6])

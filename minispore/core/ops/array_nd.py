@@ -1,5 +1,6 @@
-"""N-d indexing and masking composites: gather_nd, scatter_nd, masked_fill, tril, triu, einsum
-(and, by importing core/ops/resample.py, the pad and resize composites).
+"""N-d indexing and masking composites: gather_nd, scatter_nd, tensor_scatter_add/update,
+masked_fill, tril, triu, einsum (and, by importing core/ops/resample.py, the pad and resize
+composites).
 
 gather_nd and scatter_nd flatten the leading indexed axes into one and call gather /
 scatter_add; an index outside its axis (negative ones too, as MindSpore refuses them) is mapped
@@ -22,8 +23,10 @@ from . import math as _m
 from . import reduce as _r
 from . import resample  # noqa: F401  (registers pad and resize)
 
-__all__ = ["GATHER_ND", "SCATTER_ND", "MASKED_FILL", "TRIL", "TRIU", "EINSUM", "gather_nd",
-           "scatter_nd", "masked_fill", "tril", "triu", "einsum"]
+__all__ = ["GATHER_ND", "SCATTER_ND", "TENSOR_SCATTER_ADD", "TENSOR_SCATTER_UPDATE",
+           "MASKED_FILL", "TRIL", "TRIU", "EINSUM", "gather_nd", "scatter_nd",
+           "tensor_scatter_add", "tensor_scatter_update", "masked_fill", "tril", "triu",
+           "einsum"]
 
 
 def _prod(xs) -> int:
@@ -145,6 +148,70 @@ def gather_nd(input_x, indices):
 def scatter_nd(indices, updates, shape):
     """A tensor of `shape`, zero but for updates summed at indices (composite 'scatter_nd')."""
     return apply(SCATTER_ND, indices, updates, shape=tuple(shape))
+
+
+def _tensor_scatter(name):
+    """(infer, impl, ref) of tensor_scatter_add / tensor_scatter_update: x with updates added
+    at (or written to) the index tuples of indices."""
+    def infer(x, indices, updates):
+        k = _check_nd_indices(name, indices, len(x.shape))
+        want = tuple(indices.shape[:-1]) + tuple(x.shape[k:])
+        if tuple(updates.shape) != want:
+            raise ShapeError(f"{name}: with indices of shape {tuple(indices.shape)} and an input "
+                             f"of shape {tuple(x.shape)}, updates must have shape "
+                             f"indices.shape[:-1] + input.shape[{k}:] = {want}, got "
+                             f"{tuple(updates.shape)}")
+        if updates.dtype is not x.dtype:
+            raise DTypeError(f"{name}: updates ({updates.dtype}) must have the input's dtype "
+                             f"{x.dtype}; cast them with .astype()")
+        return Meta(tuple(x.shape), x.dtype)
+
+    def impl(x, indices, updates):
+        k = indices.shape[-1]
+        shape = tuple(x.shape)
+        flat_x = _a.reshape(x, (_prod(shape[:k]),) + shape[k:])
+        flat_idx = _flat_index(indices, shape)
+        if name == "tensor_scatter_add":
+            out = _ix.scatter_add(flat_x, flat_idx, updates, 0)
+        else:
+            out = apply(_ix.SCATTER_UPDATE, flat_x, flat_idx, updates, axis=0)
+        return _a.reshape(out, shape)
+
+    def ref(x, indices, updates):
+        x, idx, upd = np.asarray(x), np.asarray(indices), np.asarray(updates)
+        cols = _nd_tuple_check(name, idx, x.shape)
+        out = np.array(x, copy=True)
+        flat_upd = upd.reshape((-1,) + x.shape[idx.shape[-1]:])
+        if name == "tensor_scatter_add":
+            np.add.at(out, cols, flat_upd)
+        else:
+            for j in range(flat_upd.shape[0]):        # in order: a repeated tuple's last wins
+                out[tuple(c[j] for c in cols)] = flat_upd[j]
+        return out
+    return infer, impl, ref
+
+
+_tsa = _tensor_scatter("tensor_scatter_add")
+_tsu = _tensor_scatter("tensor_scatter_update")
+# input_x with updates added at the index tuples of indices (repeated tuples sum), as
+# MindSpore's TensorScatterAdd; differentiated through scatter_add
+TENSOR_SCATTER_ADD = defop("tensor_scatter_add", infer=_tsa[0], ref=_tsa[2], arity=3,
+                           composite=_tsa[1])
+# input_x with updates written at the index tuples of indices (a repeated tuple: the last
+# update), as MindSpore's TensorScatterUpdate; every update's gradient is the output gradient at
+# its tuple, as MindSpore's bprop gives
+TENSOR_SCATTER_UPDATE = defop("tensor_scatter_update", infer=_tsu[0], ref=_tsu[2], arity=3,
+                              composite=_tsu[1])
+
+
+def tensor_scatter_add(input_x, indices, updates):
+    """input_x plus updates at indices (composite 'tensor_scatter_add')."""
+    return apply(TENSOR_SCATTER_ADD, input_x, indices, updates)
+
+
+def tensor_scatter_update(input_x, indices, updates):
+    """input_x with updates written at indices (composite 'tensor_scatter_update')."""
+    return apply(TENSOR_SCATTER_UPDATE, input_x, indices, updates)
 
 
 # ---------------------------------------------------------------- masked_fill -------------------

@@ -136,7 +136,8 @@ def pad_nd(x, padding, mode="constant", value=0):
 
 
 # ---------------------------------------------------------------- resize ------------------------
-RESIZE_MODES = ("nearest", "nearest_exact", "linear", "cubic", "cubic_tabulated", "area")
+RESIZE_MODES = ("nearest", "nearest_exact", "nearest_round", "linear", "cubic", "cubic_tabulated",
+                "area")
 COORDINATES = ("half_pixel", "align_corners", "asymmetric")
 CUBIC_A = -0.75          # the cubic convolution parameter of PyTorch's bicubic
 CUBIC_TABLE = 1024       # entries of the tabulated kernel of MindSpore's (TensorFlow's) bicubic
@@ -148,7 +149,7 @@ def _resize_infer(x, sizes, mode, coordinate, scales):
         raise ValueError(f"{who}: mode must be one of {RESIZE_MODES}, got {mode!r}")
     if coordinate not in COORDINATES:
         raise ValueError(f"{who}: coordinate must be one of {COORDINATES}, got {coordinate!r}")
-    if not x.dtype.is_float and mode not in ("nearest", "nearest_exact"):
+    if not x.dtype.is_float and not mode.startswith("nearest"):
         raise DTypeError(f"{who}: mode {mode!r} needs a float tensor, got {x.dtype}; cast it "
                          f"with .astype(ms.float32)")
     n = len(sizes)
@@ -184,6 +185,12 @@ def _taps(mode, n_in, n_out, scale, coordinate):
             d = d + np.float32(0.5)
         src = np.floor(d * np.float32(scale)).astype(np.int64)
         return [(np.minimum(src, n_in - 1).astype(np.int32), None)]
+    if mode == "nearest_round":
+        # TensorFlow's (and MindSpore's ResizeNearestNeighborV2's) align_corners nearest:
+        # round(d * (in - 1) / (out - 1)) in float32, halves away from zero
+        step = np.float32((n_in - 1) / (n_out - 1)) if n_out > 1 else np.float32(0)
+        src = np.floor(np.arange(n_out, dtype=np.float32) * step + np.float32(0.5))
+        return [(np.minimum(src.astype(np.int64), n_in - 1).astype(np.int32), None)]
     if mode == "area":
         raise AssertionError("area is resampled by _area")
     src = _source(n_in, n_out, scale, coordinate)
@@ -299,12 +306,12 @@ def _resize_ref(x, sizes, mode, coordinate, scales):
 
 # the trailing len(sizes) axes of x resampled to `sizes`, one axis after the other (every mode
 # is separable). mode: 'nearest' (source floor(d * scale)), 'nearest_exact' (floor((d + 0.5) *
-# scale)), 'linear', 'cubic' (PyTorch's: A = -0.75, indices clamped at the border),
-# 'cubic_tabulated' (MindSpore's, see _tabulated_cubic_taps), 'area' (adaptive average
-# windows). coordinate: the source coordinate of output d for linear and cubic:
-# 'half_pixel' (d + 0.5) * scale - 0.5 (clamped at 0 for linear), 'align_corners'
-# d * (in - 1) / (out - 1), 'asymmetric' d * scale. scales: the source step per axis (None:
-# in / out; PyTorch's interpolate passes 1 / scale_factor).
+# scale)), 'nearest_round' (round(d * (in - 1) / (out - 1))), 'linear', 'cubic' (PyTorch's:
+# A = -0.75, indices clamped at the border), 'cubic_tabulated' (MindSpore's, see
+# _tabulated_cubic_taps), 'area' (adaptive average windows). coordinate: the source
+# coordinate of output d for linear and cubic: 'half_pixel' (d + 0.5) * scale - 0.5 (clamped
+# at 0 for linear), 'align_corners' d * (in - 1) / (out - 1), 'asymmetric' d * scale. scales:
+# the source step per axis (None: in / out; PyTorch's interpolate passes 1 / scale_factor).
 RESIZE = defop("resize", infer=_resize_infer, ref=_resize_ref, arity=1, composite=_resize_impl,
                attrs={"sizes": (), "mode": "nearest", "coordinate": "half_pixel",
                       "scales": None})

@@ -1,11 +1,13 @@
-"""Padding, resampling and norm Cells: nn.Pad, nn.ZeroPad2d, nn.ConstantPad1d/2d/3d,
-nn.ReflectionPad1d/2d/3d, nn.ReplicationPad1d/2d/3d, nn.Upsample and nn.Norm (MindSpore 2.10's
-arguments), over the pad and resize composites (core/ops/resample.py) and ops.interpolate."""
+"""Padding, resampling, triangle and norm Cells: nn.Pad, nn.ZeroPad2d, nn.ConstantPad1d/2d/3d,
+nn.ReflectionPad1d/2d/3d, nn.ReplicationPad1d/2d/3d, nn.Upsample, nn.Tril, nn.Triu and nn.Norm
+(MindSpore 2.10's arguments), over the pad, resize and tril/triu composites
+(core/ops/resample.py, core/ops/array_nd.py) and ops.interpolate."""
 from __future__ import annotations
 
 import numbers
 
 from ...core import dtype as dt
+from ...core.ops import array_nd as _nd
 from ...core.ops import math as _m
 from ...core.ops import reduce as _r
 from ...core.ops import resample as _rs
@@ -13,7 +15,7 @@ from ..cell import Cell
 
 __all__ = ["Pad", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
-           "ReplicationPad2d", "ReplicationPad3d", "Upsample", "Norm"]
+           "ReplicationPad2d", "ReplicationPad3d", "Upsample", "Tril", "Triu", "Norm"]
 
 
 def _is_int(v) -> bool:
@@ -135,6 +137,24 @@ class Upsample(Cell):
         from ...ops.shape_sampling import interpolate
         return interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
                            self.recompute_scale_factor)
+
+
+class Tril(Cell):
+    """`nn.Tril()(x, k=0)`: the lower triangle of the last two axes (column - row <= k)."""
+
+    def construct(self, x, k=0):
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"For 'Tril', k must be an int, got {k!r}")
+        return _nd.tril(x, int(k))
+
+
+class Triu(Cell):
+    """`nn.Triu()(x, k=0)`: the upper triangle of the last two axes (column - row >= k)."""
+
+    def construct(self, x, k=0):
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"For 'Triu', k must be an int, got {k!r}")
+        return _nd.triu(x, int(k))
 
 
 class Norm(Cell):
