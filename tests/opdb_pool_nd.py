@@ -31,6 +31,8 @@ AVG_SPECS = [
     ((1, 2, 4, 5, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1, 1, 1, 1), (1, 1, 1, 1, 1, 1), True, 0),
     ((1, 2, 4, 5, 5), (3, 3, 3), (2, 2, 2), (1, 1, 1, 1, 1, 1), (1, 1, 1, 1, 1, 1), False, 0),
     ((1, 1, 4, 5, 5), (3, 3, 3), (2, 2, 2), (1, 0, 1, 1, 0, 1), (1, 0, 1, 1, 0, 1), True, 5),
+    ((1, 1, 3, 4), (2, 2), (1, 1), (2, 0, 0, 0), (2, 0, 0, 0), False, 0),  # padding-only rows
+    ((1, 1, 3, 5), (2, 2), (2, 2), (0, 1, 0, 1), (0, 0, 0, 0), True, 0),   # 'valid' + ceil_mode
 ]
 # (x shape, output_size)
 ADAPTIVE_SPECS = [
@@ -59,6 +61,10 @@ def window_samples(Sample):
         a = {"kernel_size": (2,), "stride": (1,), "dilation": (1,), "pads": (0, 0)}
         out.append(Sample((rand_distinct(rng, (0, 2, 4), dtype),), a, f"x(0, 2, 4) {_fmt(a)}",
                           grad=False))
+        # windows over padding only (MindSpore allows before + after = kernel): -inf there
+        a = {"kernel_size": (2, 2), "stride": (1, 1), "dilation": (1, 1), "pads": (2, 0, 0, 0)}
+        out.append(Sample((rand_distinct(rng, (1, 1, 3, 4), dtype),), a,
+                          f"x(1, 1, 3, 4) {_fmt(a)}", grad=False))
         return out
     return gen
 

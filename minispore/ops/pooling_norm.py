@@ -66,6 +66,15 @@ def _half_kernel(who, pads, kernel_size):
                              f"{tuple(kernel_size)}; use less padding or a larger kernel")
 
 
+def check_pad_sums(who, pads, kernel_size):
+    """MindSpore's AvgPool3D/MaxPool3D rule: before + after padding at most the kernel."""
+    for i, k in enumerate(kernel_size):
+        if pads[2 * i] + pads[2 * i + 1] > k:
+            raise ValueError(f"{who}: the padding before and after an axis must sum to at most "
+                             f"its kernel size, got pads {tuple(pads)} for kernel_size "
+                             f"{tuple(kernel_size)}")
+
+
 def check_bool(who, what, v):
     if not isinstance(v, bool):
         raise TypeError(f"{who}: '{what}' must be a bool, got {v!r}")
@@ -99,6 +108,7 @@ def avg_pool1d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
     k = ints(who, "kernel_size", kernel_size, 1)
     s = ints(who, "stride", stride, 1)
     (p,) = ints(who, "padding", padding, 1, 0)
+    check_pad_sums(who, (p, p), k)
     check_bool(who, "ceil_mode", ceil_mode)
     check_bool(who, "count_include_pad", count_include_pad)
     return avg_pool_window(who, input_x, 1, k, s, "pad", (p, p), ceil_mode, count_include_pad)
@@ -115,8 +125,9 @@ def avg_pool3d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
     check_bool(who, "ceil_mode", ceil_mode)
     check_bool(who, "count_include_pad", count_include_pad)
     div = _divisor(who, divisor_override)
-    return avg_pool_window(who, input_x, 3, k, s, "pad", pads3d(who, padding), ceil_mode,
-                           count_include_pad, div)
+    p = pads3d(who, padding)
+    check_pad_sums(who, p, k)
+    return avg_pool_window(who, input_x, 3, k, s, "pad", p, ceil_mode, count_include_pad, div)
 
 
 def _divisor(who, v):
@@ -272,7 +283,7 @@ def _kernel3d(who, what, v):
 class AvgPool3D(_Prim):
     """`AvgPool3D(kernel_size, strides, pad_mode, pad, ceil_mode, count_include_pad,
     divisor_override)(x)` on (N, C, D, H, W); pad: an int or (front, back, top, bottom, left,
-    right), with pad_mode 'pad'."""
+    right), with pad_mode 'pad'; ceil_mode applies with 'valid' too ('same' ignores it)."""
 
     def __init__(self, kernel_size=1, strides=1, pad_mode="valid", pad=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=0, data_format="NCDHW"):
@@ -283,6 +294,7 @@ class AvgPool3D(_Prim):
         self.pad = pads3d(who, pad)
         if self.pad_mode != "pad" and any(self.pad):
             raise ValueError(f"{who}: pad={pad!r} needs pad_mode='pad', got {pad_mode!r}")
+        check_pad_sums(who, self.pad, self.kernel_size)
         self.ceil_mode = check_bool(who, "ceil_mode", ceil_mode)
         self.count_include_pad = check_bool(who, "count_include_pad", count_include_pad)
         self.divisor_override = _divisor(who, divisor_override)
@@ -309,8 +321,12 @@ class MaxPool3D(_Prim):
         if self.pad_mode != "pad" and any(self.pad_list):
             raise ValueError(f"{who}: pad_list={pad_list!r} needs pad_mode='pad', got "
                              f"{pad_mode!r}")
+        check_pad_sums(who, self.pad_list, self.kernel_size)
         if ceil_mode is not None:
             check_bool(who, "ceil_mode", ceil_mode)
+            if self.pad_mode != "pad":
+                raise ValueError(f"{who}: ceil_mode={ceil_mode!r} needs pad_mode='pad'; with "
+                                 f"'valid' or 'same' MindSpore takes only ceil_mode=None")
         self.ceil_mode = bool(ceil_mode)
         _nchw(who, data_format, "NCDHW")
 

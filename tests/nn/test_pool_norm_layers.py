@@ -49,6 +49,7 @@ _ADAPTIVE_MAX_POOL_2D = ops.AdaptiveMaxPool2D((2, 3))
 _AVG_POOL_SAME = ops.AvgPool(3, 2, "same")
 _MAX_POOL_3D_PAD = ops.MaxPool3D(2, 2, "pad", (1, 0, 0, 1, 1, 0))
 _AVG_POOL_3D_PAD = ops.AvgPool3D(2, 2, "pad", (1, 0, 0, 1, 1, 0), count_include_pad=False)
+_AVG_POOL_3D_PAD_ONLY_WINDOW = ops.AvgPool3D(2, 1, "pad", (2, 0, 0, 0, 0, 0))
 
 
 def _ops_AdaptiveMaxPool2D(x):
@@ -65,6 +66,10 @@ def _ops_MaxPool3D_pad(x):
 
 def _ops_AvgPool3D_pad(x):
     return _AVG_POOL_3D_PAD(x)
+
+
+def _ops_AvgPool3D_pad_only_window(x):
+    return _AVG_POOL_3D_PAD_ONLY_WINDOW(x)
 
 
 FUNCTIONS = {name: globals()["_" + name] for name in CASES if name.startswith("ops_")}
@@ -89,6 +94,8 @@ def test_values_and_gradients_match_mindspore(case, mode):
         assert not isinstance(out, tuple), f"{case}: MindSpore returns one tensor"
         y = out
     np.testing.assert_allclose(y.asnumpy(), np.array(want["y"]), **TOL, err_msg=case)
+    if "dx" not in want:
+        return      # MindSpore could not compute it (pool_norm_expected.py's docstring)
     w = Tensor(_weights(tuple(y.shape)))
 
     def loss(a):

@@ -41,21 +41,21 @@ __all__ = ["window_geometry", "max_pool_nd", "max_pool_nd_argmax", "avg_pool_nd"
 def window_geometry(who, sizes, kernel_size, stride, dilation, pad_mode, padding, ceil_mode):
     """(pads, counted) of a window pool over axes of `sizes`: `pads` the (before, after) zero /
     -inf padding per axis, `counted` the part of it count_include_pad counts. pad_mode 'valid'
-    pads nothing, 'same' gives ceil(size / stride) outputs with the odd padding element after,
+    pads nothing (with ceil_mode: 'pad' with zero padding, as MindSpore's AvgPool3D), 'same' gives ceil(size / stride) outputs with the odd padding element after,
     'pad' pads `padding` ((before, after) per axis) and with ceil_mode adds what the last window
     (which must start inside the input or its before-padding) needs."""
     pads, counted = [], []
     for i, (n, k, s, d) in enumerate(zip(sizes, kernel_size, stride, dilation)):
         ext = d * (k - 1) + 1
-        if pad_mode == "valid":
+        if pad_mode == "valid" and not ceil_mode:
             lo = hi = chi = 0
         elif pad_mode == "same":
             o = -(-n // s)
             need = max(0, (o - 1) * s + ext - n)
             lo, hi = need // 2, need - need // 2
             chi = hi
-        else:
-            lo, chi = padding[2 * i], padding[2 * i + 1]
+        else:                               # 'pad' ('valid' with ceil_mode: zero padding)
+            lo, chi = (0, 0) if pad_mode == "valid" else (padding[2 * i], padding[2 * i + 1])
             span = n + lo + chi - ext
             o = (span + (s - 1 if ceil_mode else 0)) // s + 1
             if ceil_mode and (o - 1) * s >= n + lo:
@@ -269,7 +269,9 @@ def _avg_divisor(sizes, kernel_size, stride, pads, counted, count_include_pad, o
     for i, (n, k, s, o) in enumerate(zip(sizes, kernel_size, stride, outs)):
         start = np.arange(o) * s - pads[2 * i]
         lo, hi = ((-counted[2 * i], n + counted[2 * i + 1]) if count_include_pad else (0, n))
-        cnt = np.minimum(start + k, hi) - np.maximum(start, lo)
+        # a window over padding only (MindSpore allows before + after pads up to the kernel)
+        # sums to 0: dividing it by 1 gives MindSpore's 0
+        cnt = np.maximum(np.minimum(start + k, hi) - np.maximum(start, lo), 1)
         shape = [1] * len(outs)
         shape[i] = o
         div = div * cnt.reshape(shape)

@@ -193,7 +193,8 @@ class MaxPool3d(_Pool3d):
 
 class AvgPool3d(_Pool3d):
     """The mean of each (d, h, w) window; padding an int or (d, h, w) (both sides);
-    divisor_override (None or > 0) divides every window's sum."""
+    divisor_override (None or > 0) divides every window's sum; ceil_mode also applies with
+    pad_mode='valid' (MindSpore's AvgPool3D; 'same' ignores it)."""
     who = "AvgPool3d"
 
     def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False,
@@ -212,9 +213,7 @@ class AvgPool3d(_Pool3d):
             raise ValueError(f"{who}: divisor_override must be None or an int > 0, got "
                              f"{divisor_override!r}")
         self.divisor_override = divisor_override
-        if ceil_mode and self.pad_mode != "pad":
-            raise ValueError(f"{who}: ceil_mode needs pad_mode='pad', got pad_mode="
-                             f"{pad_mode!r}")
+        _pf.check_pad_sums(who, self.padding, self.kernel_size)
 
     def _pool(self, x):
         return _pf.avg_pool_window(self.who, x, 3, self.kernel_size, self.stride, self.pad_mode,
