@@ -198,6 +198,7 @@ Z = np.zeros
 
 @pytest.mark.parametrize("call, exc, pattern", [
     (lambda: nn.GRU(3, 4)(Tensor(Z((5, 3), F32))), ValueError, r"expected \(seq_len, batch"),
+    (lambda: nn.GRU(3, 4)(Tensor(Z((5, 2, 3), np.int32))), TypeError, "float Tensor"),
     (lambda: nn.GRU(3, 4)(Tensor(Z((5, 2, 6), F32))), ValueError, "input_size=3"),
     (lambda: nn.LSTM(3, 4)(Tensor(Z((5, 2, 3), F32)), Tensor(Z((1, 2, 4), F32))), TypeError,
      "tuple"),

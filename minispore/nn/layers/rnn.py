@@ -115,6 +115,10 @@ class _RNNBase(Cell):
         if not isinstance(x, Tensor):
             raise at_user_site(TypeError(f"{who}: x must be a Tensor, got "
                                          f"{type(x).__name__}"))
+        if not x.dtype.is_float:
+            raise at_user_site(TypeError(
+                f"{who}: x must be a float Tensor, got {x.dtype} (MindSpore fails in its "
+                f"Sigmoid/Tanh kernels); cast it with x.astype(mindspore.float32)"))
         layout = "(batch, seq_len, input_size)" if self.batch_first else \
             "(seq_len, batch, input_size)"
         if len(x.shape) != 3 or x.shape[-1] != self.input_size:
