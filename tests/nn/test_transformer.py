@@ -309,3 +309,9 @@ def test_uint8_mask_is_a_bool_mask():
     _, a = net(x, x, x, attn_mask=Tensor(BMASK.astype(np.uint8)))
     _, b = net(x, x, x, attn_mask=Tensor(BMASK))
     close(a, b.asnumpy())
+
+
+def test_mha_masks_in_the_native_sink():
+    ms.set_context(mode=ms.GRAPH_MODE, jit_level="O2")
+    test_mha_forward_and_grads_match_mindspore("graph")
+    test_mha_kdim_vdim_bias_kv_zero_attn_match_mindspore("graph")

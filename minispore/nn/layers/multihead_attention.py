@@ -140,7 +140,7 @@ class MultiheadAttention(Cell):
             key = query if same_qk else _swap01(key)
             value = key if same_kv else _swap01(value)
         out, weights = self._forward(query, key, value, key_padding_mask, attn_mask,
-                                     average_attn_weights)
+                                     average_attn_weights and need_weights)
         if self.batch_first and batched:
             out = _swap01(out)
         return (out, weights) if need_weights else (out,)
@@ -247,7 +247,7 @@ class MultiheadAttention(Cell):
         out = _a.reshape(_a.transpose(out, (2, 0, 1, 3)), (bsz * tgt_len, embed_dim))
         out = _a.reshape(self.out_proj(out), (tgt_len, bsz, embed_dim))
         weights = _a.reshape(weights, (bsz, heads, tgt_len, src_len))
-        if average:
+        if average:         # (skipped when the weights are not returned: no number changes)
             weights = _m.div(_r.sum(weights, 1), heads)
         if not batched:
             out, weights = _a.squeeze(out, 1), _a.squeeze(weights, 0)
