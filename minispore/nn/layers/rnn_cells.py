@@ -16,7 +16,9 @@ Every step is composed of existing ops (matmul, split, sigmoid, tanh, relu), so 
 every backend in both modes and its gradient is its parts'. The cells' Parameters are named
 weight_ih, weight_hh, bias_ih, bias_hh with shapes (gates * hidden, input),
 (gates * hidden, hidden), (gates * hidden,), all drawn from U(-1/sqrt(hidden), 1/sqrt(hidden))
-as MindSpore's reset_parameters does."""
+as MindSpore's reset_parameters does (MindSpore's cells draw from its own generator, so the
+values differ after the same seed; the layers' draws are numpy's and equal MindSpore's).
+Inputs x and hx must be float32 or float16 and share the Parameters' dtype, as in MindSpore."""
 from __future__ import annotations
 
 import math
