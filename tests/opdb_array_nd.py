@@ -45,6 +45,8 @@ RESIZE_SPECS = [
     ((1, 2, 3, 5), (2, 3), "cubic_tabulated", "align_corners"),
     ((1, 1, 3, 5), (4, 7), "area", "half_pixel"),
     ((1, 1, 7), (3,), "area", "half_pixel"),
+    ((1, 2, 8, 6), (4, 3), "area", "half_pixel"),       # equal windows: the reshape path
+    ((1, 1, 6), (6,), "area", "half_pixel"),
     ((1, 1, 2, 3, 4), (3, 2, 5), "linear", "half_pixel"),
     ((1, 1, 4), (1,), "linear", "align_corners"),
     ((1, 1, 3, 5), (4, 7), "nearest_round", "half_pixel"),

@@ -21,6 +21,7 @@ from ..primitive import Meta, apply, defop
 from . import array as _a
 from . import index_ops as _ix
 from . import math as _m
+from . import reduce as _r
 
 __all__ = ["PAD", "RESIZE", "pad_nd", "resize"]
 
@@ -250,6 +251,12 @@ def _resample_axis(y, axis, n_out, mode, coordinate, scale):
     from ..tensor import Tensor
     n_in = y.shape[axis]
     nd = len(y.shape)
+    if mode == "area" and n_in % n_out == 0 and n_in > n_out:
+        # equal windows of k: one reshape and a sum instead of k gathers
+        k = n_in // n_out
+        shape = tuple(y.shape)
+        blocks = _a.reshape(y, shape[:axis] + (n_out, k) + shape[axis + 1:])
+        return _r.sum(blocks, axis + 1) / k
     if mode == "area":
         start, end = _area_windows(n_in, n_out)
         length = end - start
