@@ -472,10 +472,49 @@ class TriuIndices(Primitive):
         return _triangle_indices(self.name, self.row, self.col, self.offset, self.dtype, False)
 
 
+def _sublist_label(num):
+    """MindSpore's sublist label: 0-25 are 'A'-'Z', 26-51 'a'-'z', Ellipsis '...'."""
+    if num is Ellipsis:
+        return "..."
+    if _is_int(num) and 0 <= num < 26:
+        return chr(num + 65)
+    if _is_int(num) and 26 <= num < 52:
+        return chr(num + 71)
+    raise ValueError(f"For Einsum, the number in sublist should be in range [0, 52), but got "
+                     f"{num!r}")
+
+
+def _sublist_equation(first, rest):
+    """einsum(op1, sublist1, op2, sublist2, ..., [sublist_out]) as (equation, operands)."""
+    operands = (first,) + tuple(rest[1::2])
+    subs = [rest[k] for k in range(0, len(rest), 2)]
+    out = None
+    if len(rest) % 2 == 0:                  # a trailing output sublist
+        out = rest[-1]
+        operands = (first,) + tuple(rest[1:-1:2])
+        subs = [rest[k] for k in range(0, len(rest) - 1, 2)]
+    eq = ",".join("".join(_sublist_label(n) for n in sub) for sub in subs)
+    if out is not None:
+        eq += "->" + "".join(_sublist_label(n) for n in out)
+    return eq, operands
+
+
+def _einsum(equation, operands):
+    r = _nd.einsum(equation, *operands)
+    # MindSpore's Einsum gives a full reduction as shape (1,) ("i->" of [1, 2, 4] is [7.])
+    return _nd._a.reshape(r, (1,)) if r.shape == () else r
+
+
 def einsum(equation, *operands):
-    """Einstein summation of float operands of one dtype (numpy's equation rules). MindSpore
-    2.10 has no CPU kernel for it; minispore runs it everywhere."""
-    return _nd.einsum(equation, *operands)
+    """Einstein summation of float operands of one dtype (numpy's equation rules; a full
+    reduction has shape (1,), as MindSpore's Einsum documents), or the sublist form
+    einsum(op1, sublist1, op2, sublist2, ..., [sublist_out]). MindSpore 2.10 has no CPU kernel
+    for it; minispore runs it everywhere."""
+    if isinstance(equation, Tensor):
+        equation, operands = _sublist_equation(equation, operands)
+    if not operands:
+        raise ValueError("For einsum, the 'operands' must have at least one operand.")
+    return _einsum(equation, operands)
 
 
 class Einsum(Primitive):
@@ -488,4 +527,4 @@ class Einsum(Primitive):
         self.equation, self.name = equation, "Einsum"
 
     def __call__(self, operands):
-        return _nd.einsum(self.equation, *operands)
+        return _einsum(self.equation, tuple(operands))

@@ -396,7 +396,8 @@ def test_tril_triu(mode):
 
 
 # ---------------------------------------------------------------- einsum ------------------------
-_EINSUM_CASES = [   # values from numpy's einsum (MindSpore 2.10 has no CPU Einsum)
+_EINSUM_CASES = [   # values from numpy's einsum (MindSpore 2.10 has no CPU Einsum); a full
+    # reduction is shape (1,) in MindSpore
     ("ij,jk->ik", ((2, 3), (3, 4))), ("ij,jk", ((2, 3), (3, 4))), ("ii->i", ((3, 3),)),
     ("ii", ((3, 3),)), ("ij->", ((2, 3),)), ("ji", ((2, 3),)), ("i,j->ij", ((2,), (3,))),
     ("...ij,...jk->...ik", ((2, 1, 2, 3), (3, 3, 4))), ("iij->j", ((2, 2, 3),)),
@@ -412,7 +413,26 @@ def test_einsum(mode, case):
 
     def f(*ts):
         return ops.einsum(eq, *ts)
-    _close(_call(f, *xs), np.einsum(eq.replace(" ", ""), *xs), 1e-4)
+    want = np.einsum(eq.replace(" ", ""), *xs)
+    _close(_call(f, *xs), want.reshape(1) if want.ndim == 0 else want, 1e-4)
+
+
+def test_einsum_documented_examples():
+    # MindSpore 2.10's ops.einsum docstring (GPU only, so not run here): a full reduction is
+    # shape (1,), '...' missing from the output is summed, the sublist form labels 0-51
+    r = ops.einsum("i->", T(np.array([1.0, 2.0, 4.0], np.float32)))
+    assert r.shape == (1,) and r.asnumpy().tolist() == [7.0]
+    r = ops.einsum("...->", T(np.arange(1, 7, dtype=np.float32).reshape(2, 3)))
+    assert r.shape == (1,) and r.asnumpy().tolist() == [21.0]
+    _close(ops.einsum("j,i->ji", T(np.array([1.0, 2.0, 3.0], np.float32)),
+                      T(np.array([2.0, 4.0, 1.0], np.float32))).asnumpy(),
+           [[2, 4, 1], [4, 8, 2], [6, 12, 3]])
+    x, y = T(np.array([1, 2, 3, 4], np.float32)), T(np.array([1, 2], np.float32))
+    _close(ops.einsum(x, [..., 1], y, [..., 2], [..., 1, 2]).asnumpy(),
+           [[1, 2], [2, 4], [3, 6], [4, 8]])
+    _close(ops.einsum(x, [0], x, [0]).asnumpy(), [30])
+    with pytest.raises(ValueError, match=r"range \[0, 52\)"):
+        ops.einsum(x, [52])
 
 
 def test_einsum_forms_gradient_and_errors(mode):

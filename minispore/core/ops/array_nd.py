@@ -401,9 +401,10 @@ def _einsum_ref(*xs, equation):
     return np.einsum(plan.numpy_equation, *args).astype(dtype)
 
 
-# Einstein summation over the operands (numpy's rules: an implicit output lists the labels that
-# occur once in alphabetical order, '...' broadcasts, a repeated label in one operand takes its
-# diagonal); contracted pairwise with batched matmul
+# Einstein summation over the operands (an implicit output lists the '...' dims, then the labels
+# that occur once in alphabetical order; '...' broadcasts, and an explicit output without it sums
+# those dims; a repeated label in one operand takes its diagonal); contracted pairwise with
+# batched matmul
 EINSUM = defop("einsum", infer=_einsum_infer, ref=_einsum_ref, arity=None,
                composite=_einsum_impl, attrs={"equation": ""})
 

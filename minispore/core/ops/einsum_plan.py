@@ -1,7 +1,8 @@
 """Parsing an einsum equation against its operands' shapes: the labels of each operand (the
 '...' dims given labels of their own), the size of every label (checked across operands,
 ellipsis dims broadcasting), and the output labels (explicit after '->', or numpy's implicit
-rule: the ellipsis dims, then the labels that occur once, in alphabetical order)."""
+rule: the ellipsis dims, then the labels that occur once, in alphabetical order; an explicit
+output without '...' sums the '...' dims, as MindSpore's and PyTorch's einsum)."""
 from __future__ import annotations
 
 import string
@@ -92,10 +93,7 @@ def einsum_plan(equation: str, shapes: tuple) -> EinsumPlan:
         if "..." in rhs:
             head, tail = rhs.split("...", 1)
             output = tuple(head) + tuple(ell) + tuple(tail)
-        else:
-            if n_ell_max and any(sizes[lab] != 1 for lab in ell):
-                raise ValueError(f"{who}: the output of {equation!r} must keep '...' (the "
-                                 f"operands have '...' dims)")
+        else:                                    # the '...' dims are summed out
             output = tuple(rhs)
         for lab in output:
             if lab not in sizes:
