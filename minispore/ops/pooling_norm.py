@@ -1,7 +1,8 @@
 """mindspore.ops' pooling and normalisation functions and Primitive classes beyond
 max_pool2d/avg_pool2d/batch_norm/layer_norm, over core/ops/pool_nd.py: the 1-D and 3-D pools,
-the adaptive pools, group_norm, and the Primitive classes AvgPool, MaxPool, AvgPool3D,
-MaxPool3D, AdaptiveAvgPool2D/3D and AdaptiveMaxPool2D/3D.
+the adaptive pools, the power-average pools lp_pool1d/2d, group_norm, and the Primitive classes
+AvgPool, MaxPool, AvgPool3D, MaxPool3D, MaxPoolWithArgmaxV2, MaxPool3DWithArgmax,
+AdaptiveAvgPool2D/3D and AdaptiveMaxPool2D/3D.
 
 MindSpore's rules are kept, including where it refuses: the 1-D adaptive pools take only
 (N, C, L) inputs whose L is divisible by output_size (MindSpore pools them with one window
@@ -22,9 +23,10 @@ from ..core.primitive import Primitive
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d",
-           "avg_pool3d", "max_pool3d", "group_norm", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D",
-           "AdaptiveMaxPool2D", "AdaptiveMaxPool3D", "AvgPool", "MaxPool", "AvgPool3D",
-           "MaxPool3D"]
+           "avg_pool3d", "max_pool3d", "lp_pool1d", "lp_pool2d", "group_norm",
+           "AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "AdaptiveMaxPool2D", "AdaptiveMaxPool3D",
+           "AvgPool", "MaxPool", "AvgPool3D", "MaxPool3D", "MaxPoolWithArgmaxV2",
+           "MaxPool3DWithArgmax"]
 
 
 # ---------------------------------------------------------------- argument checks ----------------
@@ -154,6 +156,44 @@ def max_pool3d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
     check_bool(who, "ceil_mode", ceil_mode)
     check_bool(who, "return_indices", return_indices)
     return max_pool_window(who, x, 3, k, s, "pad", p, d, ceil_mode, return_indices)
+
+
+def _lp_pool(who, x, norm_type, n, kernel_size, stride, ceil_mode):
+    """MindSpore's lp_pool: the window mean of x ** p (ceil_mode windows past the input
+    averaging what they cover) times the FULL window size, then ** (1 / p)."""
+    if isinstance(norm_type, bool) or not isinstance(norm_type, numbers.Real):
+        raise TypeError(f"{who}: norm_type must be a float or an int, got {norm_type!r}")
+    p = float(norm_type)
+    if p == 0:
+        raise ValueError(f"{who}: norm_type can not be 0")
+    k = ints(who, "kernel_size", kernel_size, n)
+    s = k if stride is None else ints(who, "stride", stride, n)
+    check_bool(who, "ceil_mode", ceil_mode)
+    xp = _m.pow(x, p)
+    y = avg_pool_window(who, xp, n, k, s, "pad", (0,) * (2 * n), ceil_mode, True)
+    y = _m.mul(_m.mul(_m.sign(y), _m.relu(_m.abs(y))), float(_prod(k)))
+    return _m.pow(y, 1.0 / p)
+
+
+def _prod(t):
+    out = 1
+    for v in t:
+        out *= v
+    return out
+
+
+def lp_pool1d(x, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of L of x ** norm_type) ** (1 / norm_type), as MindSpore
+    computes it (see _lp_pool); x (N, C, L) or (C, L)."""
+    check_rank("lp_pool1d", x, (2, 3), "(N, C, L) or (C, L)")
+    return _lp_pool("lp_pool1d", x, norm_type, 1, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(x, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each (h, w) window of x ** norm_type) ** (1 / norm_type), as MindSpore
+    computes it (see _lp_pool); x (N, C, H, W)."""
+    check_rank("lp_pool2d", x, (4,), "(N, C, H, W)")
+    return _lp_pool("lp_pool2d", x, norm_type, 2, kernel_size, stride, ceil_mode)
 
 
 # ---------------------------------------------------------------- adaptive pools -----------------
@@ -334,6 +374,61 @@ class MaxPool3D(_Prim):
         check_rank(self.name, x, (5,), "(N, C, D, H, W)")
         return max_pool_window(self.name, x, 3, self.kernel_size, self.strides, self.pad_mode,
                                self.pad_list, (1, 1, 1), self.ceil_mode, False)
+
+
+def _argmax_dtype(who, argmax_type):
+    d = _dt.to_dtype(argmax_type)
+    if d not in (_dt.int32, _dt.int64):
+        raise TypeError(f"{who}: argmax_type must be mindspore.int32 or mindspore.int64, got "
+                        f"{argmax_type!r}")
+    return d
+
+
+class MaxPoolWithArgmaxV2(_Prim):
+    """`MaxPoolWithArgmaxV2(kernel_size, strides, pads, dilation, ceil_mode, argmax_type)(x)`
+    on (N, C, H, W) -> (y, argmax): pads (both sides, at most half the kernel) of -inf,
+    argmax the flat index h * W + w of each window's first maximum."""
+
+    def __init__(self, kernel_size, strides=None, pads=0, dilation=(1, 1), ceil_mode=False,
+                 argmax_type=_dt.int64):
+        who = self.name = "MaxPoolWithArgmaxV2"
+        self.kernel_size = ints(who, "kernel_size", kernel_size, 2)
+        self.strides = self.kernel_size if strides is None else ints(who, "strides", strides, 2)
+        ph, pw = ints(who, "pads", pads, 2, 0)
+        self.pads = (ph, ph, pw, pw)
+        _half_kernel(who, self.pads, self.kernel_size)
+        self.dilation = ints(who, "dilation", dilation, 2)
+        self.ceil_mode = check_bool(who, "ceil_mode", ceil_mode)
+        self.argmax_type = _argmax_dtype(who, argmax_type)
+
+    def __call__(self, x):
+        check_rank(self.name, x, (4,), "(N, C, H, W)")
+        y, i = max_pool_window(self.name, x, 2, self.kernel_size, self.strides, "pad",
+                               self.pads, self.dilation, self.ceil_mode, True)
+        return y, _m.cast(i, self.argmax_type)
+
+
+class MaxPool3DWithArgmax(_Prim):
+    """`MaxPool3DWithArgmax(ksize, strides, pads, dilation, ceil_mode, argmax_type)(x)` on
+    (N, C, D, H, W) -> (y, argmax): ops.max_pool3d with indices d * H * W + h * W + w."""
+
+    def __init__(self, ksize, strides, pads, dilation=(1, 1, 1), ceil_mode=False,
+                 data_format="NCDHW", argmax_type=_dt.int64):
+        who = self.name = "MaxPool3DWithArgmax"
+        self.ksize = _kernel3d(who, "ksize", ksize)
+        self.strides = _kernel3d(who, "strides", strides)
+        self.pads = pads3d(who, pads)
+        _half_kernel(who, self.pads, self.ksize)
+        self.dilation = _kernel3d(who, "dilation", dilation)
+        self.ceil_mode = check_bool(who, "ceil_mode", ceil_mode)
+        _nchw(who, data_format, "NCDHW")
+        self.argmax_type = _argmax_dtype(who, argmax_type)
+
+    def __call__(self, x):
+        check_rank(self.name, x, (5,), "(N, C, D, H, W)")
+        y, i = max_pool_window(self.name, x, 3, self.ksize, self.strides, "pad", self.pads,
+                               self.dilation, self.ceil_mode, True)
+        return y, _m.cast(i, self.argmax_type)
 
 
 class AdaptiveAvgPool2D(_Prim):

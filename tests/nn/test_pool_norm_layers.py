@@ -45,7 +45,14 @@ def _ops_group_norm(x):
     return ops.group_norm(x, 1)
 
 
+def _ops_lp_pool1d(x):
+    return ops.lp_pool1d(x, 2, 2, 2, True)
+
+
 _ADAPTIVE_MAX_POOL_2D = ops.AdaptiveMaxPool2D((2, 3))
+_MAX_POOL_ARGMAX_V2 = ops.MaxPoolWithArgmaxV2(3, 2, 1, (1, 1), True)
+_MAX_POOL_3D_ARGMAX = ops.MaxPool3DWithArgmax((2, 2, 3), (1, 2, 1), (1, 1, 1), (1, 1, 1), True,
+                                              argmax_type=ms.int32)
 _AVG_POOL_SAME = ops.AvgPool(3, 2, "same")
 _MAX_POOL_3D_PAD = ops.MaxPool3D(2, 2, "pad", (1, 0, 0, 1, 1, 0))
 _AVG_POOL_3D_PAD = ops.AvgPool3D(2, 2, "pad", (1, 0, 0, 1, 1, 0), count_include_pad=False)
@@ -66,6 +73,14 @@ def _ops_MaxPool3D_pad(x):
 
 def _ops_AvgPool3D_pad(x):
     return _AVG_POOL_3D_PAD(x)
+
+
+def _ops_MaxPoolWithArgmaxV2(x):
+    return _MAX_POOL_ARGMAX_V2(x)
+
+
+def _ops_MaxPool3DWithArgmax(x):
+    return _MAX_POOL_3D_ARGMAX(x)
 
 
 def _ops_AvgPool3D_pad_only_window(x):

@@ -1,5 +1,5 @@
 """Pooling Cells beyond MaxPool2d/AvgPool2d: nn.MaxPool1d, nn.AvgPool1d, nn.MaxPool3d,
-nn.AvgPool3d and the adaptive pools nn.AdaptiveAvgPool1d/2d/3d, nn.AdaptiveMaxPool1d/2d/3d
+nn.AvgPool3d, the power-average pools nn.LPPool1d/2d and the adaptive pools nn.AdaptiveAvgPool1d/2d/3d, nn.AdaptiveMaxPool1d/2d/3d
 (MindSpore 2.x names, arguments, defaults and rules).
 
 As in MindSpore, a 1-D pool with pad_mode 'valid' or 'same' is the 2-D pool of a (N, C, 1, L)
@@ -19,9 +19,9 @@ from ...core.ops import conv as _cv
 from ...ops import pooling_norm as _pf
 from ..cell import Cell
 
-__all__ = ["MaxPool1d", "AvgPool1d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-           "AdaptiveMaxPool3d"]
+__all__ = ["MaxPool1d", "AvgPool1d", "MaxPool3d", "AvgPool3d", "LPPool1d", "LPPool2d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
 
 
 def _pad_mode(who, pad_mode):
@@ -49,11 +49,16 @@ def _unbatched(x, rank, fn):
 
 
 class _Pool1d(Cell):
-    """kernel_size and stride ints; input (N, C, L) or (C, L)."""
+    """kernel_size and stride ints (AvgPool1d, as MindSpore's, also takes 1-tuples); input
+    (N, C, L) or (C, L)."""
     who = "Pool1d"
+    one_tuples = False
 
     def __init__(self, kernel_size, stride, pad_mode):
         super().__init__()
+        if self.one_tuples:
+            kernel_size, stride = (v[0] if isinstance(v, tuple) and len(v) == 1 else v
+                                   for v in (kernel_size, stride))
         self.kernel_size = _int(self.who, "kernel_size", kernel_size)
         self.stride = _int(self.who, "stride", stride)
         self.pad_mode = _pad_mode(self.who, pad_mode)
@@ -103,6 +108,7 @@ class MaxPool1d(_Pool1d):
 class AvgPool1d(_Pool1d):
     """The mean of each window of L (see the module docstring for which rule applies)."""
     who = "AvgPool1d"
+    one_tuples = True
 
     def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False,
                  count_include_pad=True):
@@ -219,6 +225,31 @@ class AvgPool3d(_Pool3d):
         return _pf.avg_pool_window(self.who, x, 3, self.kernel_size, self.stride, self.pad_mode,
                                    self.padding, self.ceil_mode, self.count_include_pad,
                                    self.divisor_override or 0)
+
+
+class LPPool1d(Cell):
+    """ops.lp_pool1d: (sum over each window of x ** norm_type) ** (1 / norm_type)."""
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def construct(self, x):
+        return _pf.lp_pool1d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extend_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool2d(LPPool1d):
+    """ops.lp_pool2d: (sum over each (h, w) window of x ** norm_type) ** (1 / norm_type)."""
+
+    def construct(self, x):
+        return _pf.lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
 class _Adaptive(Cell):
