@@ -76,6 +76,10 @@ def pad(input_x, padding, mode="constant", value=None):
         _check_border_rank("pad", rank, len(pads) // 2, mode)
     if value is not None and isinstance(value, Tensor):
         value = value.asnumpy().item()
+    out = _rs.PAD.infer(input_x, padding=pads, mode=mode, value=0).shape
+    if 0 in out:
+        raise ValueError(f"For 'pad', the output size must be greater than 0, but the output "
+                         f"shape of {tuple(input_x.shape)} padded by {pads} is {out}")
     return _rs.pad_nd(input_x, pads, mode, 0 if value is None else value)
 
 

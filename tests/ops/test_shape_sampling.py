@@ -141,6 +141,21 @@ def test_padding_cells(mode, case):
     _close(make()(T(x)).asnumpy(), want)
 
 
+def test_padding_cell_rules():
+    # MindSpore: replication crops with a negative pad and needs (C, *) or (N, C, *); reflection
+    # refuses negative pads; a bool tensor pads with a bool value; an empty output is refused
+    x = T(np.arange(3, dtype=np.float32).reshape(1, 1, 3))
+    _close(nn.ReplicationPad1d((-1, 2))(x).asnumpy().reshape(-1), [1, 2, 2, 2])
+    with pytest.raises(ValueError, match="rank 4 or 5"):
+        nn.ReplicationPad3d(1)(T(np.ones((2, 2, 2), np.float32)))
+    with pytest.raises(ValueError, match=">= 0"):
+        nn.ReflectionPad1d((-1, 1))
+    r = ops.pad(T(np.ones((2,), np.bool_)), (1, 1), value=True)
+    assert r.dtype is ms.bool_ and r.asnumpy().tolist() == [True] * 4
+    with pytest.raises(ValueError, match="output size"):
+        ops.pad(T(np.zeros((0, 3), np.float32)), (1, 1))
+
+
 def test_padding_cell_arguments():
     with pytest.raises(ValueError, match="CONSTANT"):
         nn.Pad(((1, 1),), mode="constant")

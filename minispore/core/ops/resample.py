@@ -131,8 +131,8 @@ def pad_nd(x, padding, mode="constant", value=0):
     """x padded by the flat `padding` (last axis first) with border `mode` (composite 'pad')."""
     if mode != "constant":
         value = 0
-    if isinstance(value, bool) or not isinstance(value, numbers.Number):
-        raise TypeError(f"pad: value must be a number, got {value!r}")
+    if not isinstance(value, numbers.Number):
+        raise TypeError(f"pad: value must be a number or a bool, got {value!r}")
     return apply(PAD, x, padding=tuple(int(p) for p in padding), mode=mode, value=value)
 
 

@@ -73,14 +73,19 @@ class _PadNd(Cell):
         self.padding = _padding(who, padding, self._n)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(f"For '{who}', value must be a number, got {value!r}")
-        if self._mode != "constant" and min(self.padding) < 0:
+        if self._mode == "reflect" and min(self.padding) < 0:
             raise ValueError(f"For '{who}', padding must be >= 0, got {padding!r}")
         self.value = value
 
     def construct(self, x):
-        if len(x.shape) < self._n:
-            raise ValueError(f"For '{type(self).__name__}', the input must have rank >= "
-                             f"{self._n}, got shape {tuple(x.shape)}")
+        who, rank, n = type(self).__name__, len(x.shape), self._n
+        if self._mode == "replicate" and rank not in (n + 1, n + 2):
+            # MindSpore pads the edge modes with PadV3, which needs (C, *) or (N, C, *)
+            raise ValueError(f"For '{who}', the input must have rank {n + 1} or {n + 2}, got "
+                             f"shape {tuple(x.shape)}")
+        if rank < n:
+            raise ValueError(f"For '{who}', the input must have rank >= {n}, got shape "
+                             f"{tuple(x.shape)}")
         return _rs.pad_nd(x, self.padding, self._mode, self.value)
 
 
@@ -105,7 +110,8 @@ def _border_pad(name, n, mode, what):
     def __init__(self, padding):
         _PadNd.__init__(self, padding, 0)
     doc = (f"`nn.{name}(padding)`: the last {n} axes padded by {what}; padding an int or a "
-           f"tuple of {2 * n} ints >= 0, the last axis first.")
+           f"tuple of {2 * n} ints, the last axis first (negative values crop, but for "
+           f"ReflectionPad).")
     return type(name, (_PadNd,), {"_n": n, "_mode": mode, "__init__": __init__, "__doc__": doc})
 
 
