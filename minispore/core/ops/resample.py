@@ -1,7 +1,7 @@
 """Padding and resampling composites shared by ops, nn and mint: `pad` (constant, reflect,
-replicate, circular and symmetric borders; negative pads crop) and `resize` (nearest,
-nearest-exact, linear, cubic and area resampling of the trailing axes, separable, with the
-half-pixel, align-corners and asymmetric coordinate transforms).
+replicate, circular and symmetric borders; negative pads crop) and `resize` (nearest in three
+rounding rules, linear, PyTorch's and MindSpore's bicubic, and area resampling of the trailing
+axes, separable, with the half-pixel, align-corners and asymmetric coordinate transforms).
 
 Both are written with gather, slicing, concat and elementwise ops, so no backend has a kernel
 for them and autodiff differentiates their parts (gather's gradient scatter-adds, so a source
@@ -193,7 +193,7 @@ def _taps(mode, n_in, n_out, scale, coordinate):
         src = np.floor(np.arange(n_out, dtype=np.float32) * step + np.float32(0.5))
         return [(np.minimum(src.astype(np.int64), n_in - 1).astype(np.int32), None)]
     if mode == "area":
-        raise AssertionError("area is resampled by _area")
+        raise AssertionError("area windows are summed by _resample_axis, not tapped")
     src = _source(n_in, n_out, scale, coordinate)
     if mode == "linear":
         if coordinate == "half_pixel":
