@@ -49,6 +49,26 @@ def _ops_lp_pool1d(x):
     return ops.lp_pool1d(x, 2, 2, 2, True)
 
 
+def _ops_max_unpool1d_roundtrip(x):
+    return ops.max_unpool1d(*_MAX_POOL_1D_INDICES(x), 2, output_size=(7,))
+
+
+def _ops_max_unpool2d_roundtrip(x):
+    return ops.max_unpool2d(*_MAX_POOL_ARGMAX_2(x), 2, output_size=(5, 5))
+
+
+def _ops_max_unpool3d_roundtrip(x):
+    return ops.max_unpool3d(*ops.max_pool3d(x, 2, 2, return_indices=True), 2)
+
+
+def _MaxUnpool2d_roundtrip(x):
+    return _MAX_UNPOOL_2D(*_MAX_POOL_ARGMAX_1(x))
+
+
+_MAX_POOL_1D_INDICES = nn.MaxPool1d(2, 2, pad_mode="pad", return_indices=True)
+_MAX_POOL_ARGMAX_2 = ops.MaxPoolWithArgmaxV2(2, 2)
+_MAX_POOL_ARGMAX_1 = ops.MaxPoolWithArgmaxV2(2, 1)
+_MAX_UNPOOL_2D = nn.MaxUnpool2d(2, 1)
 _ADAPTIVE_MAX_POOL_2D = ops.AdaptiveMaxPool2D((2, 3))
 _MAX_POOL_ARGMAX_V2 = ops.MaxPoolWithArgmaxV2(3, 2, 1, (1, 1), True)
 _MAX_POOL_3D_ARGMAX = ops.MaxPool3DWithArgmax((2, 2, 3), (1, 2, 1), (1, 1, 1), (1, 1, 1), True,
@@ -87,7 +107,8 @@ def _ops_AvgPool3D_pad_only_window(x):
     return _AVG_POOL_3D_PAD_ONLY_WINDOW(x)
 
 
-FUNCTIONS = {name: globals()["_" + name] for name in CASES if name.startswith("ops_")}
+FUNCTIONS = {name: globals()["_" + name] for name in CASES
+             if name.startswith("ops_") or name.endswith("_roundtrip")}
 
 
 # one loss function per case: its graph compiles once per case, by design
@@ -242,6 +263,13 @@ def test_refused_inputs():
         ops.max_pool3d(Tensor(_grid((1, 1, 4, 5, 5))), 2, 1, 2)
     with pytest.raises(ValueError, match="3-D"):
         ops.avg_pool1d(Tensor(_grid((2, 7))), 2)
+    # MindSpore's MaxUnpool: output_size within one stride of (in - 1) * stride + kernel
+    y, idx = ops.MaxPoolWithArgmaxV2(2, 2)(Tensor(_grid((1, 1, 4, 4))))
+    assert ops.max_unpool2d(y, idx, 2, output_size=(5, 5)).shape == (1, 1, 5, 5)
+    with pytest.raises(ValueError, match="within one stride"):
+        ops.max_unpool2d(y, idx, 2, output_size=(1, 1, 6, 4))
+    with pytest.raises(ValueError, match="shape of x"):
+        ops.max_unpool2d(y, idx[..., :1], 2)
 
 
 def test_pool_in_a_user_cell_graph(mode):

@@ -30,7 +30,7 @@ from .declare import ref_array_dtype
 
 __all__ = ["window_geometry", "max_pool_nd", "max_pool_nd_argmax", "avg_pool_nd",
            "adaptive_avg_pool_nd", "adaptive_max_pool_nd", "adaptive_max_pool_nd_argmax",
-           "resolve_output_size", "group_norm"]
+           "max_unpool_nd", "resolve_output_size", "group_norm"]
 
 
 # ---------------------------------------------------------------- geometry -----------------------
@@ -341,6 +341,26 @@ def avg_pool_nd(x, kernel_size, stride, pads, counted, count_include_pad=True,
                  pads=tuple(pads), counted=tuple(counted),
                  count_include_pad=bool(count_include_pad),
                  divisor_override=int(divisor_override or 0))
+
+
+# ---------------------------------------------------------------- max unpooling ------------------
+def max_unpool_nd(x, indices, out_sizes):
+    """Zeros of shape x.shape[:-n] + out_sizes with each value of x written at its flat index
+    (row-major over the n trailing axes, as the max pools' indices) in its own plane: one
+    scatter_update into the flattened output (its gradient reads the indices back)."""
+    from ..tensor import Tensor
+    from .array import reshape, zeros
+    from .index_ops import SCATTER_UPDATE
+    from .math import add, cast
+    n = len(out_sizes)
+    lead = tuple(x.shape[:len(x.shape) - n])
+    planes = int(np.prod(lead, dtype=np.int64))
+    plane = int(np.prod(out_sizes, dtype=np.int64))
+    offsets = Tensor((np.arange(planes, dtype=np.int64) * plane).reshape(lead + (1,) * n))
+    flat = reshape(add(cast(indices, dt.int64), offsets), (-1,))
+    y = apply(SCATTER_UPDATE, zeros((planes * plane,), x.dtype), flat, reshape(x, (-1,)),
+              axis=0)
+    return reshape(y, lead + tuple(out_sizes))
 
 
 # the adaptive pools and group normalisation live in modules of their own; imported here so

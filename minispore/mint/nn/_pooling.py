@@ -14,7 +14,6 @@ from ...core.ops import array as _a
 from ...core.ops import conv as _cv
 from ...core.ops import index_ops as _ix
 from ...core.ops import pool_nd as _pn
-from ...core.primitive import apply
 
 
 def _no(who, what, value, default):
@@ -92,29 +91,19 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     """max_pool2d's partial inverse: zeros of the output size with each input value at its
     index (h * W + w, as max_pool2d(return_indices=True) gives) in its (n, c) plane. The output
     size is (H - 1) * stride - 2 * padding + kernel_size, or output_size's last two dims."""
-    from ...core.ops import math as _m
-    from ...core.tensor import Tensor
     who = "max_unpool2d"
-    if len(input.shape) == 3:
-        return _a.squeeze(max_unpool2d(_a.expand_dims(input, 0), _a.expand_dims(indices, 0),
-                                       kernel_size, stride, padding, output_size), 0)
-    if len(input.shape) != 4 or tuple(indices.shape) != tuple(input.shape):
+    if len(input.shape) not in (3, 4) or tuple(indices.shape) != tuple(input.shape):
         raise ValueError(f"{who}: input must be 3-D or 4-D and indices of its shape, got "
                          f"{tuple(input.shape)} and {tuple(indices.shape)}")
     k = _cv.pair(who, "kernel_size", kernel_size)
     s = k if stride is None else _cv.pair(who, "stride", stride)
     p = _cv.pad4(who, padding)
-    n, c, h, w = input.shape
+    h, w = input.shape[-2:]
     if output_size is None:
         out = ((h - 1) * s[0] - 2 * p[0] + k[0], (w - 1) * s[1] - 2 * p[2] + k[1])
     else:
         out = tuple(int(v) for v in tuple(output_size)[-2:])
-    plane = out[0] * out[1]
-    offsets = Tensor((np.arange(n * c, dtype=np.int64) * plane).reshape(n, c, 1, 1))
-    flat = _a.reshape(_m.cast(indices, offsets.dtype) + offsets, (-1,))
-    base = _a.zeros((n * c * plane,), input.dtype)
-    y = apply(_ix.SCATTER_UPDATE, base, flat, _a.reshape(input, (-1,)), axis=0)
-    return _a.reshape(y, (n, c) + out)
+    return _pn.max_unpool_nd(input, indices, out)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,

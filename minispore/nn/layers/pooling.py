@@ -1,5 +1,6 @@
 """Pooling Cells beyond MaxPool2d/AvgPool2d: nn.MaxPool1d, nn.AvgPool1d, nn.MaxPool3d,
-nn.AvgPool3d, the power-average pools nn.LPPool1d/2d and the adaptive pools nn.AdaptiveAvgPool1d/2d/3d, nn.AdaptiveMaxPool1d/2d/3d
+nn.AvgPool3d, the power-average pools nn.LPPool1d/2d, nn.MaxUnpool1d/2d/3d and the adaptive
+pools nn.AdaptiveAvgPool1d/2d/3d, nn.AdaptiveMaxPool1d/2d/3d
 (MindSpore 2.x names, arguments, defaults and rules).
 
 As in MindSpore, a 1-D pool with pad_mode 'valid' or 'same' is the 2-D pool of a (N, C, 1, L)
@@ -20,8 +21,8 @@ from ...ops import pooling_norm as _pf
 from ..cell import Cell
 
 __all__ = ["MaxPool1d", "AvgPool1d", "MaxPool3d", "AvgPool3d", "LPPool1d", "LPPool2d",
-           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
 
 
 def _pad_mode(who, pad_mode):
@@ -250,6 +251,40 @@ class LPPool2d(LPPool1d):
 
     def construct(self, x):
         return _pf.lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _MaxUnpool(Cell):
+    """ops.max_unpool{n}d: construct(x, indices, output_size=None)."""
+    fn = None
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+
+    def construct(self, x, indices, output_size=None):
+        return type(self).fn(x, indices, self.kernel_size, self.stride, self.padding,
+                             output_size)
+
+    def extend_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}")
+
+
+class MaxUnpool1d(_MaxUnpool):
+    """max_pool1d's partial inverse: the values at their indices into L, zeros elsewhere."""
+    fn = staticmethod(_pf.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpool):
+    """max_pool2d's partial inverse: the values at their indices h * W + w."""
+    fn = staticmethod(_pf.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpool):
+    """max_pool3d's partial inverse: the values at their indices d * H * W + h * W + w."""
+    fn = staticmethod(_pf.max_unpool3d)
 
 
 class _Adaptive(Cell):
