@@ -295,3 +295,39 @@ def test_lstm_in_a_user_cell_both_modes_and_training():
     step = nn.TrainOneStepCell(net, nn.SGD(net.trainable_params(), 0.1))
     losses = [float(step(*args).asnumpy()) for _ in range(5)]
     assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("layer_cls, cell_cls", [(nn.LSTM, nn.LSTMCell), (nn.GRU, nn.GRUCell),
+                                                 (nn.RNN, nn.RNNCell)])
+@pytest.mark.parametrize("steps", [1, 4])
+def test_layer_equals_its_cell_stepped_by_hand(layer_cls, cell_cls, steps, mode):
+    """One layer, one direction, batch 1: the layer's output is its cell's, step by step (the
+    single-step, single-state paths included)."""
+    np.random.seed(9)
+    layer, cell = layer_cls(3, 5), cell_cls(3, 5)
+    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        getattr(cell, name).set_data(getattr(layer, name + "_l0"))
+    x = np.random.randn(steps, 1, 3).astype(F32)
+    out, state = layer(Tensor(x))
+    lstm = layer_cls is nn.LSTM
+    h = c = Tensor(np.zeros((1, 5), F32))
+    for t in range(steps):
+        if lstm:
+            h, c = cell(Tensor(x[t]), (h, c))
+        else:
+            h = cell(Tensor(x[t]), h)
+        np.testing.assert_allclose(out.asnumpy()[t], h.asnumpy(), rtol=1e-6, atol=1e-7)
+    h_n = state[0] if lstm else state
+    np.testing.assert_allclose(h_n.asnumpy()[0], h.asnumpy(), rtol=1e-6, atol=1e-7)
+    if lstm:
+        np.testing.assert_allclose(state[1].asnumpy()[0], c.asnumpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_float16_input_runs_in_float16(mode):
+    np.random.seed(10)
+    net = nn.LSTM(3, 4, bidirectional=True)
+    x = np.random.randn(5, 2, 3).astype(np.float16)
+    out, (h, c) = net(Tensor(x))
+    assert out.dtype == h.dtype == c.dtype == ms.float16
+    ref, _ = net(Tensor(x.astype(F32)))
+    np.testing.assert_allclose(out.asnumpy().astype(F32), ref.asnumpy(), atol=5e-3)
