@@ -11,8 +11,8 @@ import numpy as np
 from ...core.ops import array as _a
 from ...core.ops import conv_nd as _cnd
 from ...core.ops.conv_nd import conv_transpose2d  # noqa: F401  (mint.nn.functional's)
-from ...core.ops import index_ops as _ix
 from ...core.ops import random as _rnd
+from ...core.ops import resample as _rs
 
 
 def _ints(who, name, v, n, low=1):
@@ -30,6 +30,8 @@ def _ints(who, name, v, n, low=1):
 
 # ---------------------------------------------------------------- interpolate -------------------
 _MODES = {"nearest": None, "linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
+_CORE_MODES = {"nearest": "nearest", "linear": "linear", "bilinear": "linear",
+               "trilinear": "linear", "bicubic": "cubic"}
 
 
 def _sizes(who, input, size, scale_factor, recompute_scale_factor):
@@ -54,48 +56,6 @@ def _sizes(who, input, size, scale_factor, recompute_scale_factor):
     return outs, tuple(1.0 / float(s) for s in sf)
 
 
-def _nearest_index(n_in, n_out, scale):
-    src = np.floor(np.arange(n_out, dtype=np.float32) * np.float32(scale))
-    return np.minimum(src.astype(np.int64), n_in - 1).astype(np.int32)
-
-
-def _linear_taps(n_in, n_out, scale, align_corners):
-    """(low index, high index, weight of high) per output position, PyTorch's coordinates."""
-    d = np.arange(n_out, dtype=np.float64)
-    if align_corners:
-        src = d * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
-    else:
-        src = np.maximum((d + 0.5) * scale - 0.5, 0.0)
-    lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-    hi = np.minimum(lo + 1, n_in - 1)
-    lam = (src - lo).astype(np.float32)
-    return lo.astype(np.int32), hi.astype(np.int32), lam
-
-
-_A = -0.75          # PyTorch's bicubic convolution parameter
-
-
-def _cubic_taps(n_in, n_out, scale, align_corners):
-    """Four (clamped index, weight) pairs per output position: PyTorch's bicubic coordinates
-    (source index not clamped) and cubic convolution coefficients with A = -0.75."""
-    d = np.arange(n_out, dtype=np.float64)
-    if align_corners:
-        src = d * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
-    else:
-        src = (d + 0.5) * scale - 0.5
-    base = np.floor(src)
-    t = src - base
-
-    def near(x):                                    # |x| <= 1
-        return ((_A + 2) * x - (_A + 3)) * x * x + 1
-
-    def far(x):                                     # 1 < |x| < 2
-        return ((_A * x - 5 * _A) * x + 8 * _A) * x - 4 * _A
-    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
-    return [(np.clip(base + k - 1, 0, n_in - 1).astype(np.int32), w.astype(np.float32))
-            for k, w in enumerate(weights)]
-
-
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None):
     """Resize the spatial axes of (N, C, *spatial): 'nearest' (3-5-D, source index
@@ -116,29 +76,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ValueError(f"{who}: mode={mode!r} needs a {_MODES[mode]}-D input, got shape "
                          f"{tuple(input.shape)}")
     outs, scales = _sizes(who, input, size, scale_factor, recompute_scale_factor)
-    y = input
-    for k, (o, s) in enumerate(zip(outs, scales)):
-        axis = 2 + k
-        n_in = y.shape[axis]
-        if mode == "nearest":
-            y = _ix.gather(y, _nearest_index(n_in, o, s), axis)
-            continue
-        shape = (1,) * axis + (o,) + (1,) * (len(y.shape) - axis - 1)
-        if mode == "bicubic":
-            parts = [_ix.gather(y, idx, axis) * _const(w.reshape(shape), y)
-                     for idx, w in _cubic_taps(n_in, o, s, bool(align_corners))]
-            y = parts[0] + parts[1] + parts[2] + parts[3]
-            continue
-        lo, hi, lam = _linear_taps(n_in, o, s, bool(align_corners))
-        w = _const(lam.reshape(shape), y)
-        y0, y1 = _ix.gather(y, lo, axis), _ix.gather(y, hi, axis)
-        y = y0 + (y1 - y0) * w
-    return y
-
-
-def _const(arr, like):
-    from ...core.tensor import Tensor
-    return Tensor(arr.astype(like.dtype.np))
+    return _rs.resize(input, outs, _CORE_MODES[mode],
+                      "align_corners" if align_corners else "half_pixel", scales)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
