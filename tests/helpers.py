@@ -40,7 +40,8 @@ ASCEND_CUBE_TOL = {dt.float32: (1e-2, 3e-2), dt.float16: (1e-2, 3e-2),
 ASCEND_CUBE_GRAD_TOL = 1e-2
 # ops that run on the Ascend Cube (fp16 operands): they take the looser tolerances above
 CUBE_OPS = ("matmul", "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv1d",
-            "conv3d", "conv3d_backprop_input", "attention_weights", "scaled_attention")
+            "conv3d", "conv3d_backprop_input", "attention_weights", "scaled_attention",
+            "einsum")
 # The message every op gives for float64 on the simulated Ascend (no float64 unit there).
 ASCEND_F64 = r"float64 is not supported on device_target='Ascend'"
 
