@@ -11,7 +11,7 @@ from minispore.core import dtype as dt
 
 from helpers import rand_default, rand_distinct
 
-f16, f32, f64 = dt.float16, dt.float32, dt.float64
+f16, f32, f64, i32 = dt.float16, dt.float32, dt.float64, dt.int32
 
 # (x shape, kernel_size, stride, dilation, pads (before, after per axis))
 WINDOW_SPECS = [
@@ -101,14 +101,15 @@ def group_norm_samples(Sample):
 
 def pool_nd_cases(OpCase, Sample):
     FL = (f32, f64, f16)
+    MAXES = FL + (i32,)         # the max pools take integers (MindSpore's 3-D ones do)
     return [
-        OpCase("max_pool_nd", window_samples(Sample), FL),
-        OpCase("max_pool_nd_argmax", window_samples(Sample), FL, grad=False),
+        OpCase("max_pool_nd", window_samples(Sample), MAXES),
+        OpCase("max_pool_nd_argmax", window_samples(Sample), MAXES, grad=False),
         # float16 means: the parts round each axis's partial means (the reference rounds once)
         OpCase("avg_pool_nd", avg_samples(Sample), FL, accum=True, tol={f16: (5e-3, 5e-3)}),
         OpCase("adaptive_avg_pool_nd", adaptive_samples(Sample), FL, accum=True,
                tol={f16: (5e-3, 5e-3)}),
-        OpCase("adaptive_max_pool_nd", adaptive_samples(Sample), FL),
-        OpCase("adaptive_max_pool_nd_argmax", adaptive_samples(Sample), FL, grad=False),
+        OpCase("adaptive_max_pool_nd", adaptive_samples(Sample), MAXES),
+        OpCase("adaptive_max_pool_nd_argmax", adaptive_samples(Sample), MAXES, grad=False),
         OpCase("group_norm", group_norm_samples(Sample), (f32, f64), accum=True),
     ]

@@ -25,7 +25,7 @@ def _bins(n, out):
 def _adaptive_infer(who):
     def infer(x, output_size):
         n = len(output_size)
-        _check_x(who, x, n)
+        _check_x(who, x, n, ints="max" in who)
         if any(not isinstance(o, int) or o < 1 for o in output_size):
             raise ValueError(f"{who}: output_size entries must be positive ints, got "
                              f"{tuple(output_size)}")

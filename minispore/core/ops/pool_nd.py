@@ -72,19 +72,26 @@ def _outs(sizes, kernel_size, stride, dilation, pads):
                  // stride[i] + 1 for i, n in enumerate(sizes))
 
 
-def _check_x(who, x, n):
+def _check_x(who, x, n, ints=False):
+    """x has the n pooled axes; a float dtype (the max pools also take integers, as
+    MindSpore's MaxPool3DWithArgmax and AdaptiveMaxPool3D do)."""
     if len(x.shape) < n:
         raise ShapeError(f"{who}: 'input' must have at least {n} dims (the pooled axes last), got "
                          f"shape {tuple(x.shape)}")
-    if not x.dtype.is_float:
+    if not (x.dtype.is_float or (ints and x.dtype.is_int)):
         raise DTypeError(f"{who}: 'input' has dtype {x.dtype}; use a float dtype "
                          f"(x.astype(ms.float32))")
+
+
+def lowest(d):
+    """The max pools' padding value: -inf, or an integer dtype's minimum."""
+    return float("-inf") if d.is_float else int(np.iinfo(d.np).min)
 
 
 def _window_infer(who):
     def infer(x, kernel_size, stride, pads, dilation=None, **_):
         n = len(kernel_size)
-        _check_x(who, x, n)
+        _check_x(who, x, n, ints=who.startswith("max"))
         dilation = dilation or (1,) * n
         if not (len(stride) == len(dilation) == n and len(pads) == 2 * n):
             raise ValueError(f"{who}: kernel_size {kernel_size}, stride {stride}, dilation "
@@ -185,10 +192,10 @@ def _max_pool_nd(x, kernel_size, stride, dilation, pads):
     from .conv import MAX_POOL2D
     from .math import where
     from .reduce import sum as _sum
-    if len(kernel_size) <= 3 and _separable(kernel_size, dilation, pads):
+    if x.dtype.is_float and len(kernel_size) <= 3 and _separable(kernel_size, dilation, pads):
         return _by_2d_pools(x, kernel_size, stride, pads, lambda t, k, s, p: apply(
             MAX_POOL2D, t, kernel_size=tuple(k), stride=tuple(s), pad_mode="pad", pad=p))
-    taps, lead, _ = _taps(x, kernel_size, stride, dilation, pads, float("-inf"))
+    taps, lead, _ = _taps(x, kernel_size, stride, dilation, pads, lowest(x.dtype))
     return _sum(where(_first_max_mask(taps, lead), taps, zeros_like(taps)), lead)
 
 
@@ -213,7 +220,7 @@ def _max_pool_nd_argmax(x, kernel_size, stride, dilation, pads):
     from .array import reshape, zeros_like
     from .math import where
     from .reduce import sum as _sum
-    taps, lead, outs = _taps(x, kernel_size, stride, dilation, pads, float("-inf"))
+    taps, lead, outs = _taps(x, kernel_size, stride, dilation, pads, lowest(x.dtype))
     sizes = tuple(x.shape[lead:])
     table = _tap_index_table(sizes, kernel_size, stride, dilation, pads, outs)
     t = reshape(Tensor(table), (1,) * lead + table.shape)
@@ -237,13 +244,15 @@ def _np_taps(x, kernel_size, stride, dilation, pads, fill):
 
 def _max_pool_nd_ref(x, kernel_size, stride, dilation, pads):
     c = ref_array_dtype(dt.to_dtype(x.dtype))
-    taps, lead, _ = _np_taps(x.astype(c), kernel_size, stride, dilation, pads, -np.inf)
+    taps, lead, _ = _np_taps(x.astype(c), kernel_size, stride, dilation, pads,
+                             lowest(dt.to_dtype(x.dtype)))
     return taps.max(axis=lead).astype(x.dtype)
 
 
 def _max_pool_nd_argmax_ref(x, kernel_size, stride, dilation, pads):
     c = ref_array_dtype(dt.to_dtype(x.dtype))
-    taps, lead, outs = _np_taps(x.astype(c), kernel_size, stride, dilation, pads, -np.inf)
+    taps, lead, outs = _np_taps(x.astype(c), kernel_size, stride, dilation, pads,
+                                lowest(dt.to_dtype(x.dtype)))
     arg = np.expand_dims(taps.argmax(axis=lead), lead)
     table = _tap_index_table(x.shape[lead:], kernel_size, stride, dilation, pads, outs)
     table = np.broadcast_to(table.reshape((1,) * lead + table.shape), taps.shape)
