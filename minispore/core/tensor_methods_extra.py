@@ -13,6 +13,7 @@ import numpy as np
 
 from .errors import ShapeError
 from .ops import array as A
+from .ops import array_nd as ND
 from .ops import linalg
 from .ops import index_ops as I
 from .ops import math as M
@@ -93,10 +94,21 @@ def _logical_and(self, other):
 
 
 def _masked_fill(self, mask, value):
-    """value (cast to this dtype) where mask is true, else this tensor's elements."""
+    """value (cast to this dtype) where mask is true, else this tensor's elements: the
+    masked_fill composite."""
     value = M.cast(value, self.dtype) if isinstance(value, Tensor) else \
         Tensor(np.asarray(value).astype(self.dtype.np))
-    return M.where(mask, value, self)
+    return ND.masked_fill(self, mask, value)
+
+
+def _shrink(name):
+    """Tensor.hardshrink / soft_shrink: the public ops function (its argument checks included),
+    imported at call time (ops sits above core)."""
+    def method(self, lambd=0.5):
+        from ..ops import activations
+        return getattr(activations, name)(self, lambd)
+    method.__name__ = name
+    return method
 
 
 def _clamp(self, min=None, max=None):
@@ -195,16 +207,14 @@ def _index_select(self, axis, index):
     return I.gather(self, index, A.normalize_axis("Tensor.index_select", axis, self.ndim))
 
 
-def _triangle(name, keep):
+def _triangle(name, composite):
     def f(self, diagonal=0):
         if self.ndim < 2:
             raise ShapeError(f"Tensor.{name}: the tensor must be at least 2-D, got rank "
                              f"{self.ndim}")
         if not is_int(diagonal):
             raise TypeError(f"Tensor.{name}: diagonal must be an int, got {diagonal!r}")
-        n, m = self.shape[-2:]
-        mask = Tensor(keep(np.ones((n, m), np.bool_), diagonal))
-        return M.where(mask, self, A.zeros_like(self))
+        return composite(self, int(diagonal))
     f.__name__ = name
     return f
 
@@ -405,8 +415,11 @@ METHODS = {
         "Tensor", "index_select",
         variant(lambda self, axis, index: _index_select(self, axis, index)),
         variant(lambda self, dim, index: _index_select(self, dim, index))),
-    "tril": _triangle("tril", np.tril),
-    "triu": _triangle("triu", np.triu),
+    "tril": _triangle("tril", ND.tril),
+    "triu": _triangle("triu", ND.triu),
+    "gather_nd": lambda self, indices: ND.gather_nd(self, indices),
+    "hardshrink": _shrink("hardshrink"),
+    "soft_shrink": _shrink("softshrink"),
     "amax": _extreme(R.amax),
     "amin": _extreme(R.amin),
     "flip": _flip,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import minispore as ms
-from minispore import Tensor, nn
+from minispore import Tensor, nn, ops
 
 from helpers import in_mode
 
@@ -406,3 +406,24 @@ def test_repeat_interleave_gives_mindspores_results(mode):
             x.repeat_interleave(bad, 1)
     with pytest.raises(ValueError, match="one count per element"):
         x.repeat_interleave([1, 2], 1)
+
+
+def _shrinks_and_gather_nd(x, idx):
+    return x.hardshrink(), x.hardshrink(1.5), x.soft_shrink(), x.soft_shrink(0.25), \
+        x.gather_nd(idx)
+
+
+def test_shrink_and_gather_nd_methods_are_the_ops_functions(mode):
+    """Tensor.hardshrink / soft_shrink / gather_nd give ops.hardshrink / softshrink / gather_nd
+    (their values and argument checks)."""
+    x = Tensor(np.array([[-2.0, -0.5, 0.5], [1.0, 1.5, 3.0]], np.float32))
+    idx = Tensor(np.array([[0, 0], [1, 2]], np.int32))
+    got = [t.asnumpy() for t in in_mode(_shrinks_and_gather_nd, x, idx)]
+    want = [ops.hardshrink(x), ops.hardshrink(x, 1.5), ops.softshrink(x),
+            ops.softshrink(x, 0.25), ops.gather_nd(x, idx)]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w.asnumpy())
+    np.testing.assert_array_equal(got[0], [[-2.0, 0.0, 0.0], [1.0, 1.5, 3.0]])
+    np.testing.assert_array_equal(got[4], [-2.0, 3.0])
+    with pytest.raises(TypeError):
+        x.hardshrink("0.5")
