@@ -2,8 +2,9 @@
 max_pool2d/avg_pool2d/batch_norm/layer_norm, over core/ops/pool_nd.py: the 1-D and 3-D pools,
 the adaptive pools, the power-average pools lp_pool1d/2d, max_unpool1d/2d/3d and group_norm;
 the Primitive classes (AvgPool, MaxPool, AvgPool3D, MaxPool3D, MaxPoolWithArgmaxV2,
-MaxPool3DWithArgmax, AdaptiveAvgPool2D/3D, AdaptiveMaxPool2D/3D) are ops/pooling_primitives.py's,
-re-exported here (ops star-imports this module).
+MaxPool3DWithArgmax, AdaptiveAvgPool2D/3D, AdaptiveMaxPool2D/3D) are ops/pooling_primitives.py's
+and LayerNorm/BatchNorm ops/norm_primitives.py's, re-exported here (ops star-imports this
+module).
 
 MindSpore's rules are kept, including where it refuses: the 1-D adaptive pools take only
 (N, C, L) inputs whose L is divisible by output_size (MindSpore pools them with one window
@@ -25,7 +26,7 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "avg_pool3d", "max_pool3d", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
            "max_unpool3d", "group_norm", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D",
            "AdaptiveMaxPool2D", "AdaptiveMaxPool3D", "AvgPool", "MaxPool", "AvgPool3D",
-           "MaxPool3D", "MaxPoolWithArgmaxV2", "MaxPool3DWithArgmax"]
+           "MaxPool3D", "MaxPoolWithArgmaxV2", "MaxPool3DWithArgmax", "LayerNorm", "BatchNorm"]
 
 
 # ---------------------------------------------------------------- argument checks ----------------
@@ -313,3 +314,4 @@ def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, output_size=No
 from .pooling_primitives import (AdaptiveAvgPool2D, AdaptiveAvgPool3D,  # noqa: E402
                                  AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool, AvgPool3D,
                                  MaxPool, MaxPool3D, MaxPool3DWithArgmax, MaxPoolWithArgmaxV2)
+from .norm_primitives import BatchNorm, LayerNorm  # noqa: E402

@@ -290,3 +290,64 @@ def test_pool_in_a_user_cell_graph(mode):
         y = net(x)
     ms.set_context(mode=ms.PYNATIVE_MODE)
     np.testing.assert_allclose(y.asnumpy(), Net()(x).asnumpy(), rtol=1e-6, atol=1e-6)
+
+
+_LAYER_NORM_LAST = ops.LayerNorm(-1, -1)
+
+
+def _layer_norm_last(x, g, b):
+    return _LAYER_NORM_LAST(x, g, b)
+
+
+class _BatchNormTrainNet(nn.Cell):
+    """The moving statistics as the Cell's Parameters, as a network holds them."""
+
+    def __init__(self):
+        super().__init__()
+        self.m = ms.Parameter(Tensor(np.zeros(3, np.float32)), name="m")
+        self.v = ms.Parameter(Tensor(np.ones(3, np.float32)), name="v")
+        self.bn = ops.BatchNorm(is_training=True, momentum=0.1)
+
+    def construct(self, x, s, b):
+        return self.bn(x, s, b, self.m, self.v)
+
+
+def test_layer_norm_and_batch_norm_primitives_return_mindspores_tuples(mode):
+    # values from MindSpore 2.10 (CPU): the first elements of each output, inputs drawn in this
+    # order from RandomState(0)
+    r = np.random.RandomState(0)
+    x, g, b = (Tensor(r.randn(*s).astype(np.float32)) for s in ((2, 3, 4), (4,), (4,)))
+    y, mean, var = in_mode(_layer_norm_last, x, g, b)
+    assert mean.shape == var.shape == (2, 3, 1)
+    np.testing.assert_allclose(y.asnumpy().ravel()[:4], [2.87311, 3.41219, 0.13121, 0.14156],
+                               atol=1e-4)
+    np.testing.assert_allclose(mean.asnumpy().ravel()[:3], [1.34596, 0.42225, 0.47642],
+                               atol=1e-4)
+    np.testing.assert_allclose(var.asnumpy().ravel()[:3], [0.50128, 1.16381, 0.35175],
+                               atol=1e-4)     # the biased variance, not its inverse root
+    g2, b2 = (Tensor(r.randn(3, 4).astype(np.float32)) for _ in range(2))
+    y, mean, var = ops.LayerNorm(1, 1, 1e-5)(x, g2, b2)
+    np.testing.assert_allclose(y.asnumpy().ravel()[:3], [-1.48702, 0.30909, -1.33971],
+                               atol=1e-4)
+    np.testing.assert_allclose(var.asnumpy().ravel(), [0.85142, 1.01784], atol=1e-4)
+    xb = Tensor(r.randn(4, 3).astype(np.float32))
+    s3, z3 = Tensor(np.ones(3, np.float32)), Tensor(np.zeros(3, np.float32))
+    m = ms.Parameter(Tensor(np.zeros(3, np.float32)), name="m")
+    v = ms.Parameter(Tensor(np.ones(3, np.float32)), name="v")
+    out = ops.BatchNorm()(xb, s3, z3, m, v)
+    assert len(out) == 5 and all(o.shape == (3,) for o in out[1:])
+    np.testing.assert_allclose(out[0].asnumpy().ravel()[:3], [0.06652, 0.30247, -0.63432],
+                               atol=1e-4)
+    assert not any(o.asnumpy().any() for o in out[1:])
+    net = _BatchNormTrainNet()
+    with graph_runs("BatchNorm in a Cell"):
+        out = net(xb, s3, z3)
+    np.testing.assert_allclose(out[0].asnumpy().ravel()[:3], [1.42697, 1.4994, -1.26404],
+                               atol=1e-4)
+    assert not out[1].asnumpy().any() and not out[2].asnumpy().any()
+    np.testing.assert_allclose(out[3].asnumpy(), [-0.37779, -0.93162, -0.08842], atol=1e-4)
+    np.testing.assert_allclose(out[4].asnumpy(), [0.09694, 0.67741, 0.18651], atol=1e-4)
+    # the moving statistics: momentum weighs the batch, whose unbiased variance enters
+    np.testing.assert_allclose(net.m.asnumpy(), [-0.03777878, -0.09316174, -0.00884167],
+                               atol=1e-5)
+    np.testing.assert_allclose(net.v.asnumpy(), [0.9129248, 0.9903215, 0.92486733], atol=1e-5)

@@ -37,9 +37,10 @@ __all__ = ["window_geometry", "max_pool_nd", "max_pool_nd_argmax", "avg_pool_nd"
 def window_geometry(who, sizes, kernel_size, stride, dilation, pad_mode, padding, ceil_mode):
     """(pads, counted) of a window pool over axes of `sizes`: `pads` the (before, after) zero /
     -inf padding per axis, `counted` the part of it count_include_pad counts. pad_mode 'valid'
-    pads nothing (with ceil_mode: 'pad' with zero padding, as MindSpore's AvgPool3D), 'same' gives ceil(size / stride) outputs with the odd padding element after,
-    'pad' pads `padding` ((before, after) per axis) and with ceil_mode adds what the last window
-    (which must start inside the input or its before-padding) needs."""
+    pads nothing (with ceil_mode: 'pad' with zero padding, as MindSpore's AvgPool3D), 'same'
+    gives ceil(size / stride) outputs with the odd padding element after, 'pad' pads
+    `padding` ((before, after) per axis) and with ceil_mode adds what the last window (which
+    must start inside the input or its before-padding) needs."""
     pads, counted = [], []
     for i, (n, k, s, d) in enumerate(zip(sizes, kernel_size, stride, dilation)):
         ext = d * (k - 1) + 1
