@@ -1,6 +1,6 @@
 """mindspore.ops' normalisation Primitive classes: LayerNorm and BatchNorm, views of the
-layer_norm and batch_norm declarations (core/ops/norm.py) with MindSpore's output tuples
-(ops/pooling_norm.py re-exports them, so `ops.LayerNorm` finds them).
+layer_norm and batch_norm declarations (core/ops/norm.py) with MindSpore's output tuples, and
+L2Normalize (ops/pooling_norm.py re-exports them, so `ops.LayerNorm` finds them).
 
 - `LayerNorm(begin_norm_axis, begin_params_axis, epsilon)(x, gamma, beta)` -> (y, mean,
   variance): mean and the biased variance over the normalised axes, kept as size-1 axes.
@@ -9,6 +9,7 @@ layer_norm and batch_norm declarations (core/ops/norm.py) with MindSpore's outpu
   batch mean and biased batch variance, or (inference) zeros. In training the moving mean and
   variance, when Parameters, become (1 - momentum) * moving + momentum * batch (the unbiased
   batch variance), as ops.batch_norm does.
+- `L2Normalize(axis=0, epsilon=1e-4)(x)`: x / sqrt(max(sum(x ** 2, axis), epsilon)).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ..core.ops import norm as _nm
 from ..core.ops import reduce as _r
 from ..core.primitive import Primitive, apply
 
-__all__ = ["LayerNorm", "BatchNorm"]
+__all__ = ["LayerNorm", "BatchNorm", "L2Normalize"]
 
 
 def _float(who, what, v, lo=0.0, hi=None):
@@ -95,3 +96,29 @@ class BatchNorm(Primitive):
 
     def __repr__(self) -> str:
         return "Prim[BatchNorm]"
+
+
+class L2Normalize(Primitive):
+    """`L2Normalize(axis=0, epsilon=1e-4)(x)`: x / sqrt(max(sum(x ** 2 over axis),
+    epsilon)); axis an int or a 1-tuple (MindSpore takes one axis)."""
+
+    def __init__(self, axis=0, epsilon=1e-4):
+        self.name = "L2Normalize"
+        if isinstance(axis, (tuple, list)):
+            if len(axis) != 1:
+                raise TypeError(f"L2Normalize: axis must be an int or a tuple of 1 int (MindSpore "
+                                f"takes one axis), got {axis!r}")
+            axis = axis[0]
+        self.axis = _axis(self.name, "axis", axis)
+        self.epsilon = _float(self.name, "epsilon", epsilon)
+
+    def __call__(self, x):
+        nd = len(x.shape)
+        if not -nd <= self.axis < max(nd, 1):
+            raise ValueError(f"L2Normalize: axis={self.axis} is out of range for an input of "
+                             f"shape {tuple(x.shape)}")
+        sq = _r.sum(_m.mul(x, x), self.axis % max(nd, 1), True)
+        return _m.mul(x, _m.rsqrt(_m.maximum(sq, self.epsilon)))
+
+    def __repr__(self) -> str:
+        return "Prim[L2Normalize]"

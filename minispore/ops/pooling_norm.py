@@ -26,7 +26,8 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "avg_pool3d", "max_pool3d", "lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d",
            "max_unpool3d", "group_norm", "AdaptiveAvgPool2D", "AdaptiveAvgPool3D",
            "AdaptiveMaxPool2D", "AdaptiveMaxPool3D", "AvgPool", "MaxPool", "AvgPool3D",
-           "MaxPool3D", "MaxPoolWithArgmaxV2", "MaxPool3DWithArgmax", "LayerNorm", "BatchNorm"]
+           "MaxPool3D", "MaxPoolWithArgmaxV2", "MaxPool3DWithArgmax", "MaxUnpool2D",
+           "MaxUnpool3D", "LayerNorm", "BatchNorm", "L2Normalize"]
 
 
 # ---------------------------------------------------------------- argument checks ----------------
@@ -313,5 +314,6 @@ def max_unpool3d(x, indices, kernel_size, stride=None, padding=0, output_size=No
 
 from .pooling_primitives import (AdaptiveAvgPool2D, AdaptiveAvgPool3D,  # noqa: E402
                                  AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool, AvgPool3D,
-                                 MaxPool, MaxPool3D, MaxPool3DWithArgmax, MaxPoolWithArgmaxV2)
-from .norm_primitives import BatchNorm, LayerNorm  # noqa: E402
+                                 MaxPool, MaxPool3D, MaxPool3DWithArgmax, MaxPoolWithArgmaxV2,
+                                 MaxUnpool2D, MaxUnpool3D)
+from .norm_primitives import BatchNorm, L2Normalize, LayerNorm  # noqa: E402

@@ -1,6 +1,6 @@
 """mindspore.ops' pooling Primitive classes beyond MaxPool2d's and AvgPool2d's functions: AvgPool,
-MaxPool, AvgPool3D, MaxPool3D, MaxPoolWithArgmaxV2, MaxPool3DWithArgmax, AdaptiveAvgPool2D/3D and
-AdaptiveMaxPool2D/3D, views of ops/pooling_norm.py's functions and core/ops/pool_nd.py's
+MaxPool, AvgPool3D, MaxPool3D, MaxPoolWithArgmaxV2, MaxPool3DWithArgmax, MaxUnpool2D/3D,
+AdaptiveAvgPool2D/3D and AdaptiveMaxPool2D/3D, views of ops/pooling_norm.py's functions and core/ops/pool_nd.py's
 composites (ops/pooling_norm.py re-exports them, so `ops.AvgPool3D` finds them)."""
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from ..core import dtype as _dt
 from ..core.ops import conv as _cv
 from ..core.ops import math as _m
 from ..core.primitive import Primitive
-from .pooling_norm import (_half_kernel, adaptive_avg_pool2d, adaptive_avg_pool3d,
+from .pooling_norm import (_half_kernel, _unpool, adaptive_avg_pool2d, adaptive_avg_pool3d,
                            adaptive_max_pool2d, adaptive_max_pool3d, avg_pool_window,
                            check_bool, check_pad_sums, check_rank, ints, max_pool_window,
                            pads3d, _divisor)
 
 __all__ = ["AdaptiveAvgPool2D", "AdaptiveAvgPool3D", "AdaptiveMaxPool2D", "AdaptiveMaxPool3D",
            "AvgPool", "MaxPool", "AvgPool3D", "MaxPool3D", "MaxPoolWithArgmaxV2",
-           "MaxPool3DWithArgmax"]
+           "MaxPool3DWithArgmax", "MaxUnpool2D", "MaxUnpool3D"]
 
 
 class _Prim(Primitive):
@@ -238,3 +238,39 @@ class AdaptiveMaxPool3D(_Prim):
             output_size = tuple(int(v) for v in output_size.asnumpy().reshape(-1))
         return adaptive_max_pool3d(x, output_size, True)
 
+
+class _MaxUnpool(_Prim):
+    """`MaxUnpool{n}D(ksize, strides=0, pads=0, output_shape=())(x, argmax)`: strides 0 means
+    ksize; output_shape () the default size, else the full output shape."""
+    n = 2
+    layout = "NCHW"
+
+    def __init__(self, ksize, strides=0, pads=0, output_shape=(), data_format=None):
+        who = self.name = type(self).__name__
+        self.ksize = ints(who, "ksize", ksize, self.n)
+        self.strides = self.ksize if strides in (0, (0,) * self.n) else \
+            ints(who, "strides", strides, self.n)
+        self.pads = ints(who, "pads", pads, self.n, 0)
+        self.output_shape = tuple(output_shape)
+        _nchw(who, data_format or self.layout, self.layout)
+
+    def __call__(self, x, argmax):
+        check_rank(self.name, x, (self.n + 2,), f"({self.layout})")
+        return _unpool(self.name, x, argmax, self.n, self.ksize, self.strides, self.pads,
+                       self.output_shape or None)
+
+
+class MaxUnpool2D(_MaxUnpool):
+    __doc__ = _MaxUnpool.__doc__.replace("{n}", "2")
+
+    def __init__(self, ksize, strides=0, pads=0, output_shape=(), data_format="NCHW"):
+        super().__init__(ksize, strides, pads, output_shape, data_format)
+
+
+class MaxUnpool3D(_MaxUnpool):
+    __doc__ = _MaxUnpool.__doc__.replace("{n}", "3")
+    n = 3
+    layout = "NCDHW"
+
+    def __init__(self, ksize, strides=0, pads=0, output_shape=(), data_format="NCDHW"):
+        super().__init__(ksize, strides, pads, output_shape, data_format)

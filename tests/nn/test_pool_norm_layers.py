@@ -351,3 +351,28 @@ def test_layer_norm_and_batch_norm_primitives_return_mindspores_tuples(mode):
     np.testing.assert_allclose(net.m.asnumpy(), [-0.03777878, -0.09316174, -0.00884167],
                                atol=1e-5)
     np.testing.assert_allclose(net.v.asnumpy(), [0.9129248, 0.9903215, 0.92486733], atol=1e-5)
+
+
+def test_max_unpool_and_l2_normalize_primitives(mode):
+    # values from MindSpore 2.10: strides=0 means ksize; output_shape the full shape
+    x4 = Tensor(np.array([[[[1.0, 2.0], [3.0, 4.0]]]], np.float32))
+    i4 = Tensor(np.array([[[[0, 3], [9, 14]]]], np.int64))
+    want = np.zeros(16, np.float32)
+    want[[0, 3, 9, 14]] = [1, 2, 3, 4]
+    np.testing.assert_array_equal(ops.MaxUnpool2D(2)(x4, i4).asnumpy().ravel(), want)
+    y = ops.MaxUnpool2D(2, 2, output_shape=(1, 1, 5, 4))(x4, i4)
+    np.testing.assert_array_equal(y.asnumpy().ravel(), np.concatenate([want, np.zeros(4)]))
+    y = ops.MaxUnpool2D(3, 2, 1)(x4, Tensor(np.array([[[[0, 2], [3, 8]]]], np.int64)))
+    np.testing.assert_array_equal(y.asnumpy().ravel(), [1, 0, 2, 3, 0, 0, 0, 0, 4])
+    y = ops.MaxUnpool3D((1, 2, 2))(x4.reshape(1, 1, 1, 2, 2), i4.reshape(1, 1, 1, 2, 2))
+    np.testing.assert_array_equal(y.asnumpy().ravel(), want)
+    xl = Tensor(np.random.RandomState(0).randn(2, 3).astype(np.float32))
+    np.testing.assert_allclose(ops.L2Normalize()(xl).asnumpy().ravel(),
+                               [0.61855, 0.20951, 0.70763, 0.78575, 0.97781, -0.70658], atol=1e-4)
+    np.testing.assert_allclose(ops.L2Normalize(axis=1)(xl).asnumpy().ravel(),
+                               [0.85772, 0.19456, 0.47588, 0.72841, 0.60705, -0.31767], atol=1e-4)
+    small = Tensor(np.array([[0.1, 0.2, 0.0]], np.float32))     # sum of squares below epsilon
+    np.testing.assert_allclose(ops.L2Normalize(1, 0.5)(small).asnumpy().ravel(),
+                               [0.14142, 0.28284, 0.0], atol=1e-4)
+    with pytest.raises(TypeError, match="one axis"):
+        ops.L2Normalize(axis=(0, 1))
