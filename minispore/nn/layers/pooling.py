@@ -8,7 +8,8 @@ view ('same' averages only the real elements of a window), and with 'pad' (or, f
 any padding, ceil_mode or count_include_pad=False) the 3-D pool's rules apply: explicit zero /
 -inf padding on both sides, count_include_pad, ceil_mode, and for MaxPool1d dilation and
 return_indices. A 3-D pool with pad_mode 'same' pads like the 2-D one, and AvgPool3d then
-counts that padding unless count_include_pad=False. Indices are flat positions in the unpadded
+counts that padding unless count_include_pad=False; AvgPool3d also applies ceil_mode with
+'valid' (the tail windows average what they cover). Indices are flat positions in the unpadded
 pooled volume (int64; AdaptiveMaxPool3d's int32). Inputs may omit the batch axis.
 """
 from __future__ import annotations
@@ -33,8 +34,10 @@ def _pad_mode(who, pad_mode):
 
 
 def _int(who, what, v, minimum=1):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < minimum:
-        raise TypeError(f"{who}: '{what}' must be an int >= {minimum}, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{who}: '{what}' must be an int, got {v!r}")
+    if v < minimum:
+        raise ValueError(f"{who}: '{what}' must be an int >= {minimum}, got {v!r}")
     return int(v)
 
 
