@@ -1,6 +1,6 @@
-"""mindspore.ops' pooling Primitive classes beyond MaxPool2d's and AvgPool2d's functions: AvgPool,
-MaxPool, AvgPool3D, MaxPool3D, MaxPoolWithArgmaxV2, MaxPool3DWithArgmax, MaxUnpool2D/3D,
-AdaptiveAvgPool2D/3D and AdaptiveMaxPool2D/3D, views of ops/pooling_norm.py's functions and core/ops/pool_nd.py's
+"""mindspore.ops' pooling Primitive classes: AvgPool, MaxPool, AvgPool3D, MaxPool3D,
+MaxPoolWithArgmaxV2, MaxPool3DWithArgmax, MaxUnpool2D/3D, AdaptiveAvgPool2D/3D and
+AdaptiveMaxPool2D/3D, views of ops/pooling_norm.py's functions and core/ops/pool_nd.py's
 composites (ops/pooling_norm.py re-exports them, so `ops.AvgPool3D` finds them)."""
 from __future__ import annotations
 
