@@ -1,7 +1,7 @@
 """A character-level language model: nn.Embedding -> nn.LSTM (2 layers) -> nn.Dense trained
 to predict the next character of the Zen of Python (the text of the standard library's `this`
-module, stored rot13-encoded in `this.s`: no download), with a jitted train step over
-value_and_grad; then it writes a few characters greedily from a prompt.
+module, stored rot13-encoded in `this.s`: no download), with a train step over
+value_and_grad (jitted in graph mode, op by op in PyNative); then it writes a few characters greedily from a prompt.
 
 Replace `minispore` with `mindspore` to run it on MindSpore.
 
@@ -60,11 +60,14 @@ def forward_fn(x, y):
 grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
 
 
-@ms.jit
 def train_step(x, y):
     loss, grads = grad_fn(x, y)
     optimizer(grads)
     return loss
+
+
+if MODE == "graph":                  # compiled as one graph; PyNative runs it op by op
+    train_step = ms.jit(train_step)
 
 
 rng = np.random.default_rng(0)

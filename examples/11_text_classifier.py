@@ -85,11 +85,14 @@ def forward_fn(ids, lengths, y):
 grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
 
 
-@ms.jit
 def train_step(ids, lengths, y):
     loss, grads = grad_fn(ids, lengths, y)
     optimizer(grads)
     return loss
+
+
+if MODE == "graph":                  # compiled as one graph; PyNative runs it op by op
+    train_step = ms.jit(train_step)
 
 
 def accuracy(ids, lengths, y):

@@ -1,6 +1,7 @@
 """A convolutional autoencoder: Conv2d encoders and Conv2dTranspose decoders squeeze the 8x8
 digits of scikit-learn through a 4x2x2 code and rebuild them, trained with Adam on the mean
-squared reconstruction error by a jitted value_and_grad step.
+squared reconstruction error by a value_and_grad step (jitted in graph mode, op by op in
+PyNative).
 
 Replace `minispore` with `mindspore` to run it on MindSpore. The data are the digits that ship
 inside scikit-learn (no download).
@@ -58,11 +59,14 @@ def forward_fn(x):
 grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
 
 
-@ms.jit
 def train_step(x):
     loss, grads = grad_fn(x)
     optimizer(grads)
     return loss
+
+
+if MODE == "graph":                  # compiled as one graph; PyNative runs it op by op
+    train_step = ms.jit(train_step)
 
 
 def test_loss():
