@@ -192,8 +192,8 @@ def roll(input, shifts, dims=None):
     return x
 
 
-_tril = _X._triangle("tril", np.tril)
-_triu = _X._triangle("triu", np.triu)
+_tril = _X._triangle("tril", _X.ND.tril)      # Tensor.tril's checks over the tril composite
+_triu = _X._triangle("triu", _X.ND.triu)
 
 
 def tril(input, diagonal=0):

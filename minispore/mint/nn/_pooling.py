@@ -3,17 +3,16 @@ op declarations, slicing, concat and gather: max_pool2d, avg_pool2d, avg_pool1d,
 average/max pooling and pad ('constant', 'reflect', 'replicate', 'circular'). Pooling with
 dilation, ceil_mode or return_indices is the window-pool composites of core/ops/pool_nd.py
 (PyTorch's ceil_mode window and divisor rules are theirs); without, it is the 2-D pooling op.
-The adaptive pools are pool_nd's adaptive composites (PyTorch's bins are MindSpore's)."""
+The adaptive pools are pool_nd's adaptive composites (PyTorch's bins are MindSpore's); pad is
+core/ops/resample.py's pad composite, which ops.pad and nn.Pad run too."""
 from __future__ import annotations
 
 import numbers
 
-import numpy as np
-
 from ...core.ops import array as _a
 from ...core.ops import conv as _cv
-from ...core.ops import index_ops as _ix
 from ...core.ops import pool_nd as _pn
+from ...core.ops import resample as _rs
 
 
 def _no(who, what, value, default):
@@ -245,24 +244,6 @@ def adaptive_avg_pool1d(input, output_size):
 _MODES = ("constant", "reflect", "replicate", "circular")
 
 
-def _index(mode, n, lo, hi):
-    i = np.arange(-lo, n + hi)
-    if mode == "reflect":
-        if lo >= n or hi >= n:
-            raise ValueError(f"pad: reflect padding ({lo}, {hi}) must be smaller than the "
-                             f"dimension's size {n}")
-        i = np.abs(i)
-        i = np.where(i >= n, 2 * (n - 1) - i, i)
-    elif mode == "replicate":
-        i = np.clip(i, 0, n - 1)
-    else:
-        if lo > n or hi > n:
-            raise ValueError(f"pad: circular padding ({lo}, {hi}) must be at most the "
-                             f"dimension's size {n}")
-        i = np.mod(i, n)
-    return i.astype(np.int32)
-
-
 def pad(input, pad, mode="constant", value=None):
     """PyTorch's F.pad: `pad` = (left, right) of the last axis, then of the one before, ...;
     'constant' fills with value (0 by default; negative pads crop), 'reflect' mirrors without
@@ -278,28 +259,6 @@ def pad(input, pad, mode="constant", value=None):
     if mode != "constant" and value is not None:
         raise ValueError(f"pad: value={value!r} is only used with mode='constant'")
     fill = 0 if value is None else value
-    y = input
-    for k in range(len(pad) // 2):
-        axis = nd - 1 - k
-        lo, hi = int(pad[2 * k]), int(pad[2 * k + 1])
-        if lo == 0 and hi == 0:
-            continue
-        n = y.shape[axis]
-        if mode != "constant":
-            if lo < 0 or hi < 0:
-                raise ValueError(f"pad: mode={mode!r} needs non-negative pads, got {pad!r}")
-            y = _ix.gather(y, _index(mode, n, lo, hi), axis)
-            continue
-        if lo < 0 or hi < 0:
-            key = (slice(None),) * axis + (slice(max(-lo, 0), n - max(-hi, 0)),)
-            y = y[key]
-            lo, hi = max(lo, 0), max(hi, 0)
-        shape = tuple(y.shape)
-        parts = []
-        if lo:
-            parts.append(_a.full(shape[:axis] + (lo,) + shape[axis + 1:], fill, dtype=y.dtype))
-        parts.append(y)
-        if hi:
-            parts.append(_a.full(shape[:axis] + (hi,) + shape[axis + 1:], fill, dtype=y.dtype))
-        y = _a.concat(parts, axis) if len(parts) > 1 else y
-    return y
+    if mode != "constant" and min(pad, default=0) < 0:
+        raise ValueError(f"pad: mode={mode!r} needs non-negative pads, got {pad!r}")
+    return _rs.pad_nd(input, tuple(pad), mode, fill)

@@ -21,6 +21,7 @@ from ...core.ops import linalg as _la
 from ...core.ops import math as _m
 from ...core.ops import nn as _nn
 from ...core.ops import norm as _nm
+from ...core.ops import pool_nd as _pn
 from ...core.ops import random as _rnd
 from ...core.ops import reduce as _r
 from ._losses import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
@@ -298,21 +299,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     """Normalise (N, C, *) over each group of C / num_groups channels and the spatial axes."""
     g = _check_int("group_norm", "num_groups", num_groups)
-    shape = tuple(input.shape)
-    n, c = shape[0], shape[1]
+    c = tuple(input.shape)[1]
     if g <= 0 or c % g:
         raise ValueError(f"group_norm: num_groups={num_groups} must divide the channels {c}")
-    x = _a.reshape(input, (n, g, -1))
-    mu = _r.mean(x, 2, True)
-    xc = x - mu
-    var = _r.mean(_m.square(xc), 2, True)
-    y = _a.reshape(xc * _m.rsqrt(var + float(eps)), shape)
-    cshape = (1, c) + (1,) * (len(shape) - 2)
-    if weight is not None:
-        y = y * _a.reshape(weight, cshape)
-    if bias is not None:
-        y = y + _a.reshape(bias, cshape)
-    return y
+    return _pn.group_norm(input, g, weight, bias, float(eps))
 
 
 def _renorm_rows(input, weight, max_norm, norm_type):
