@@ -184,6 +184,8 @@ def lower_node(e: Emitter, n: ir.Node):
     if isinstance(n.op, OpDef) and n.op.name in native_lower.ALIASES and \
             n.outputs[0].id in e.alias:
         return                                    # shares its input's storage
+    if isinstance(n.op, OpDef) and all(size_of(v.shape) == 0 for v in n.inputs + n.outputs):
+        return                                    # reads and writes no element
     if e.kernels is not None and splits(n):
         return e.kernels.emit_call(e, n)
     if n.op == ir.IF:
