@@ -101,16 +101,6 @@ def _masked_fill(self, mask, value):
     return ND.masked_fill(self, mask, value)
 
 
-def _shrink(name):
-    """Tensor.hardshrink / soft_shrink: the public ops function (its argument checks included),
-    imported at call time (ops sits above core)."""
-    def method(self, lambd=0.5):
-        from ..ops import activations
-        return getattr(activations, name)(self, lambd)
-    method.__name__ = name
-    return method
-
-
 def _clamp(self, min=None, max=None):
     """Elements limited to [min, max]; at least one bound is needed."""
     if min is None and max is None:
@@ -418,8 +408,6 @@ METHODS = {
     "tril": _triangle("tril", ND.tril),
     "triu": _triangle("triu", ND.triu),
     "gather_nd": lambda self, indices: ND.gather_nd(self, indices),
-    "hardshrink": _shrink("hardshrink"),
-    "soft_shrink": _shrink("softshrink"),
     "amax": _extreme(R.amax),
     "amin": _extreme(R.amin),
     "flip": _flip,

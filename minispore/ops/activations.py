@@ -1,4 +1,5 @@
-"""mindspore.ops' activation functions and Primitive classes over core/ops/activation.py.
+"""mindspore.ops' activation functions and Primitive classes over core/ops/activation.py, and
+the Tensor methods that are these functions (Tensor.hardshrink, Tensor.soft_shrink).
 
 Each function has MindSpore 2.10's signature and checks: its argument types (TypeError), the
 dtypes MindSpore's CPU kernel takes (TypeError naming the dtype), and MindSpore's value rules
@@ -191,6 +192,19 @@ def hardshrink(input, lambd=0.5):
     """0 on [-lambd, lambd], x elsewhere."""
     _dtype("hardshrink", "input", input, _SHRINK)
     return _A.hardshrink(input, float(_lambd("hardshrink", lambd, True)))
+
+
+def _tensor_hardshrink(self, lambd=0.5):
+    return hardshrink(self, lambd)
+
+
+def _tensor_soft_shrink(self, lambd=0.5):
+    return softshrink(self, lambd)
+
+
+# Tensor.hardshrink / Tensor.soft_shrink are these functions, argument checks included
+# (registered from here: core, which defines Tensor, imports nothing above it)
+Tensor.hardshrink, Tensor.soft_shrink = _tensor_hardshrink, _tensor_soft_shrink
 
 
 def fast_gelu(x):

@@ -240,6 +240,7 @@ def test_class_labels_are_checked_by_one_definition_in_every_mode(labels, ignore
     attrs = {"classes": 4, "ignore_index": ignore, "caller": "cross_entropy"}
     before = dict(index.check_labels.renders)
     _agree("check_class_labels", (np.array(labels, np.int32),), attrs)
-    assert index.check_labels.renders["llvm"] > before.get("llvm", 0)
+    if labels:                  # an empty label tensor: the native program has no code to run
+        assert index.check_labels.renders["llvm"] > before.get("llvm", 0)
     assert numba_source.module(index.check_labels, ignore=ignore is not None).DEFINITION == \
         index.check_labels.name

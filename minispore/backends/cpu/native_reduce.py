@@ -1,8 +1,11 @@
-"""Reductions in the native sink: sum/mean/prod/max/min nodes (float64 accumulators in memory
-order, as the eager kernels' np.add.reduce(dtype=float64) sums and np.maximum.reduce picks; an
-integer tensor's wrapping int64 accumulators, as numpy's integer add/multiply reduce) and
-the fused reductions of FUSED nodes (loops/fused_reduce.py's definition rendered by
-render/llvm.py: the definition the O1 kernel, fused_reduce.py, is the numba rendering of).
+"""Reductions in the native sink: sum/mean/prod/max/min nodes and the fused reductions of
+FUSED nodes. A float sum or mean, fused or not, is loops/fused_reduce.py's definition rendered by
+render/llvm.py (the definition the O1 kernel, fused_reduce.py, is the numba rendering of; an
+unfused one is its identity template), so a sum adds its elements in one order whether or not
+an elementwise producer was fused into it: the eager kernel (this lowering run eagerly), O1 and
+O2 agree bit for bit in float64 too. prod/max/min, half sums and sums counting bools keep
+float64 accumulators in memory order (numpy's np.multiply/maximum.reduce picks); an integer tensor has
+wrapping int64 accumulators, as numpy's integer add/multiply reduce.
 """
 from __future__ import annotations
 
@@ -103,6 +106,9 @@ def _reduction(kind):
             raise NativeUnsupported(f"{kind} over {x.dtype}")
         b = e.b
         axes = normalize_axes(kind, a["axis"], len(x.shape))
+        if _as_definition(kind, x, out):
+            params, buffers = _plain_buffers(kind, n, axes)
+            return emit(e, loops_fused_reduce.fused_reduce, params, buffers, n)
         keep = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
         nk = size_of(keep)
         count = size_of(x.shape) // max(nk, 1)
@@ -122,6 +128,23 @@ def _reduction(kind):
                 r = b.fdiv(r, L.Constant(F64, float(count)))
             e.store(e.convert(r, dt.float64, out.dtype), out, q)
     return lower
+
+
+def _as_definition(kind: str, x: ir.Value, out: ir.Value) -> bool:
+    """A float32/float64 sum or mean into its own dtype runs the fused reductions' definition
+    (a half one keeps the float64 accumulators: its values sum exactly there)."""
+    return kind in ("sum", "mean") and x.dtype is out.dtype and x.dtype in FLOAT and \
+        bool(x.shape)
+
+
+def _plain_buffers(kind: str, n: ir.Node, axes: tuple):
+    """(definition parameters, buffers) of an unfused float sum/mean: the identity template
+    over its input, computed in its dtype."""
+    x, out = n.inputs[0], n.outputs[0]
+    red = ir.Reduction(kind, tuple(sorted(axes)), False, tuple(x.shape))
+    params = o1_fused_reduce.definition_params(E.arg(0), [tuple(x.shape)], red, out.dtype.np,
+                                               x.dtype.np)
+    return params, {"a0": (x, tuple(x.shape)), "out": (out, (size_of(out.shape),))}
 
 
 def _fused_buffers(n: ir.Node, red: ir.Reduction):
@@ -155,14 +178,21 @@ def fused_scratch(n: ir.Node) -> int:
                          {k: s for k, (_, s) in buffers.items() if k != "out"})
 
 
-def _reduction_scratch(n: ir.Node) -> int | None:
-    """A reduction's float64 accumulators (one per kept element); a 0-d input needs none."""
-    x = n.inputs[0]
-    if not x.shape:
-        return None
-    axes = normalize_axes(n.op.name, attrs_dict(n.attrs)["axis"], len(x.shape))
-    return size_of([1 if k in axes else d for k, d in enumerate(x.shape)]) * 8
+def _reduction_scratch(kind):
+    def scratch(n: ir.Node) -> int | None:
+        """A reduction's accumulators: the definition's, else float64 ones, one per kept
+        element; a 0-d input needs none."""
+        x = n.inputs[0]
+        if not x.shape:
+            return None
+        axes = normalize_axes(kind, attrs_dict(n.attrs)["axis"], len(x.shape))
+        if _as_definition(kind, x, n.outputs[0]):
+            params, buffers = _plain_buffers(kind, n, axes)
+            return scratch_bytes(loops_fused_reduce.fused_reduce, params,
+                                 {k: s for k, (_, s) in buffers.items() if k != "out"})
+        return size_of([1 if k in axes else d for k, d in enumerate(x.shape)]) * 8
+    return scratch
 
 
 for _kind in ("sum", "mean", "prod", "max", "min"):
-    register(_kind, _reduction(_kind), _reduction_scratch)
+    register(_kind, _reduction(_kind), _reduction_scratch(_kind))
