@@ -24,7 +24,7 @@ from .. import context, mutable
 from ..device import current, get_backend, on_program_made
 from ..primitive import executor
 from ..pynative import TAPE
-from ..tensor import Tensor, wrap
+from ..tensor import Parameter, Tensor, wrap
 from . import cache, guards, ir
 from .builder import GraphBuilder, sym
 from .execute import Program  # noqa: F401  (importing it registers the default Program)
@@ -75,6 +75,9 @@ def _flatten_args(args, objs: list | None = None):
     def visit(a):
         if isinstance(a, np.ndarray):
             a = Tensor(a)
+        if isinstance(a, Parameter):     # bound by reference, as a Parameter the graph reads
+            objs.append(a)
+            return ("P", id(a), a.shape, a.dtype)
         if isinstance(a, Tensor):
             tensors.append(a)
             if isinstance(a, mutable.ScalarInput):      # keyed by its type, not its value
@@ -114,8 +117,11 @@ def _tree_map(leaf, obj):
 
 def _symbolic_args(b: GraphBuilder, args):
     """The arguments with every tensor replaced by a new graph input of its type (in the order
-    _flatten_args lists the tensors)."""
+    _flatten_args lists the tensors). A Parameter stays itself: the graph binds it by
+    reference, as one it reads from a Cell, so ops.assign and batch_norm's moving statistics
+    update the Parameter the caller passed, as in MindSpore."""
     return _tree_map(lambda a: mutable.symbolic_input(b, a) if isinstance(a, mutable.ScalarInput)
+                     else a if isinstance(a, Parameter)
                      else b.input(a.shape, a.dtype) if isinstance(a, Tensor) else a, args)
 
 
