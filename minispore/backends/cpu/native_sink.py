@@ -43,7 +43,7 @@ from . import native_jit
 from .native_emit import I1, I8, I32, I64, Emitter, NativeUnsupported, const
 from .native_graph import check, is_host_call, lower_node, scratch_bytes
 from .native_lower import ALIASES
-from .native_split import KernelTable, glue_speed
+from .native_split import KernelTable, glue_speed, kernel_speed
 
 __all__ = ["NativeProgram", "NativeUnsupported"]
 
@@ -206,7 +206,7 @@ class NativeProgram:
         kernels = [k.text for k in self.kernels.kernels.values()]
         self.ir_text = "\n".join([glue] + kernels)
         self.lib = native_jit.NativeLibrary(modules=[(glue, glue_speed(g))]
-                                            + [(k, 3) for k in kernels])
+                                            + [(k, kernel_speed(k)) for k in kernels])
         self._fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(self.lib.address("graph"))
         self._steps_fn = None if self._carry is None else ctypes.CFUNCTYPE(
             ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)(self.lib.address("steps"))

@@ -10,7 +10,8 @@ values of the same shapes and dtypes), so its IR text depends only on the comput
 attributes, shapes, dtypes and the 0-d constants the lowering folds into the code. ResNet-50's
 1,438 kernel calls are 279 such texts.
 
-Each distinct text is optimised by LLVM on its own (O3, a few ms to a few hundred ms: LLVM's
+Each distinct text is optimised by LLVM on its own (O3, or O2 for a kernel that only moves data:
+kernel_speed; a few ms to a few hundred ms: LLVM's
 time grows faster than linearly with a function's size, so many small modules cost far less
 than one big one), cached on disk by its text (native_jit.py), and shared by every node, every
 graph and every process that needs it: a new model links the kernels it has seen before. The
@@ -42,6 +43,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 
@@ -61,6 +63,16 @@ P8 = I8.as_pointer()
 def kernel_type(n_args: int) -> L.FunctionType:
     """`i32 (i8*, ..., i8*)`: a kernel takes each address as an argument of its own."""
     return L.FunctionType(I32, [P8] * n_args)
+
+
+_ARITHMETIC = re.compile(r"\b(fadd|fsub|fmul|fdiv|frem|fneg|fcmp|call)\b")
+
+
+def kernel_speed(text: str) -> int:
+    """LLVM's level for a kernel: 3, or 2 for one that only moves data (loads, stores and their
+    addresses, e.g. a concat or split of a sequence's 64 steps, whose 64 copy loops took O3
+    30-50 s for copies no faster than O2's, which took 1 s)."""
+    return 3 if _ARITHMETIC.search(text) else 2
 
 
 def glue_speed(g: ir.Graph) -> int:
