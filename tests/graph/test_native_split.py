@@ -149,3 +149,25 @@ def test_a_warm_process_lowers_and_compiles_no_kernel(tmp_path):
     cold, warm = (r.stdout.split() for r in runs)
     assert int(cold[0]) >= 2 and int(cold[1]) >= 2
     assert warm[:2] == ["0", "0"] and warm[2] == cold[2]
+
+
+def _stack_and_split(x):
+    parts = ops.split(x * 2.0, 1, axis=1)                 # 6 parts of (4, 1, 5)
+    return ops.concat(parts[::-1], axis=1), ops.concat([x, x], axis=2)
+
+
+def test_concat_and_split_kernels_are_block_copies_compiled_at_o2():
+    """concat and split move bits with one llvm.memcpy per contiguous block; such a kernel has
+    no arithmetic, so LLVM compiles it at O2 (O3 spent tens of seconds on many copy loops),
+    and the arithmetic kernel beside it stays at O3."""
+    x = Tensor(np.random.default_rng(1).standard_normal((4, 6, 5)).astype(np.float32))
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    want = [t.asnumpy() for t in _stack_and_split(x)]
+    got, prog = _compile(ms.jit(_stack_and_split), x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.asnumpy(), w)
+    speeds = {k.name: native_split.kernel_speed(k.text) for k in prog.kernels.kernels.values()}
+    copies = [k for k in prog.kernels.kernels.values() if "llvm.memcpy" in k.text]
+    assert len(copies) >= 2 and all(speeds[k.name] == 2 for k in copies)
+    assert not any(re.search(r"\bfmul\b", k.text) for k in copies)
+    assert 3 in speeds.values()                           # x * 2.0

@@ -5,7 +5,8 @@ gather, scatter_add, scatter_update, one_hot and check_class_labels are loops/in
 definitions rendered by render/llvm.py (kernels_index.py renders the same definitions as their
 eager numba kernels); concat (each part converted to the promoted dtype, as its astype), split,
 strided_slice (+ its gradient), slice_update, argmax/argmin, arange and tile are written here as
-loops over static shapes. Index values read at run time are wrapped (negative counts from the end) and
+loops over static shapes (concat's parts of the output's dtype and split's parts are block
+copies: llvm.memcpy per contiguous block). Index values read at run time are wrapped (negative counts from the end) and
 checked before anything is assigned: an out-of-range index makes the program store it and
 return an error code (Emitter.fail_index), and NativeProgram raises the eager kernels' IndexError
 (core/index_check.py: op, axis, index, valid range) with the node's source line. Values move as
@@ -35,11 +36,28 @@ def _at(e: Emitter, idx, shape, offsets=None):
     return b.add(flat, const(extra)) if extra else flat
 
 
+def _lin(e: Emitter, k, scale: int, plus: int):
+    """k * scale + plus, k an IR or Python int."""
+    if not isinstance(k, L.Value):
+        return k * scale + plus
+    v = e.b.mul(k, const(scale)) if scale != 1 else k
+    return e.b.add(v, const(plus)) if plus else v
+
+
 def _concat(e: Emitter, n, a):
     out = n.outputs[0]
     axis = normalize_axis("concat", a["axis"], len(out.shape))
+    outer = size_of(out.shape[:axis])
+    row = size_of(out.shape[axis + 1:])          # elements per index along the axis
     offset = 0
     for x in n.inputs:            # each part converted to the promoted dtype (astype)
+        if x.dtype is out.dtype and x.id not in e.scalars:     # its bits: block copies
+            inner = x.shape[axis] * row
+            e.copy_blocks(x, lambda k, inner=inner: _lin(e, k, inner, 0), out,
+                          lambda k, o=offset: _lin(e, k, out.shape[axis] * row, o * row),
+                          outer, inner)
+            offset += x.shape[axis]
+            continue
         with e.nest(x.shape) as idx:
             off = [0] * len(out.shape)
             off[axis] = offset
@@ -51,12 +69,13 @@ def _concat(e: Emitter, n, a):
 def _split(e: Emitter, n, a):
     x = n.inputs[0]
     axis = normalize_axis("split", a["axis"], len(x.shape))
+    outer = size_of(x.shape[:axis])
+    row = size_of(x.shape[axis + 1:])
     offset = 0
-    for out in n.outputs:
-        with e.nest(out.shape) as idx:
-            off = [0] * len(x.shape)
-            off[axis] = offset
-            e.store(e.load(x, _at(e, idx, x.shape, off)), out, _at(e, idx, out.shape))
+    for out in n.outputs:                        # the parts' bits: block copies
+        inner = out.shape[axis] * row
+        e.copy_blocks(x, lambda k, o=offset: _lin(e, k, x.shape[axis] * row, o * row), out,
+                      lambda k, inner=inner: _lin(e, k, inner, 0), outer, inner)
         offset += out.shape[axis]
 
 
