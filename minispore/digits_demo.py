@@ -123,16 +123,23 @@ def _print(rows) -> None:
                "1st epoch s", "simulated device time"]
     table = []
     for r in rows:
-        sim = (f"{r['sim_s'] * 1e3:.1f} ms (wall {r['wall_s']:.1f} s)" if "sim_s" in r else "-")
-        table.append([r["model"], r["backend"] + ("*" if r["backend"] == "Ascend" else ""),
-                      r["mode"], f"{r['loss']:.4f}", f"{100 * r['accuracy']:.1f}%",
-                      f"{r['steps_per_s']:.0f}", f"{r['first_epoch_s']:.1f}", sim])
+        backend, sim = device_cells(r)
+        table.append([r["model"], backend, r["mode"], f"{r['loss']:.4f}",
+                      f"{100 * r['accuracy']:.1f}%", f"{r['steps_per_s']:.0f}",
+                      f"{r['first_epoch_s']:.1f}", sim])
     title = ("minispore demo: digits (8x8, 10 classes, from scikit-learn), train 1438 / test "
              "359")
     note = ("* simulated Ascend910B: its device time is MODEL time from the profile, not a "
             "hardware measurement; steps/s are wall time\n  after the first epoch (which "
             "includes compiling)")
     print_rows(headers, table, title, note)
+
+
+def device_cells(r) -> tuple:
+    """A demo row's backend label (the simulated Ascend starred) and its simulated device time
+    beside the wall time the simulation took ('-' off the simulator)."""
+    sim = f"{r['sim_s'] * 1e3:.1f} ms (wall {r['wall_s']:.1f} s)" if "sim_s" in r else "-"
+    return r["backend"] + ("*" if r["backend"] == "Ascend" else ""), sim
 
 
 def print_rows(headers, table, title: str, note: str) -> None:

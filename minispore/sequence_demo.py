@@ -20,6 +20,7 @@ import numpy as np
 
 import minispore as ms
 from minispore import nn
+from minispore.bench.sequence_models import GPTLoss as NextCharLoss  # logits vs next chars
 
 CONTEXT, BATCH, LR = 64, 16, 0.005
 RUNS = (("CPU", "GRAPH"), ("CPU", "PYNATIVE"), ("Ascend", "GRAPH"))
@@ -79,16 +80,6 @@ class TinyGPT(nn.Cell):
         return self.head(self.norm(h)).reshape(-1, self.vocab)
 
 
-class NextCharLoss(nn.Cell):
-    def __init__(self, net):
-        super().__init__()
-        self.net = net
-        self.loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
-
-    def construct(self, idx, target):
-        return self.loss(self.net(idx), target.reshape(-1))
-
-
 def train_one(model: str, target: str, mode: str, batches: list, vocab: int) -> dict:
     ms.set_context(device_target=target, jit_level="O2",
                    mode=ms.PYNATIVE_MODE if mode == "PYNATIVE" else ms.GRAPH_MODE)
@@ -135,15 +126,15 @@ def run(models=("lstm", "transformer"), steps: int = 150) -> list[dict]:
 
 
 def _print(rows, chars: int, vocab: int, steps: int) -> None:
-    from .digits_demo import print_rows
+    from .digits_demo import device_cells, print_rows
     headers = ["model", "backend", "mode", "first loss", "final loss", "steps/s",
                "1st step s", "simulated device time"]
     table = []
     for r in rows:
-        sim = (f"{r['sim_s'] * 1e3:.1f} ms (wall {r['wall_s']:.1f} s)" if "sim_s" in r else "-")
-        table.append([r["model"], r["backend"] + ("*" if r["backend"] == "Ascend" else ""),
-                      r["mode"], f"{r['losses'][0]:.4f}", f"{r['losses'][-1]:.4f}",
-                      f"{r['steps_per_s']:.1f}", f"{r['first_step_s']:.1f}", sim])
+        backend, sim = device_cells(r)
+        table.append([r["model"], backend, r["mode"], f"{r['losses'][0]:.4f}",
+                      f"{r['losses'][-1]:.4f}", f"{r['steps_per_s']:.1f}",
+                      f"{r['first_step_s']:.1f}", sim])
     title = (f"minispore demo: character models on textwrap.py's source ({chars} characters, "
              f"vocabulary {vocab}), {steps} steps of batch {BATCH} x context {CONTEXT}")
     note = ("* simulated Ascend910B: its device time is MODEL time from the profile, not a "
