@@ -232,6 +232,34 @@ def test_out_of_memory_names_the_request_and_leaves_the_device_usable(dev):
     assert d.pool.allocated >= before
 
 
+class _Cycle:
+    """A tensor held only by a reference cycle: garbage that CPython frees at some later
+    collection, not when the last name goes."""
+
+    def __init__(self, t):
+        self.t, self.me = t, self
+
+
+def test_blocks_that_only_garbage_cycles_hold_are_freed_before_out_of_memory(dev):
+    import gc
+    gc.disable()                     # the cycles stay uncollected until the pool asks
+    try:
+        ms.set_context(max_device_memory="3MB")
+        d = ascend_sim.device()
+        _Cycle(ms.Tensor(np.ones((256, 1024), np.float32)) + 1.0)      # 1 MiB of garbage
+        x = ms.Tensor(np.ones((320, 1024), np.float32))                # 1.25 MiB in, 1.25 out:
+        y = x * 2.0                                                    # the garbage's room
+        np.testing.assert_array_equal(y.asnumpy()[0, :3], [2.0, 2.0, 2.0])
+        del x, y
+        _Cycle(ms.Tensor(np.ones((320, 1024), np.float32)) + 1.0)      # 1.25 MiB of garbage
+        assert d.pool.allocated > 2**20
+        ms.set_context(max_device_memory="1MB")                        # fits once it is freed
+        assert d.pool.capacity == 2**20 and d.pool.allocated < 2**20
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 # ---------------------------------------------------------------- numerics --------------------
 def test_cube_reads_fp16_unless_the_precision_mode_keeps_fp32(dev):
     rng = np.random.default_rng(3)

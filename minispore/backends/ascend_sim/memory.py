@@ -116,7 +116,7 @@ class MemoryPool:
             addr = self.top
             self.top += size
         else:
-            addr = self._slow_alloc(size, size if nbytes is None else nbytes, what)
+            addr = self._slow_alloc_collecting(size, size if nbytes is None else nbytes, what)
         self.allocated += size
         if self.allocated > self.peak:
             self.peak = self.allocated
@@ -143,6 +143,20 @@ class MemoryPool:
             else:
                 merged.append([a, s])
         return [(a, s) for a, s in merged]
+
+    def _slow_alloc_collecting(self, size: int, nbytes: int, what: str) -> int:
+        """_slow_alloc, and once more after a garbage collection when it finds no room: blocks
+        that only unreachable reference cycles still hold (a dropped Cell's Parameters) are
+        freed then, as CPython would free them at some later point (PyTorch's and CuPy's pools
+        likewise release what they can and retry before reporting out of memory)."""
+        try:
+            return self._slow_alloc(size, nbytes, what)
+        except OutOfDeviceMemory:
+            before = self.allocated
+            gc.collect()
+            if self.allocated == before:
+                raise
+            return self._slow_alloc(size, nbytes, what)
 
     @_collector_held
     def _slow_alloc(self, size: int, nbytes: int, what: str) -> int:
@@ -177,8 +191,15 @@ class MemoryPool:
             self.cached_bytes += s
         return chosen
 
-    @_collector_held
     def adopt(self, capacity: int, align: int, device) -> None:
+        """_adopt, after a garbage collection when the live bytes exceed the new capacity (the
+        blocks only unreachable cycles hold do not count, as in an allocation)."""
+        if self.allocated > int(capacity):
+            gc.collect()
+        self._adopt(capacity, align, device)
+
+    @_collector_held
+    def _adopt(self, capacity: int, align: int, device) -> None:
         """Serve a reconfigured device (set_context changed max_device_memory or the device
         profile) keeping every live buffer, so the tensors that hold them stay valid and are
         counted against the new capacity. Live blocks that would lie beyond the new capacity
