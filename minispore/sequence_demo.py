@@ -20,6 +20,7 @@ import numpy as np
 
 import minispore as ms
 from minispore import nn
+from minispore.bench.sequence_models import GPT
 from minispore.bench.sequence_models import GPTLoss as NextCharLoss  # logits vs next chars
 
 CONTEXT, BATCH, LR = 64, 16, 0.005
@@ -59,32 +60,12 @@ class CharLSTM(nn.Cell):
         return self.head(out).reshape(-1, self.vocab)
 
 
-class TinyGPT(nn.Cell):
-    def __init__(self, vocab: int, width: int = 64, heads: int = 4, layers: int = 2):
-        super().__init__()
-        self.tok = nn.Embedding(vocab, width)
-        self.pos = nn.Embedding(CONTEXT, width)
-        self.blocks = nn.CellList([nn.TransformerEncoderLayer(width, heads, 4 * width,
-                                                              dropout=0.0, batch_first=True)
-                                   for _ in range(layers)])
-        self.norm = nn.LayerNorm((width,))
-        self.head = nn.Dense(width, vocab)
-        self.mask = ms.Tensor(np.triu(np.ones((CONTEXT, CONTEXT), bool), 1))
-        self.positions = ms.Tensor(np.arange(CONTEXT, dtype=np.int32))
-        self.vocab = vocab
-
-    def construct(self, idx):
-        h = self.tok(idx) + self.pos(self.positions)
-        for block in self.blocks:
-            h = block(h, src_mask=self.mask)
-        return self.head(self.norm(h)).reshape(-1, self.vocab)
-
-
 def train_one(model: str, target: str, mode: str, batches: list, vocab: int) -> dict:
     ms.set_context(device_target=target, jit_level="O2",
                    mode=ms.PYNATIVE_MODE if mode == "PYNATIVE" else ms.GRAPH_MODE)
     ms.set_seed(1)
-    net = CharLSTM(vocab) if model == "lstm" else TinyGPT(vocab)
+    net = CharLSTM(vocab) if model == "lstm" else GPT(vocab, width=64, heads=4, ffn=256,
+                                                           layers=2, context=CONTEXT)
     step = nn.TrainOneStepCell(NextCharLoss(net), nn.Adam(net.trainable_params(),
                                                           learning_rate=LR))
     step.set_train()

@@ -32,23 +32,28 @@ class LSTMNet(nn.Cell):
 
 
 class GPT(nn.Cell):
-    def __init__(self):
+    """Token and position embeddings, `layers` causal TransformerEncoderLayers, LayerNorm and a
+    Dense head; logits (batch * context, vocab). The bench sizes by default."""
+
+    def __init__(self, vocab=VOCAB, width=WIDTH, heads=HEADS, ffn=FFN, layers=LAYERS,
+                 context=CONTEXT):
         super().__init__()
-        self.tok = nn.Embedding(VOCAB, WIDTH)
-        self.pos = nn.Embedding(CONTEXT, WIDTH)
-        self.blocks = nn.CellList([nn.TransformerEncoderLayer(WIDTH, HEADS, FFN, dropout=0.0,
+        self.tok = nn.Embedding(vocab, width)
+        self.pos = nn.Embedding(context, width)
+        self.blocks = nn.CellList([nn.TransformerEncoderLayer(width, heads, ffn, dropout=0.0,
                                                               batch_first=True)
-                                   for _ in range(LAYERS)])
-        self.norm = nn.LayerNorm((WIDTH,))
-        self.head = nn.Dense(WIDTH, VOCAB)
-        self.mask = ms.Tensor(np.triu(np.ones((CONTEXT, CONTEXT), bool), 1))
-        self.positions = ms.Tensor(np.arange(CONTEXT, dtype=np.int32))
+                                   for _ in range(layers)])
+        self.norm = nn.LayerNorm((width,))
+        self.head = nn.Dense(width, vocab)
+        self.mask = ms.Tensor(np.triu(np.ones((context, context), bool), 1))
+        self.positions = ms.Tensor(np.arange(context, dtype=np.int32))
+        self.vocab = vocab
 
     def construct(self, idx):
         h = self.tok(idx) + self.pos(self.positions)
         for block in self.blocks:
             h = block(h, src_mask=self.mask)
-        return self.head(self.norm(h)).reshape(-1, VOCAB)
+        return self.head(self.norm(h)).reshape(-1, self.vocab)
 
 
 class GPTLoss(nn.Cell):
