@@ -18,8 +18,9 @@ from .core.ops.random import get_seed, set_seed
 from . import backends  # noqa: E402,F401  (registers the backends' context option checks)
 from . import common, nn, ops  # noqa: E402
 from . import dataset, train  # noqa: E402
-from .train import (Callback, LossMonitor, Model, TimeMonitor, load_checkpoint,  # noqa: E402
-                    load_param_into_net, save_checkpoint)
+from . import amp  # noqa: E402
+from .train import (Callback, LossMonitor, Model, TimeMonitor, export,  # noqa: E402
+                    load_checkpoint, load_param_into_net, save_checkpoint)
 from .profiler import Profiler  # noqa: E402
 from . import context, log  # noqa: E402  (MindSpore's module paths mindspore.context, .log)
 from . import communication  # noqa: E402

@@ -10,10 +10,14 @@ from .metrics import (Top1CategoricalAccuracy, Top5CategoricalAccuracy,
                          TopKCategoricalAccuracy)
 from .optim import SGD, Adam, AdamWeightDecay, LearningRateSchedule, Momentum, Optimizer
 from .wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell, WithLossCell
+from .wrap import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell,
+                   TrainOneStepWithLossScaleCell)
 
 __all__ = ["Cell", "CellList", "SequentialCell", *_layers, "LossBase", "MSELoss", "L1Loss",
            "CrossEntropyLoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits", "BCEWithLogitsLoss",
            "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "LearningRateSchedule",
-           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer", "Metric",
+           "WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer",
+           "TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
+           "Metric",
            "Accuracy", "MAE", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
            "TopKCategoricalAccuracy"]

@@ -1,16 +1,11 @@
 """Loss-scale managers (MindSpore's `mindspore.train.loss_scale_manager`): the loss-scale value
-and its update rule, as MindSpore computes them. The Cells that apply a loss scale inside a
-training step (FixedLossScaleUpdateCell, DynamicLossScaleUpdateCell,
-TrainOneStepWithLossScaleCell) are not implemented: get_update_cell raises saying so where
-MindSpore returns one, and Model does not take a loss_scale_manager."""
+and its host-side update rule, as MindSpore computes them, and `get_update_cell`: the Cell
+(nn.FixedLossScaleUpdateCell / nn.DynamicLossScaleUpdateCell) that updates the scale inside a
+training step (nn.TrainOneStepWithLossScaleCell, which amp.build_train_network and Model build
+from a manager)."""
 from __future__ import annotations
 
 __all__ = ["LossScaleManager", "FixedLossScaleManager", "DynamicLossScaleManager"]
-
-
-def _no_update_cell(name):
-    raise NotImplementedError(f"get_update_cell: nn.{name} (the loss-scale update inside a "
-                              f"training step) is not implemented by minispore")
 
 
 class LossScaleManager:
@@ -45,11 +40,12 @@ class FixedLossScaleManager(LossScaleManager):
         """A fixed loss scale does not change."""
 
     def get_update_cell(self):
-        """None when drop_overflow_update is False (as in MindSpore); otherwise MindSpore's
-        FixedLossScaleUpdateCell, which minispore does not implement."""
+        """None when drop_overflow_update is False (the scale is then only the gradients'
+        sens); otherwise nn.FixedLossScaleUpdateCell(loss_scale)."""
         if not self._drop_overflow_update:
             return None
-        _no_update_cell("FixedLossScaleUpdateCell")
+        from ..nn import FixedLossScaleUpdateCell
+        return FixedLossScaleUpdateCell(self._loss_scale)
 
 
 class DynamicLossScaleManager(LossScaleManager):
@@ -98,4 +94,6 @@ class DynamicLossScaleManager(LossScaleManager):
         return True
 
     def get_update_cell(self):
-        _no_update_cell("DynamicLossScaleUpdateCell")
+        """nn.DynamicLossScaleUpdateCell(loss_scale, scale_factor, scale_window)."""
+        from ..nn import DynamicLossScaleUpdateCell
+        return DynamicLossScaleUpdateCell(self.loss_scale, self.scale_factor, self.scale_window)
