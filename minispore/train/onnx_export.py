@@ -1,0 +1,291 @@
+"""`mindspore.export(net, *inputs, file_name, file_format, **kwargs)` for file_format="ONNX".
+
+The network is compiled the way a GRAPH_MODE call compiles it (the parser over construct, in
+inference mode: `net.set_train(False)` for the export, restored after; jit_syntax_level STRICT,
+as MindSpore exports), after the optimisation passes (simplify, fold, cse, dce) and before any
+backend sees it (no fusion: jit_level O0 while building), whatever the caller's mode. Each node
+of that graph becomes ONNX nodes through the mapping in onnx_ops.py / onnx_ops_nn.py; a node with
+no mapping (or control flow, a print, a Parameter assignment) raises NotImplementedError naming
+it and its source line, so the exported model never computes something else. Parameters become
+initializers named by their Parameter names, inputs are named after construct's arguments with
+the static shapes and dtypes of the given inputs, outputs are "output_0", "output_1", ... in
+the order of the flattened return value. The model uses opset onnx_ops.OPSET of the default
+domain. The file is written as MindSpore writes it: ".onnx" appended when missing, a missing
+directory created, the file left read-only for its owner. "MINDIR" and "AIR" are refused naming
+ONNX as the format minispore writes. Needs the `onnx` package (`pip install "minispore[onnx]"`).
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import stat
+
+from ..core import context
+from ..core import dtype as dt
+from ..core.graph import ir
+from ..core.primitive import OpDef
+from ..core.tensor import Parameter, Tensor
+
+_FORMATS = ("AIR", "ONNX", "MINDIR")
+_FILE_NAME = r"^[0-9a-zA-Z@\_\-\.\:\/\\]+$"       # MindSpore's file-name rule
+_NO_HALF_WRAP = ("cast", "reshape", "transpose", "broadcast_to", "concat", "split",
+                 "strided_slice", "gather", "tile", "stop_gradient", "fill", "fill_like",
+                 "arange", "one_hot", "where")
+_HALF = (dt.float16, dt.bfloat16)
+
+
+def _import_onnx():
+    try:
+        import onnx
+    except ImportError as e:
+        raise ImportError("ms.export(file_format='ONNX') needs the onnx package: "
+                          "pip install \"minispore[onnx]\"") from e
+    return onnx
+
+
+def export(net, *inputs, file_name, file_format, **kwargs):
+    """Export `net` run on `inputs` as a model file (MindSpore 2.10's mindspore.export); only
+    file_format="ONNX" is written. kwargs: enc_key (bytes) with enc_mode (a callable
+    `enc_mode(model_bytes, enc_key) -> bytes`, MindSpore's customized encryption); custom_func
+    must be None for ONNX; any other option raises naming it."""
+    if "obf_func" in kwargs:
+        raise NotImplementedError("Dynamic model structure obfuscation is no longer supported.")
+    if file_format not in _FORMATS:
+        raise ValueError(f"For 'export', 'file_format' must be one of {list(_FORMATS)}, but got "
+                         f"{file_format}.")
+    if file_format != "ONNX":
+        raise NotImplementedError(
+            f"ms.export: file_format={file_format!r} is not supported by minispore; it writes "
+            f"file_format='ONNX' only (an ONNX model runs with onnxruntime)")
+    _check_file_name(file_name)
+    encrypt = _encryption(kwargs)
+    if not _is_cell(net):
+        raise ValueError(f"Export ONNX format model only support nn.Cell object, but got "
+                         f"{type(net)}.")
+    if inputs and all(hasattr(i, "create_tuple_iterator") for i in inputs):
+        raise NotImplementedError("ms.export(file_format='ONNX'): a Dataset as the input is not "
+                                  "supported; pass Tensors of the network's input shapes")
+    for t in inputs:
+        if isinstance(t, Tensor) and any(d is None or d == -1 for d in t.shape):
+            raise ValueError("Export ONNX format model not support dynamic shape mode.")
+    model = to_onnx(net, *inputs)
+    data = model.SerializeToString()
+    if encrypt is not None:
+        data = encrypt[1](data, encrypt[0])
+    _write(os.path.realpath(file_name), data)
+
+
+def _check_file_name(file_name) -> None:
+    if not isinstance(file_name, str):
+        raise TypeError(f"The '{file_name}' must be string, but got {type(file_name)}.")
+    if file_name.endswith(("\\", "/")):
+        raise ValueError(f"The '{file_name}' cannot be a directory path.")
+    if re.match(_FILE_NAME, file_name) is None:
+        raise ValueError(f"The '{file_name}' is illegal, it must be match regular "
+                         f"'{_FILE_NAME}'.")
+
+
+def _encryption(kwargs):
+    """(enc_key, enc_mode) when the model is to be encrypted, else None; refuses every option
+    ONNX export cannot honour."""
+    kwargs = dict(kwargs)
+    if kwargs.pop("custom_func", None) is not None:
+        raise ValueError("Currently only support custom_func for MindIR format, but got ONNX "
+                         "format.")
+    enc = None
+    if "enc_key" in kwargs:
+        key, mode = kwargs.pop("enc_key"), kwargs.pop("enc_mode", "AES-GCM")
+        if not isinstance(key, bytes):
+            raise TypeError(f"The 'enc_key' must be bytes, but got {type(key)}.")
+        if not callable(mode):
+            raise ValueError(f"AIR/ONNX only support customized encryption, but got {mode}.")
+        enc = (key, mode)
+    elif "enc_mode" in kwargs:
+        raise ValueError("ms.export: 'enc_mode' needs 'enc_key' (bytes), the key it encrypts "
+                         "the model with; pass both or neither")
+    if kwargs:
+        raise NotImplementedError(
+            f"ms.export(file_format='ONNX'): option(s) {sorted(kwargs)} are not supported for "
+            f"ONNX ('dataset' and 'incremental' are MINDIR options); remove them")
+    return enc
+
+
+def _is_cell(net) -> bool:
+    from ..nn.cell import Cell
+    return isinstance(net, Cell)
+
+
+def _write(path: str, data: bytes) -> None:
+    if not path.endswith(".onnx"):
+        path += ".onnx"
+    if os.path.exists(path):
+        os.chmod(path, stat.S_IWUSR)
+    else:
+        folder = os.path.dirname(path)
+        if folder and not os.path.exists(folder):
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+    os.chmod(path, stat.S_IRUSR)
+
+
+# ---------------------------------------------------------------- the graph --------------------
+def compile_for_export(net, *inputs):
+    """The optimized inference graph of `net(*inputs)` and its output tree."""
+    from ..core.graph import compile as graph_compile
+    from ..nn.cell import _hooked_entry
+    from ..core import hooks
+    state = context._state
+    saved = (net.training, state["jit_level"], state["jit_syntax_level"])
+    net.set_train(False)
+    state["jit_level"], state["jit_syntax_level"] = "O0", context.STRICT
+    try:
+        fn = type(net).construct
+        fn = getattr(fn, "__wrapped_jit__", fn)
+        if "_ms_hooks" in net.__dict__ and hooks.cell_hooks(net) is not None:
+            fn = _hooked_entry
+        g, tree, _ = graph_compile.build(fn, (net,) + tuple(inputs), {}, True,
+                                         type(net).__name__)
+    finally:
+        net.set_train(saved[0])
+        state["jit_level"], state["jit_syntax_level"] = saved[1], saved[2]
+    return g, tree
+
+
+def _input_names(net, inputs, count: int) -> list:
+    """construct's argument names for the graph inputs (a tuple argument's tensors: name_0,
+    name_1, ...), or input_0, ... where they cannot be matched."""
+    try:
+        params = list(inspect.signature(type(net).construct).parameters.values())[1:]
+    except (TypeError, ValueError):
+        params = []
+    names: list = []
+
+    def visit(arg, name):
+        if isinstance(arg, Parameter):
+            return
+        if isinstance(arg, Tensor) or type(arg).__module__ == "numpy" and hasattr(arg, "shape"):
+            names.append(name)
+        elif isinstance(arg, (tuple, list)):
+            for i, a in enumerate(arg):
+                visit(a, f"{name}_{i}")
+    for i, arg in enumerate(inputs):
+        p = params[min(i, len(params) - 1)] if params else None
+        if p is None or p.kind is p.VAR_KEYWORD:
+            visit(arg, f"input_{i}")
+        elif p.kind is p.VAR_POSITIONAL:
+            visit(arg, f"{p.name}_{i - params.index(p)}")
+        else:
+            visit(arg, p.name)
+    if len(names) != count or len(set(names)) != count:
+        names = [f"input_{i}" for i in range(count)]
+    return names
+
+
+def _located(n) -> str:
+    return f" at {n.loc.short()}\n{n.loc.caret()}" if n.loc is not None else ""
+
+
+def _refuse(n, why: str):
+    raise NotImplementedError(
+        f"ms.export(file_format='ONNX'): the graph's {n.name!r} node{_located(n)}\n{why}; ONNX "
+        f"export does not support it yet")
+
+
+def to_onnx(net, *inputs):
+    """The onnx.ModelProto of `net(*inputs)` (export() writes it)."""
+    onnx = _import_onnx()
+    from . import onnx_ops, onnx_ops_nn  # noqa: F401  (onnx_ops_nn registers its converters)
+    g, tree = compile_for_export(net, *inputs)
+    if any(t[0] == "C" for t in _leaves(tree)):
+        raise NotImplementedError("ms.export(file_format='ONNX'): the network returns a Python "
+                                  "value (not a Tensor), which an ONNX graph cannot output")
+    helper = onnx.helper
+    w = onnx_ops.OnnxWriter()
+    names: dict = {}
+    in_names = _input_names(net, inputs, len(g.inputs))
+    for v, name in zip(g.inputs, in_names):
+        names[v.id] = name
+    taken = set(in_names)
+    for v, p in g.params:
+        if p.name in taken:
+            raise ValueError(f"ms.export(file_format='ONNX'): the Parameter name {p.name!r} is "
+                             f"also an input name or another Parameter's; give Parameters "
+                             f"unique names")
+        taken.add(p.name)
+        names[v.id] = w.initializer(p.asnumpy(), p.name)
+    out_names = {}
+    for k, v in enumerate(g.outputs):
+        out_names.setdefault(v.id, f"output_{k}")
+    for n in g.nodes:
+        _write_node(w, n, names, out_names, onnx_ops)
+    outputs = []
+    for k, v in enumerate(g.outputs):
+        name = f"output_{k}"
+        if names.get(v.id) != name:                 # an input, a Parameter, a repeated value
+            w.add("Identity", [names[v.id]], [name])
+        outputs.append(helper.make_tensor_value_info(name, onnx_ops.onnx_type(v.dtype),
+                                                     list(v.shape)))
+    graph_inputs = [helper.make_tensor_value_info(names[v.id], onnx_ops.onnx_type(v.dtype),
+                                                  list(v.shape)) for v in g.inputs]
+    graph = helper.make_graph(w.nodes, f"{type(net).__name__}_construct", graph_inputs, outputs,
+                              initializer=w.initializers)
+    from .. import __version__
+    model = helper.make_model(graph, producer_name="minispore", producer_version=__version__,
+                              opset_imports=[helper.make_opsetid("", onnx_ops.OPSET)])
+    model.ir_version = onnx_ops.IR_VERSION
+    return model
+
+
+def _leaves(tree):
+    if tree[0] in ("T", "S", "C"):
+        yield tree
+    elif tree[0] == "dict":
+        for _, t in tree[1]:
+            yield from _leaves(t)
+    else:
+        for t in tree[1]:
+            yield from _leaves(t)
+
+
+def _write_node(w, n, names, out_names, onnx_ops):
+    from ..core.graph.ir import Value
+    if n.op == ir.CONST:
+        v = n.outputs[0]
+        names[v.id] = w.initializer(n.attr("value"), w.fresh("const"))
+        return
+    if not isinstance(n.op, OpDef):
+        what = {ir.IF: "control flow on a tensor condition (an If node)",
+                ir.WHILE: "a loop on a tensor condition (a While node)",
+                ir.PRINT: "a print", ir.ASSIGN: "a Parameter assignment",
+                ir.FUSED: "a fused group"}.get(n.op, "a node of this kind")
+        _refuse(n, f"it is {what}")
+    conv = onnx_ops.CONVERTERS.get(n.name)
+    if conv is None:
+        _refuse(n, f"the primitive {n.name!r} has no ONNX mapping"
+                + (f" ({onnx_ops.UNSUPPORTED[n.name]})" if n.name in onnx_ops.UNSUPPORTED
+                   else ""))
+    xs = [names[v.id] for v in n.inputs]
+    ys = [out_names.get(v.id) or w.fresh(n.name) for v in n.outputs]
+    for v, y in zip(n.outputs, ys):
+        names[v.id] = y
+    half = [v for v in list(n.inputs) + list(n.outputs) if v.dtype in _HALF]
+    if not half or n.name in _NO_HALF_WRAP:
+        conv(w, n, xs, ys)
+        return
+
+    # minispore computes half-precision ops in float32 and rounds the result once: the same
+    def widen(v):
+        return Value(v.shape, dt.float32) if v.dtype in _HALF else v
+    wide = ir.Node(n.op, [widen(v) for v in n.inputs], n.attrs, [widen(v) for v in n.outputs],
+                   n.loc)
+    wxs = [w.cast(x, v.dtype, wv.dtype) for x, v, wv in zip(xs, n.inputs, wide.inputs)]
+    wys = [w.fresh("wide") if wv is not v else y for y, v, wv in zip(ys, n.outputs, wide.outputs)]
+    conv(w, wide, wxs, wys)
+    for y, wy, v, wv in zip(ys, wys, n.outputs, wide.outputs):
+        if wv is not v:
+            w.cast(wy, wv.dtype, v.dtype, out=y)
+
+
+__all__ = ["export"]

@@ -1,0 +1,290 @@
+"""ms.export(net, *inputs, file_name=, file_format="ONNX") (train/onnx_export.py): the exported
+model passes onnx.checker and, run by onnxruntime on the same inputs, gives minispore's outputs
+(and MindSpore 2.10's for a fixed-weight MLP); export works from either mode of the caller;
+unsupported nodes, formats and options raise naming them; the file name and mode follow
+MindSpore's."""
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+import pytest
+
+import minispore as ms
+from minispore import nn, ops
+from minispore.core.primitive import primitives
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+
+def _det(shape, k):
+    """Deterministic small values (the same formula fed MindSpore for the reference)."""
+    return ((np.arange(int(np.prod(shape))).reshape(shape) * k % 11 - 5) / 10).astype(np.float32)
+
+
+class MLP(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Dense(4, 6, activation="relu")
+        self.fc2 = nn.Dense(6, 3)
+        self.sm = nn.Softmax()
+
+    def construct(self, x):
+        return self.sm(self.fc2(self.fc1(x)))
+
+
+class LeNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, pad_mode="valid", has_bias=True)
+        self.bn = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(2, 2)
+        self.conv2 = nn.Conv2d(4, 8, 3, pad_mode="same")
+        self.apool = nn.AvgPool2d(2, 2)
+        self.flat = nn.Flatten()
+        self.drop = nn.Dropout(p=0.5)
+        self.fc = nn.Dense(8 * 2 * 2, 10)
+
+    def construct(self, x):
+        x = self.pool(self.relu(self.bn(self.conv1(x))))
+        x = self.apool(self.relu(self.conv2(x)))
+        return self.fc(self.drop(self.flat(x)))
+
+
+class Residual(nn.Cell):
+    """A ResNet basic block with a strided, grouped projection and a dilated convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 8, 3, stride=2, pad_mode="pad", padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, pad_mode="same", dilation=2, group=2)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.down = nn.Conv2d(4, 8, 1, stride=2, has_bias=True)
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(3, 1, pad_mode="same")
+
+    def construct(self, x):
+        h = self.relu(self.bn1(self.conv1(x)))
+        h = self.bn2(self.conv2(h))
+        return self.pool(self.relu(h + self.down(x)))
+
+
+class OpZoo(nn.Cell):
+    """Most mapped primitives once, each as a separate output."""
+
+    def __init__(self):
+        super().__init__()
+        self.gelu = nn.GELU(approximate=False)
+        self.gelu_tanh = nn.GELU()
+        self.ln = nn.LayerNorm((6,))
+        self.idx = ms.Tensor(np.array([0, 2, -1], np.int32))
+        self.w = ms.Parameter(ms.Tensor(_det((2, 5, 6), 3)), name="w")
+
+    def construct(self, x):
+        xi = (x * 4).astype(ms.int32)
+        ax = ops.abs(x) + 0.5
+        s1, s2 = ops.split(x, (2, 4), axis=1)
+        return (self.gelu(x), self.gelu_tanh(x), self.ln(x), ops.log_softmax(x, 0),
+                ops.softmax(x, 1), ops.expand_dims(x, 1) * 2, ops.squeeze(x[:1], 0),
+                ops.pow(ax, 1.5) + ops.exp(x) - ops.log(ax) * ops.sqrt(ax) / -x,
+                ops.rsqrt(ax), ops.log1p(x * 1e-4), ops.sigmoid(x), ops.tanh(x),
+                xi % 3, xi // 3, x % 0.3, x // 0.3, ops.floor(x), ops.ceil(x), ops.round(x * 3),
+                ops.sign(x), ops.maximum(x, 0.1), ops.minimum(x, 0.1), ops.softplus(x * 30),
+                ops.erf(x), ops.sin(x), ops.cos(x),
+                xi.astype(ms.float32), (x > 0).astype(ms.float32), ops.where(x > 0, x, xi),
+                ops.logical_and(x > 0, x < 0.5), x != xi, x >= 0.2, x <= 0.2,
+                x.sum(axis=1, keepdims=True), x.mean(), x.max(axis=0), x.min(axis=1),
+                x.prod(axis=1), (x > 0).sum(), ops.logsumexp(x * 50, 1),
+                ops.argmax(x, 1), ops.argmin(x), ops.cumsum(x, 1), ops.concat((s2, s1), 1),
+                x[:, 1:5:2], x[::-1, ::-2], ops.gather(x, self.idx, 1), ops.tile(x, (2, 1, 1)),
+                ops.broadcast_to(x[:1], (3, 4, 6)), ops.transpose(x, (1, 0)),
+                ops.one_hot(xi[0] % 4, 4, ms.Tensor(1.0), ms.Tensor(0.0)),
+                ops.matmul(self.w, x.T), ops.matmul(x, x.T), ops.pad(x, (1, 2)))
+
+
+def _export(net, *xs, tmp_path, name="net"):
+    ms.export(net, *[ms.Tensor(x) for x in xs], file_name=str(tmp_path / name),
+              file_format="ONNX")
+    path = tmp_path / f"{name}.onnx"
+    model = onnx.load(str(path))
+    onnx.checker.check_model(model, full_check=True)
+    return model, path
+
+
+def _run_onnx(path, *xs):
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return sess.run(None, {i.name: x for i, x in zip(sess.get_inputs(), xs)})
+
+
+def _tensors(x):
+    return tuple(_tensors(a) for a in x) if isinstance(x, tuple) else ms.Tensor(x)
+
+
+def _expected(net, *xs):
+    net.set_train(False)
+    out = net(*[_tensors(x) for x in xs])
+    return [o.asnumpy() for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def _randomize_bn(net, seed=0):
+    rng = np.random.default_rng(seed)
+    for _, c in net.cells_and_names():
+        if isinstance(c, nn.BatchNorm2d):
+            n = c.moving_mean.shape[0]
+            c.moving_mean.set_data(ms.Tensor(rng.normal(size=n).astype(np.float32)))
+            c.moving_variance.set_data(ms.Tensor(rng.uniform(0.5, 2, n).astype(np.float32)))
+            c.gamma.set_data(ms.Tensor(rng.uniform(0.5, 1.5, n).astype(np.float32)))
+            c.beta.set_data(ms.Tensor(rng.normal(size=n).astype(np.float32)))
+    return net
+
+
+@pytest.fixture(params=["graph", "pynative"])
+def caller_mode(request):
+    saved = ms.get_context("mode")
+    ms.set_context(mode=ms.GRAPH_MODE if request.param == "graph" else ms.PYNATIVE_MODE)
+    yield request.param
+    ms.set_context(mode=saved)
+
+
+def test_mlp_gives_mindsporess_numbers(tmp_path, caller_mode):
+    net = MLP()
+    for i, p in enumerate(net.trainable_params()):
+        p.set_data(ms.Tensor(_det(p.shape, 3 + i)))
+    x = _det((2, 4), 7)
+    model, path = _export(net, x, tmp_path=tmp_path)
+    got = _run_onnx(path, x)[0]
+    # values from MindSpore 2.10 (the same weights and input)
+    want = np.array([[0.25815722, 0.36016768, 0.3816751],
+                     [0.29735082, 0.4485021, 0.25414708]], np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got, _expected(net, x)[0], rtol=1e-6, atol=1e-6)
+    # as MindSpore names them: the input after construct's argument, initializers after the
+    # Parameters, static shapes
+    g = model.graph
+    assert [i.name for i in g.input] == ["x"]
+    assert [i.name for i in g.initializer] == ["fc1.weight", "fc1.bias", "fc2.weight",
+                                               "fc2.bias"]
+    assert [d.dim_value for d in g.input[0].type.tensor_type.shape.dim] == [2, 4]
+    assert [d.dim_value for d in g.output[0].type.tensor_type.shape.dim] == [2, 3]
+    assert [(o.domain, o.version) for o in model.opset_import] == [("", 18)]
+
+
+@pytest.mark.parametrize("make, shape", [(LeNet, (2, 1, 10, 10)), (Residual, (2, 4, 9, 9))])
+def test_conv_nets_match_minispore(tmp_path, caller_mode, make, shape):
+    net = _randomize_bn(make())
+    net.set_train(True)
+    x = np.random.default_rng(1).normal(size=shape).astype(np.float32)
+    model, path = _export(net, x, tmp_path=tmp_path)
+    assert net.training, "export restores the Cell's training flag"
+    ops_used = {n.op_type for n in model.graph.node}
+    assert "Dropout" not in ops_used and "BatchNormalization" in ops_used
+    got = _run_onnx(path, x)[0]
+    np.testing.assert_allclose(got, _expected(net, x)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_op_zoo_matches_minispore(tmp_path, caller_mode):
+    net = OpZoo()
+    x = np.random.default_rng(2).uniform(-1, 1, (4, 6)).astype(np.float32)
+    _, path = _export(net, x, tmp_path=tmp_path)
+    got, want = _run_onnx(path, x), _expected(net, x)
+    assert len(got) == len(want)
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert a.dtype == b.dtype and a.shape == b.shape, (k, a.dtype, b.dtype, a.shape, b.shape)
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6, err_msg=f"output {k}")
+
+
+class TwoInputs(nn.Cell):
+    def construct(self, x, pair, half):
+        a, b = pair
+        return x + a * b, half * 2 + half.astype(ms.float32).astype(ms.float16), x
+
+
+def test_input_names_tuples_half_and_passthrough_outputs(tmp_path):
+    x = _det((2, 3), 3)
+    a, b = _det((2, 3), 5), _det((1, 3), 7)
+    h = _det((3,), 2).astype(np.float16)
+    ms.export(TwoInputs(), ms.Tensor(x), (ms.Tensor(a), ms.Tensor(b)), ms.Tensor(h),
+              file_name=str(tmp_path / "two"), file_format="ONNX")
+    model = onnx.load(str(tmp_path / "two.onnx"))
+    onnx.checker.check_model(model)
+    assert [i.name for i in model.graph.input] == ["x", "pair_0", "pair_1", "half"]
+    got = _run_onnx(tmp_path / "two.onnx", x, a, b, h)
+    want = _expected(TwoInputs(), x, (a, b), h)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), rtol=1e-6)
+
+
+class Sorts(nn.Cell):
+    def construct(self, x):
+        return ops.sort(x)[0] + 1
+
+
+class Branchy(nn.Cell):
+    def construct(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        return x
+
+
+def test_unsupported_nodes_name_themselves_and_their_line(tmp_path):
+    x = ms.Tensor(_det((2, 3), 3))
+    with pytest.raises(NotImplementedError, match=r"'sort'.*test_onnx_export\.py:\d+(.|\n)*"
+                                                   r"ops\.sort\(x\)(.|\n)*does not support"):
+        ms.export(Sorts(), x, file_name=str(tmp_path / "s"), file_format="ONNX")
+    with pytest.raises(NotImplementedError, match=r"If node"):
+        ms.export(Branchy(), x, file_name=str(tmp_path / "b"), file_format="ONNX")
+    assert not os.path.exists(tmp_path / "s.onnx")
+
+
+def test_every_primitive_is_mapped_or_refused_with_a_reason():
+    from minispore.train import onnx_ops, onnx_ops_nn  # noqa: F401
+    names = {op.name for op in primitives()}
+    mapped, refused = set(onnx_ops.CONVERTERS), set(onnx_ops.UNSUPPORTED)
+    assert not mapped & refused
+    assert names == mapped | refused, sorted(names ^ (mapped | refused))
+
+
+def test_formats_options_and_net_type(tmp_path):
+    x = ms.Tensor(_det((2, 4), 3))
+    f = str(tmp_path / "m")
+    for fmt in ("MINDIR", "AIR"):
+        with pytest.raises(NotImplementedError, match="file_format='ONNX'"):
+            ms.export(MLP(), x, file_name=f, file_format=fmt)
+    with pytest.raises(ValueError, match=r"must be one of \['AIR', 'ONNX', 'MINDIR'\]"):
+        ms.export(MLP(), x, file_name=f, file_format="onnx")
+    with pytest.raises(NotImplementedError, match="incremental"):
+        ms.export(MLP(), x, file_name=f, file_format="ONNX", incremental=True)
+    with pytest.raises(ValueError, match="custom_func"):
+        ms.export(MLP(), x, file_name=f, file_format="ONNX", custom_func=print)
+    with pytest.raises(ValueError, match="customized encryption"):
+        ms.export(MLP(), x, file_name=f, file_format="ONNX", enc_key=b"0" * 16,
+                  enc_mode="AES-GCM")
+    with pytest.raises(ValueError, match="only support nn.Cell"):
+        ms.export(lambda v: v, x, file_name=f, file_format="ONNX")
+    with pytest.raises(ValueError, match="illegal"):
+        ms.export(MLP(), x, file_name=str(tmp_path / "a b"), file_format="ONNX")
+    # MindSpore's customized encryption: enc_mode(model bytes, enc_key) is what is written
+    ms.export(MLP(), x, file_name=f, file_format="ONNX", enc_key=b"k" * 16,
+              enc_mode=lambda data, key: key + data[::-1])
+    data = (tmp_path / "m.onnx").read_bytes()
+    assert data[:16] == b"k" * 16
+    onnx.checker.check_model(onnx.load_from_string(data[16:][::-1]))
+
+
+def test_file_name_suffix_and_mode(tmp_path):
+    x = ms.Tensor(_det((2, 4), 3))
+    # as MindSpore 2.10: ".onnx" appended unless the name ends with it, missing folders made,
+    # the file left read-only for its owner (and overwritten by a second export)
+    for given, written in (("plain", "plain.onnx"), ("two.x", "two.x.onnx"),
+                           ("sub/dir/m.onnx", "sub/dir/m.onnx")):
+        ms.export(MLP(), x, file_name=str(tmp_path / given), file_format="ONNX")
+        path = tmp_path / written
+        assert path.exists(), written
+        assert stat.S_IMODE(os.stat(path).st_mode) == stat.S_IRUSR
+    ms.export(MLP(), x, file_name=str(tmp_path / "plain"), file_format="ONNX")
+    onnx.checker.check_model(onnx.load(str(tmp_path / "plain.onnx")))
