@@ -1,16 +1,29 @@
-"""`mindspore.dataset.config`: the seed of the data pipeline's random order (shuffles)."""
+"""`mindspore.dataset.config`: the pipeline's global settings: the seed of its random order
+(shuffles, random samplers), the default number of parallel workers of `map`/`batch`, and the
+prefetch size (how many rows or batches a parallel operation computes ahead of the reader)."""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
+_UINT32_MAX = 2**32 - 1
+_INT32_MAX = 2**31 - 1
+
 _seed = {"value": None, "default": int(np.random.default_rng().integers(2**31))}
+_settings = {"num_parallel_workers": max(1, min(8, os.cpu_count() or 1)), "prefetch_size": 16}
+
+
+def _check_int_range(who: str, name: str, value, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValueError(f"dataset.config.{who}: {name} must be an int in [{low}, {high}], got "
+                         f"{value!r}")
+    return value
 
 
 def set_seed(seed: int) -> None:
     """Make every shuffle of every pipeline reproducible (MindSpore's dataset.config.set_seed)."""
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"dataset.config.set_seed: seed must be an int >= 0, got {seed!r}")
-    _seed["value"] = seed
+    _seed["value"] = _check_int_range("set_seed", "seed", seed, 0, _UINT32_MAX)
 
 
 def get_seed() -> int:
@@ -20,4 +33,29 @@ def get_seed() -> int:
 def rng(epoch: int, salt: int = 0) -> np.random.Generator:
     """The generator of one epoch of one kind of shuffle: a new order every epoch, the same
     orders in every run with the same seed."""
-    return np.random.default_rng([get_seed(), epoch, salt])
+    return np.random.default_rng([get_seed(), int(epoch), salt])
+
+
+def set_num_parallel_workers(num: int) -> None:
+    """The workers `map`/`batch` use when their num_parallel_workers is None."""
+    _settings["num_parallel_workers"] = _check_int_range(
+        "set_num_parallel_workers", "num", num, 1, _INT32_MAX)
+
+
+def get_num_parallel_workers() -> int:
+    return _settings["num_parallel_workers"]
+
+
+def set_prefetch_size(size: int) -> None:
+    """How many results a parallel operation keeps computed ahead of its reader (bounds the
+    memory of a pipeline whose consumer is slower than its workers)."""
+    _settings["prefetch_size"] = _check_int_range("set_prefetch_size", "size", size, 1,
+                                                  _INT32_MAX)
+
+
+def get_prefetch_size() -> int:
+    return _settings["prefetch_size"]
+
+
+__all__ = ["set_seed", "get_seed", "set_num_parallel_workers", "get_num_parallel_workers",
+           "set_prefetch_size", "get_prefetch_size"]
