@@ -229,7 +229,8 @@ def to_onnx(net, *inputs):
                                                      list(v.shape)))
     graph_inputs = [helper.make_tensor_value_info(names[v.id], onnx_ops.onnx_type(v.dtype),
                                                   list(v.shape)) for v in g.inputs]
-    graph = helper.make_graph(w.nodes, f"{type(net).__name__}_construct", graph_inputs, outputs,
+    nodes = onnx_ops.tidy(w.nodes, {o.name for o in outputs})
+    graph = helper.make_graph(nodes, f"{type(net).__name__}_construct", graph_inputs, outputs,
                               initializer=w.initializers)
     from .. import __version__
     model = helper.make_model(graph, producer_name="minispore", producer_version=__version__,
@@ -255,9 +256,11 @@ def _write_node(w, n, names, out_names, onnx_ops):
         v = n.outputs[0]
         names[v.id] = w.initializer(n.attr("value"), w.fresh("const"))
         return
+    if n.op == ir.IF:
+        _write_if(w, n, names, out_names, onnx_ops)
+        return
     if not isinstance(n.op, OpDef):
-        what = {ir.IF: "control flow on a tensor condition (an If node)",
-                ir.WHILE: "a loop on a tensor condition (a While node)",
+        what = {ir.WHILE: "a loop on a tensor condition (a While node)",
                 ir.PRINT: "a print", ir.ASSIGN: "a Parameter assignment",
                 ir.FUSED: "a fused group"}.get(n.op, "a node of this kind")
         _refuse(n, f"it is {what}")
@@ -286,6 +289,29 @@ def _write_node(w, n, names, out_names, onnx_ops):
     for y, wy, v, wv in zip(ys, wys, n.outputs, wide.outputs):
         if wv is not v:
             w.cast(wy, wv.dtype, v.dtype, out=y)
+
+
+def _write_if(w, n, names, out_names, onnx_ops):
+    """An If node as ONNX If: each branch a subgraph without inputs that reads the enclosing
+    values by name (as the IR's branches do); constants go to the main graph's
+    initializers."""
+    from onnx import helper
+    branches = []
+    for label, sg in zip(("then", "else"), n.subgraphs):
+        sub = w.child()
+        for m in sg.nodes:
+            _write_node(sub, m, names, {}, onnx_ops)
+        outs = []
+        for v in sg.outputs:
+            y = sub.add("Identity", [names[v.id]], [sub.fresh(f"{label}_out")])
+            outs.append(helper.make_tensor_value_info(y, onnx_ops.onnx_type(v.dtype),
+                                                      list(v.shape)))
+        nodes = onnx_ops.tidy(sub.nodes, {o.name for o in outs})
+        branches.append(helper.make_graph(nodes, w.fresh(f"{label}_branch"), [], outs))
+    ys = [out_names.get(v.id) or w.fresh("if") for v in n.outputs]
+    for v, y in zip(n.outputs, ys):
+        names[v.id] = y
+    w.add("If", [names[n.inputs[0].id]], ys, then_branch=branches[0], else_branch=branches[1])
 
 
 __all__ = ["export"]

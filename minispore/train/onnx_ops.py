@@ -46,6 +46,12 @@ class OnnxWriter:
         self.initializers: list = []
         self._ids = itertools.count()
 
+    def child(self) -> "OnnxWriter":
+        """A writer for a subgraph: its own nodes, this graph's names and initializers."""
+        sub = OnnxWriter()
+        sub.initializers, sub._ids = self.initializers, self._ids
+        return sub
+
     def fresh(self, hint: str) -> str:
         return f"{hint}_{next(self._ids)}"
 
@@ -71,6 +77,37 @@ class OnnxWriter:
         if have is want:
             return name if out is None else self.add("Identity", [name], [out])
         return self.add("Cast", [name], None if out is None else [out], to=onnx_type(want))
+
+
+def _names_read(nodes, counts) -> None:
+    for node in nodes:
+        counts.update(node.input)
+        for a in node.attribute:
+            if a.HasField("g"):                       # a branch reads enclosing names
+                _names_read(a.g.node, counts)
+                counts.update(o.name for o in a.g.output)
+
+
+def tidy(nodes: list, keep=()) -> list:
+    """The nodes without the Identity nodes that only rename another node's result (the
+    converters land results under the graph's names through them): `b = Identity(a)` where a
+    node of this list makes `a` and nothing else reads it becomes that node making `b`.
+    `keep`: names that must stay (the graph's outputs)."""
+    from collections import Counter
+    counts: Counter = Counter()
+    _names_read(nodes, counts)
+    made = {o: node for node in nodes for o in node.output}
+    out = []
+    for node in nodes:
+        if node.op_type == "Identity" and node.input[0] in made and counts[node.input[0]] == 1 \
+                and node.input[0] not in keep:
+            producer = made.pop(node.input[0])
+            slot = list(producer.output).index(node.input[0])
+            producer.output[slot] = node.output[0]
+            made[node.output[0]] = producer
+            continue
+        out.append(node)
+    return out
 
 
 CONVERTERS: dict = {}
@@ -318,4 +355,4 @@ for _name in [op.name for op in REGISTRY.values() if op.composite is None]:
         UNSUPPORTED.setdefault(_name, "a training-time op (a gradient, a loss or an update)")
 
 __all__ = ["CONVERTERS", "UNSUPPORTED", "OPSET", "IR_VERSION", "OnnxWriter", "onnx_type",
-           "converts"]
+           "converts", "tidy"]

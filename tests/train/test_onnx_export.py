@@ -225,10 +225,33 @@ class Sorts(nn.Cell):
 
 
 class Branchy(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 3)
+
     def construct(self, x):
-        if x.sum() > 0:
+        if x.sum() > 0:                 # a tensor condition: an If node, ONNX If
+            x = self.fc(x) * 2
+        else:
+            x = x - 1.5
+        return x + 1
+
+
+class Loopy(nn.Cell):
+    def construct(self, x):
+        while x.sum() < 10:
             x = x * 2
         return x
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_tensor_if_becomes_onnx_if(tmp_path, caller_mode, sign):
+    net = Branchy()
+    x = np.abs(_det((2, 3), 3)) * sign + 0.05 * sign
+    model, path = _export(net, x, tmp_path=tmp_path)
+    assert [n.op_type for n in model.graph.node].count("If") == 1
+    np.testing.assert_allclose(_run_onnx(path, x)[0], _expected(net, x)[0], rtol=1e-6,
+                               atol=1e-6)
 
 
 def test_unsupported_nodes_name_themselves_and_their_line(tmp_path):
@@ -236,8 +259,8 @@ def test_unsupported_nodes_name_themselves_and_their_line(tmp_path):
     with pytest.raises(NotImplementedError, match=r"'sort'.*test_onnx_export\.py:\d+(.|\n)*"
                                                    r"ops\.sort\(x\)(.|\n)*does not support"):
         ms.export(Sorts(), x, file_name=str(tmp_path / "s"), file_format="ONNX")
-    with pytest.raises(NotImplementedError, match=r"If node"):
-        ms.export(Branchy(), x, file_name=str(tmp_path / "b"), file_format="ONNX")
+    with pytest.raises(NotImplementedError, match=r"'While' node(.|\n)*while x\.sum\(\) < 10"):
+        ms.export(Loopy(), x, file_name=str(tmp_path / "b"), file_format="ONNX")
     assert not os.path.exists(tmp_path / "s.onnx")
 
 
