@@ -1,0 +1,168 @@
+"""The dataset pipeline's worker pools: map, batch(per_batch_map) and random-access
+GeneratorDataset on threads and on worker processes give the rows in order, re-raise a
+worker's exception with its traceback (as MindSpore 2.10's RuntimeError does), compute a
+bounded number of rows ahead, start lazily and leave no worker behind."""
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import minispore.dataset as ds
+
+
+def _values(d, column=0):
+    return [r[column].tolist() for r in d.create_tuple_iterator(output_numpy=True)]
+
+
+def _pool_threads():
+    return [t for t in threading.enumerate() if t.name.startswith("dataset-")]
+
+
+def _wait_until(cond, seconds=5.0):
+    end = time.time() + seconds
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+def _no_workers_left():
+    return _wait_until(lambda: not multiprocessing.active_children() and not _pool_threads())
+
+
+def _slow_identity(x):
+    time.sleep(0.002 * (int(x) % 3))          # uneven work: results finish out of order
+    return x
+
+
+@pytest.mark.parametrize("processes", [False, True])
+def test_map_on_workers_keeps_the_order(processes):
+    d = ds.NumpySlicesDataset({"x": np.arange(24)}, shuffle=False)
+    m = d.map(lambda x: (_slow_identity(x), np.array(os.getpid()),
+                         np.array(threading.get_ident())),
+              input_columns="x", output_columns=["x", "pid", "tid"],
+              num_parallel_workers=3, python_multiprocessing=processes)
+    rows = list(m.create_tuple_iterator(output_numpy=True))
+    assert [int(r[0]) for r in rows] == list(range(24))
+    pids = {int(r[1]) for r in rows}
+    if processes:
+        assert os.getpid() not in pids and 1 <= len(pids) <= 3
+    else:
+        assert pids == {os.getpid()}
+        assert threading.get_ident() not in {int(r[2]) for r in rows}
+    assert _no_workers_left()
+
+
+def _fails_at_two(x):
+    if int(x) == 2:
+        raise ValueError("boom at 2")
+    return x
+
+
+@pytest.mark.parametrize("workers, processes", [(1, False), (3, False), (3, True)])
+def test_a_worker_exception_reaches_the_reader_with_its_traceback(workers, processes):
+    d = ds.NumpySlicesDataset({"x": np.arange(8)}, shuffle=False).map(
+        _fails_at_two, input_columns="x", num_parallel_workers=workers,
+        python_multiprocessing=processes)
+    with pytest.raises(RuntimeError) as info:
+        _values(d)
+    text = str(info.value)
+    assert "map operation: [_fails_at_two] failed" in text and "boom at 2" in text
+    assert "Traceback (most recent call last)" in text and "in _fails_at_two" in text
+    assert _no_workers_left()
+
+
+def test_workers_start_lazily_and_stop_with_the_iterator():
+    d = ds.NumpySlicesDataset({"x": np.arange(50)}, shuffle=False).map(
+        lambda x: x + 1, input_columns="x", num_parallel_workers=2,
+        python_multiprocessing=True)
+    it = d.create_tuple_iterator(output_numpy=True)
+    assert not multiprocessing.active_children()            # nothing runs before reading
+    assert int(next(it)[0]) == 1
+    assert len(multiprocessing.active_children()) == 2
+    del it                                                  # a half-read iterator dropped
+    gc.collect()
+    assert _no_workers_left()
+    it = d.create_tuple_iterator(output_numpy=True)
+    next(it)
+    it.stop()
+    assert _no_workers_left()
+    thread_map = d.map(lambda x: x, input_columns="x", num_parallel_workers=3)
+    assert len(_values(thread_map)) == 50 and _no_workers_left()
+
+
+def test_prefetch_is_bounded():
+    calls = []
+
+    class Source:
+        def __len__(self):
+            return 200
+
+        def __getitem__(self, i):
+            calls.append(i)
+            return (np.int64(i),)
+    old = ds.config.get_prefetch_size()
+    ds.config.set_prefetch_size(4)
+    try:
+        d = ds.GeneratorDataset(Source(), ["x"], shuffle=False).map(
+            _slow_identity, input_columns="x", num_parallel_workers=2)
+        it = d.create_tuple_iterator(output_numpy=True)
+        assert int(next(it)[0]) == 0
+        time.sleep(0.2)                                     # let the workers run ahead
+        assert len(calls) <= 4 + 2, len(calls)              # not the whole source
+        it.stop()
+    finally:
+        ds.config.set_prefetch_size(old)
+    with pytest.raises(ValueError, match="size must be an int in"):
+        ds.config.set_prefetch_size(0)
+    with pytest.raises(ValueError, match="num must be an int in"):
+        ds.config.set_num_parallel_workers(0)
+
+
+class _Squares:
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, i):
+        return np.int64(i * i), np.array(os.getpid())
+
+
+@pytest.mark.parametrize("processes", [False, True])
+def test_generator_dataset_reads_a_random_access_source_in_parallel(processes):
+    ds.config.set_seed(11)
+    d = ds.GeneratorDataset(_Squares(), ["sq", "pid"], num_parallel_workers=3,
+                            python_multiprocessing=processes)
+    serial = ds.GeneratorDataset(_Squares(), ["sq", "pid"], num_parallel_workers=1)
+    rows = list(d.create_tuple_iterator(output_numpy=True))
+    assert [int(r[0]) for r in rows] == _values(serial)          # the sampler's order
+    assert sorted(int(r[0]) for r in rows) == [i * i for i in range(12)]
+    assert (os.getpid() not in {int(r[1]) for r in rows}) == processes
+    assert _no_workers_left()
+
+
+def test_per_batch_map_on_worker_processes():
+    def double(x, info):
+        return ([v * 2 + info.get_batch_num() * 0 for v in x],)
+    d = ds.NumpySlicesDataset({"x": np.arange(10)}, shuffle=False).batch(
+        3, per_batch_map=double, input_columns="x", num_parallel_workers=2,
+        python_multiprocessing=True)
+    assert _values(d) == [[0, 2, 4], [6, 8, 10], [12, 14, 16], [18]]
+    assert _no_workers_left()
+
+
+def test_worker_arguments_are_checked():
+    d = ds.NumpySlicesDataset({"x": np.arange(3)})
+    with pytest.raises(ValueError, match="num_parallel_workers must be an int >= 1"):
+        d.map(abs, num_parallel_workers=0)
+    with pytest.raises(TypeError, match="python_multiprocessing"):
+        d.map(abs, python_multiprocessing=1)
+    with pytest.raises(ValueError, match="max_rowsize"):
+        d.batch(2, per_batch_map=lambda x, i: (x,), max_rowsize=-3)
+    assert _values(d.map(abs, max_rowsize=[4, 4], num_parallel_workers=2)) is not None
