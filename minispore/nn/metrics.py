@@ -1,8 +1,13 @@
-"""Metrics (MindSpore's Metric API, host side, numpy): Metric base with clear/update/eval,
-Accuracy ('classification' and 'multilabel'), MAE and the top-k categorical accuracies. Inputs
-may be Tensors, numpy arrays or lists; MAE divides the summed absolute error by the number of samples (first dimension), as
-MindSpore does."""
+"""Metrics (MindSpore's Metric API, host side, numpy): the Metric base with clear/update/eval and
+`set_indexes` (which outputs of the eval network a metric takes), Accuracy ('classification'
+and 'multilabel'), MAE, MSE, Loss, the top-k categorical accuracies, and MindSpore's metric
+table (`names()`, `get_metric_fn(name)`). Precision, Recall, Fbeta, F1 and ConfusionMatrix are
+in metrics_counts.py and re-exported here. Inputs may be Tensors, numpy arrays or lists; MAE
+and MSE divide the summed error by the number of samples (first dimension), Loss averages the
+per-update mean, as MindSpore does."""
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -18,11 +23,38 @@ def _to_numpy(x, who):
                     f"{type(x).__name__}")
 
 
+def rearrange_inputs(func):
+    """Decorates a Metric's update: when `set_indexes([i, j, ...])` was called, update receives
+    inputs[i], inputs[j], ... instead of all inputs (MindSpore's `rearrange_inputs`)."""
+
+    @functools.wraps(func)
+    def wrapper(self, *inputs):
+        indexes = self.indexes
+        inputs = inputs if not indexes else [inputs[i] for i in indexes]
+        return func(self, *inputs)
+    return wrapper
+
+
 class Metric:
     """Base class: clear() resets, update(*inputs) accumulates, eval() returns the value."""
 
     def __init__(self):
+        self._indexes = None
         self.clear()
+
+    @property
+    def indexes(self):
+        """The input positions update() takes (set by set_indexes), or None for all."""
+        return getattr(self, "_indexes", None)
+
+    def set_indexes(self, indexes):
+        """Make update() take only the inputs at `indexes` (a list of int), in that order;
+        returns self."""
+        if not isinstance(indexes, list) or not all(isinstance(i, int) for i in indexes):
+            raise ValueError(f"For 'set_indexes', the argument 'indexes' must be a list of int, "
+                             f"got {indexes!r}")
+        self._indexes = indexes
+        return self
 
     def clear(self):
         raise NotImplementedError
@@ -58,6 +90,7 @@ class Accuracy(Metric):
         self._correct_num = 0
         self._total_num = 0
 
+    @rearrange_inputs
     def update(self, *inputs):
         if len(inputs) != 2:
             raise ValueError(f"Accuracy.update needs 2 inputs (y_pred, y), got {len(inputs)}")
@@ -94,6 +127,7 @@ class MAE(Metric):
         self._abs_error_sum = 0.0
         self._samples_num = 0
 
+    @rearrange_inputs
     def update(self, *inputs):
         if len(inputs) != 2:
             raise ValueError(f"MAE.update needs 2 inputs (y_pred, y), got {len(inputs)}")
@@ -110,6 +144,61 @@ class MAE(Metric):
             raise RuntimeError("MAE can not be calculated, because the number of samples is 0; "
                                "call update() first")
         return self._abs_error_sum / self._samples_num
+
+
+class MSE(Metric):
+    """Mean squared error: sum (y - y_pred)^2 / number of samples (first dimension)."""
+
+    def clear(self):
+        self._squared_error_sum = 0.0
+        self._samples_num = 0
+
+    @rearrange_inputs
+    def update(self, *inputs):
+        if len(inputs) != 2:
+            raise ValueError(f"For 'MSE.update', it needs 2 inputs (predicted value, true value), "
+                             f"but got {len(inputs)}.")
+        y_pred = self._convert_data(inputs[0])
+        y = self._convert_data(inputs[1])
+        if y.size != y_pred.size:
+            raise ValueError(f"MSE: y_pred {y_pred.shape} and y {y.shape} must have the same "
+                             f"number of elements")
+        self._squared_error_sum += np.power(y.reshape(y_pred.shape) - y_pred, 2).sum()
+        self._samples_num += int(y.shape[0]) if y.ndim else 1
+
+    def eval(self):
+        if self._samples_num == 0:
+            raise RuntimeError("The 'MSE' can not be calculated, because the number of samples is "
+                               "0; call update() before eval()")
+        return self._squared_error_sum / self._samples_num
+
+
+class Loss(Metric):
+    """The average of the loss values given to update(): each update adds the mean of its loss
+    (a scalar or a 1-d array), eval() divides by the number of updates (MindSpore's rule)."""
+
+    def clear(self):
+        self._sum_loss = 0
+        self._total_num = 0
+
+    @rearrange_inputs
+    def update(self, *inputs):
+        if len(inputs) != 1:
+            raise ValueError(f"For 'Loss.update', it needs 1 input (loss), but got {len(inputs)}")
+        loss = self._convert_data(inputs[0])
+        if loss.ndim == 0:
+            loss = loss.reshape(1)
+        if loss.ndim != 1:
+            raise ValueError(f"For 'Loss.update', the dimension of your input (loss) must be 1, "
+                             f"but got {loss.ndim}.")
+        self._sum_loss += loss.mean(-1)
+        self._total_num += 1
+
+    def eval(self):
+        if self._total_num == 0:
+            raise RuntimeError("The 'Loss' can not be calculated, because the number of samples "
+                               "is 0; call update() before eval()")
+        return self._sum_loss / self._total_num
 
 
 def _is_one_hot(y) -> bool:
@@ -138,6 +227,7 @@ class TopKCategoricalAccuracy(Metric):
         self._correct_num = 0
         self._samples_num = 0
 
+    @rearrange_inputs
     def update(self, *inputs):
         if len(inputs) != 2:
             raise ValueError(f"For 'TopKCategoricalAccuracy.update', it needs 2 inputs "
@@ -175,3 +265,38 @@ class Top5CategoricalAccuracy(TopKCategoricalAccuracy):
 
     def __init__(self):
         super().__init__(5)
+
+
+from .metrics_counts import F1, ConfusionMatrix, Fbeta, Precision, Recall  # noqa: E402
+
+_FACTORY = {
+    "accuracy": Accuracy, "acc": Accuracy, "precision": Precision, "recall": Recall, "F1": F1,
+    "topk": TopKCategoricalAccuracy, "top_1_accuracy": Top1CategoricalAccuracy,
+    "top_5_accuracy": Top5CategoricalAccuracy, "mae": MAE, "mse": MSE, "loss": Loss,
+    "confusion_matrix": ConfusionMatrix,
+}
+# names in MindSpore's table whose metrics minispore does not implement
+_NOT_IMPLEMENTED = ("dice", "roc", "auc", "bleu_score", "cosine_similarity",
+                    "occlusion_sensitivity", "hausdorff_distance", "mean_surface_distance",
+                    "root_mean_square_distance", "perplexity", "confusion_matrix_metric")
+
+
+def names():
+    """The names of MindSpore's metric table (get_metric_fn raises NotImplementedError for
+    those minispore does not implement)."""
+    return sorted(list(_FACTORY) + list(_NOT_IMPLEMENTED))
+
+
+def get_metric_fn(name, *args, **kwargs):
+    """A new metric from its name in MindSpore's table ('accuracy', 'loss', 'F1', ...)."""
+    if name in _NOT_IMPLEMENTED:
+        raise NotImplementedError(f"For 'get_metric_fn', the metric {name!r} is not implemented "
+                                  f"by minispore; use one of {sorted(_FACTORY)}")
+    if name not in _FACTORY:
+        raise KeyError(f"For 'get_metric_fn', unsupported metric {name!r}; use one of {sorted(_FACTORY)}")
+    return _FACTORY[name](*args, **kwargs)
+
+
+__all__ = ["Metric", "rearrange_inputs", "Accuracy", "MAE", "MSE", "Loss",
+           "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
+           "Precision", "Recall", "Fbeta", "F1", "ConfusionMatrix", "names", "get_metric_fn"]

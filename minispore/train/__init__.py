@@ -1,17 +1,21 @@
-"""`mindspore.train`: Model (model.py), callbacks (callback.py), checkpoints
-(serialization.py)."""
-from ..nn.metrics import MAE, Accuracy, Metric
-from ..nn.metrics import (Top1CategoricalAccuracy, Top5CategoricalAccuracy,
-                         TopKCategoricalAccuracy)
-from .callback import Callback, LossMonitor, RunContext, TimeMonitor
+"""`mindspore.train`: Model (model.py), callbacks (callback.py, checkpoint_callback.py,
+schedule_callbacks.py; curves.py has minispore's curve/TensorBoard writers), metrics
+(nn/metrics.py, nn/metrics_counts.py), checkpoints (serialization.py)."""
+from ..nn.metrics import *  # noqa: F401,F403
+from ..nn.metrics import __all__ as _metrics
+from .callback import Callback, History, LambdaCallback, LossMonitor, RunContext, TimeMonitor
+from .checkpoint_callback import CheckpointConfig, ModelCheckpoint
+from .curves import CurvePlotter, TensorBoardWriter
+from .schedule_callbacks import EarlyStopping, LearningRateScheduler, ReduceLROnPlateau
 from .model import Model
 from .loss_scale_manager import (DynamicLossScaleManager, FixedLossScaleManager,
                                  LossScaleManager)
 from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
 from .onnx_export import export
 
-__all__ = ["Model", "Accuracy", "MAE", "Metric", "Top1CategoricalAccuracy",
-           "Top5CategoricalAccuracy", "TopKCategoricalAccuracy", "Callback", "RunContext",
-           "LossMonitor", "TimeMonitor", "save_checkpoint",
+__all__ = ["Model", *_metrics, "Callback", "RunContext", "LossMonitor", "TimeMonitor",
+           "History", "LambdaCallback", "CheckpointConfig", "ModelCheckpoint",
+           "LearningRateScheduler", "ReduceLROnPlateau", "EarlyStopping", "CurvePlotter",
+           "TensorBoardWriter", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "LossScaleManager", "FixedLossScaleManager",
            "DynamicLossScaleManager", "export"]

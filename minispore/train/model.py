@@ -15,7 +15,8 @@ in MindSpore); on the CPU the compiled step runs `sink_size` times back to back 
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
+
+import numpy as np
 
 from .. import log
 from .callback import Callback, ProgressBar, RunContext
@@ -249,6 +250,7 @@ class Model:
                         cb.train_dataset_element = batch
                         calls.on_train_step_begin(ctx)
                         cb.net_outputs = self.train_network(*batch)
+                        self._update_loss_scale_manager(cb.net_outputs)
                     steps += n
                     calls.on_train_step_end(ctx)
                     if ctx.get_stop_requested():
@@ -260,6 +262,13 @@ class Model:
                 if ctx.get_stop_requested():
                     break
             calls.on_train_end(ctx)
+
+    def _update_loss_scale_manager(self, outputs):
+        """MindSpore's non-sink step: a manager that drops overflowed updates is told whether
+        this step overflowed (outputs[1] of a loss-scale train network)."""
+        manager = self._loss_scale_manager
+        if manager is not None and manager.get_drop_overflow_update():
+            manager.update_loss_scale(bool(np.all(outputs[1].asnumpy())))
 
     def _eval_during_train(self, valid_infos, cb, calls):
         """Model.fit's evaluation after an epoch: the user's callbacks (and TimeMonitor) see
@@ -325,6 +334,9 @@ class Model:
         logits = self.network(*inputs)
         if self.loss_fn is None:
             return (logits, label), False
+        if self._eval_add_cast_fp32:
+            from ..core import dtype as dt
+            logits, label = logits.astype(dt.float32), label.astype(dt.float32)
         return (self.loss_fn(logits, label), logits, label), True
 
     def _eval_loop(self, valid_dataset, cbs, cb, add_eval_loss):

@@ -120,14 +120,12 @@ def test_errors():
 
 def test_options_minispore_cannot_honour_raise():
     net, model = _model()
-    with pytest.raises(TypeError, match="keep_batchnorm_fp32 not supported"):
-        Model(net, keep_batchnorm_fp32=False)
-    with pytest.raises(ValueError, match="boost_level='O1'"):
+    with pytest.raises(ValueError, match="'kwargs' should be 'loss_scale_manager'"):
+        Model(net, keep_fp32=False)
+    with pytest.raises(NotImplementedError, match="boost_level='O1'"):
         Model(net, boost_level="O1")
     with pytest.raises(NotImplementedError, match="eval_indexes"):
         Model(net, eval_indexes=[0, 1, 2])
-    with pytest.raises(NotImplementedError, match="callbacks"):
-        model.eval(_data(), callbacks=[ms.train.LossMonitor()])
 
 
 def test_the_demo_trains_both_modes_alike(capsys):
