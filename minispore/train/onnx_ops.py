@@ -63,7 +63,15 @@ class OnnxWriter:
         return outputs[0]
 
     def initializer(self, array: np.ndarray, name: str) -> str:
-        self.initializers.append(self.numpy_helper.from_array(np.asarray(array), name))
+        array = np.asarray(array)
+        if array.dtype == dt.bfloat16.np:             # numpy_helper has no bfloat16: its bits
+            from onnx import TensorProto
+            t = self.helper.make_tensor(name, TensorProto.BFLOAT16, array.shape,
+                                        np.ascontiguousarray(array).view(np.uint16).tobytes(),
+                                        raw=True)
+        else:
+            t = self.numpy_helper.from_array(array, name)
+        self.initializers.append(t)
         return name
 
     def const(self, array, hint: str = "const") -> str:
@@ -350,7 +358,7 @@ UNSUPPORTED = {
     "slice_update": "not mapped yet (ONNX ScatterND)",
 }
 for _name in [op.name for op in REGISTRY.values() if op.composite is None]:
-    if _name.endswith(("_grad", "_backprop_input", "_backprop_filter")) or \
+    if _name.endswith(("_grad", "_backprop_filter")) or \
             _name in ("max_pool2d_gather", "check_class_labels", "sparse_softmax_cross_entropy"):
         UNSUPPORTED.setdefault(_name, "a training-time op (a gradient, a loss or an update)")
 

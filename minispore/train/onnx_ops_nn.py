@@ -1,5 +1,6 @@
 """The layer and data-movement part of the primitive -> ONNX mapping (onnx_ops.py holds the
-writer, the registry, the elementwise ops and the reductions): matmul, conv2d, the pools,
+writer, the registry, the elementwise ops and the reductions): matmul, conv2d and its
+transpose (conv2d_backprop_input, which nn.Conv2dTranspose runs), the pools,
 batch_norm, layer_norm, softmax/log_softmax, reshape, transpose, broadcast_to, concat, split,
 strided_slice, gather and tile. Window geometry comes from the primitives' own functions
 (`pads_for`, `pool_geometry`: MindSpore's 'valid'/'same'/'pad' rules), written as explicit ONNX
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ops.conv import pads_for, pool_geometry
+from ..core.ops.conv import conv_geometry, pads_for, pool_geometry
 from ..core.shape import normalize_axis
 from .onnx_ops import INT64_MIN, converts
 
@@ -62,6 +63,29 @@ def _conv2d(w, n, xs, ys):
     _check_shape(n, (x.shape[0], wt.shape[0], *hw), "with these pads")
     w.add("Conv", [xi, wi], ys, kernel_shape=list(k), strides=list(stride),
           dilations=list(dilation), pads=[t, l, b, r], group=int(n.attr("group")))
+
+
+@converts("conv2d_backprop_input")
+def _conv2d_transpose(w, n, xs, ys):
+    """The adjoint of conv2d (what nn.Conv2dTranspose runs) as ONNX ConvTranspose: the
+    forward convolution's pads, and output_padding for the rows/columns the forward
+    convolution's stride skipped at the end."""
+    dy, wt = n.inputs
+    (di, wi), c = _same_type(w, n, xs)
+    shape = tuple(n.attr("input_shape"))
+    k = tuple(wt.shape[2:])
+    stride, dilation = tuple(n.attr("stride")), tuple(n.attr("dilation"))
+    pads, o = conv_geometry("conv2d_backprop_input", shape, wt.shape, stride, n.attr("pad_mode"),
+                            n.attr("pad"), dilation, n.attr("group"))
+    t, b, l, r = pads
+    extra = [shape[2 + i] - ((o[i] - 1) * stride[i] + dilation[i] * (k[i] - 1) + 1 - p)
+             for i, p in enumerate((t + b, l + r))]
+    if any(e < 0 or e >= max(stride[i], dilation[i]) for i, e in enumerate(extra)):
+        _check_shape(n, (-1, -1), "(a transposed convolution) with output_padding "
+                     f"{extra}")
+    w.add("ConvTranspose", [di, wi], ys, kernel_shape=list(k), strides=list(stride),
+          dilations=list(dilation), pads=[t, l, b, r], output_padding=extra,
+          group=int(n.attr("group")))
 
 
 def _pool(w, n, xs, ys, op_type, **extra):

@@ -197,6 +197,58 @@ def test_op_zoo_matches_minispore(tmp_path, caller_mode):
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6, err_msg=f"output {k}")
 
 
+class LSTMOut(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 5, batch_first=True, num_layers=2, bidirectional=True)
+
+    def construct(self, x):
+        y, (h, c) = self.lstm(x)
+        return y, h, c
+
+
+def _f32(*shape):
+    return np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+
+
+LAYERS = {
+    "conv_transpose_same": (lambda: nn.Conv2dTranspose(2, 3, 3, stride=2), (1, 2, 4, 4)),
+    "conv_transpose_valid_group": (
+        lambda: nn.Conv2dTranspose(2, 4, 3, stride=2, pad_mode="valid", group=2), (1, 2, 4, 5)),
+    "conv_transpose_pad_dilation": (
+        lambda: nn.Conv2dTranspose(2, 3, 4, stride=3, pad_mode="pad", padding=1, dilation=2),
+        (1, 2, 4, 5)),
+    "conv1d": (lambda: nn.Conv1d(2, 3, 3, pad_mode="same"), (2, 2, 9)),
+    "avg_pool_pad_exclude": (
+        lambda: nn.AvgPool2d(3, 2, pad_mode="pad", padding=1, count_include_pad=False),
+        (1, 2, 7, 6)),
+    "adaptive_avg_pool": (lambda: nn.AdaptiveAvgPool2d((2, 2)), (1, 3, 6, 6)),
+    "layer_norm_params_axis": (
+        lambda: nn.LayerNorm((4,), begin_norm_axis=1, begin_params_axis=2), (2, 3, 4)),
+    "group_norm": (lambda: nn.GroupNorm(2, 4), (2, 4, 3, 3)),
+    "bilinear": (lambda: nn.Upsample(size=(6, 5), mode="bilinear", align_corners=False),
+                 (1, 2, 3, 3)),
+    "lstm_unrolled": (LSTMOut, (2, 3, 4)),
+    "transformer_layer": (lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), (3, 2, 8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_more_layers_match_minispore(tmp_path, name):
+    make, shape = LAYERS[name]
+    net, x = make(), _f32(*shape)
+    _, path = _export(net, x, tmp_path=tmp_path)
+    for a, b in zip(_run_onnx(path, x), _expected(net, x)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_takes_integer_input(tmp_path):
+    net, ids = nn.Embedding(10, 4), np.array([[1, 2], [9, 0]], np.int32)
+    model, path = _export(net, ids, tmp_path=tmp_path)
+    assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.INT32
+    np.testing.assert_array_equal(_run_onnx(path, ids)[0], _expected(net, ids)[0])
+
+
 class TwoInputs(nn.Cell):
     def construct(self, x, pair, half):
         a, b = pair
