@@ -119,6 +119,14 @@ class BatchDataset(Dataset):
                 _names(who, "output_columns", output_columns)
             self.ins, self.outs, self.n_outs = ins, outs, len(outs)
             self.layout = column_layout(cols, ins, outs)
+            kept = [c for c in cols if c not in ins]
+            if len(ins) != len(outs) and len(kept) > 1:
+                import warnings
+                warnings.warn(f"{who}: per_batch_map turns {len(ins)} column(s) into "
+                              f"{len(outs)}; minispore puts the untouched columns {kept} after "
+                              f"the outputs in their order, MindSpore in the order of a C++ "
+                              f"hash map; call .project([...]) after batch to fix the column "
+                              f"order for both", stacklevel=3)
         self.column_names = [c for c, _ in self.layout]
 
     def get_batch_size(self):

@@ -15,7 +15,6 @@ operation's name and the worker's traceback text.
 from __future__ import annotations
 
 import collections
-import multiprocessing
 import traceback
 from typing import Callable, Iterable, Iterator
 
@@ -62,6 +61,8 @@ def _unwrap(result):
 
 
 class _ThreadWorkers:
+    """A thread pool; closing cancels what has not started (a running call finishes)."""
+
     def __init__(self, fn, n, who, name):
         from concurrent.futures import ThreadPoolExecutor
         self.fn, self.who, self.name = fn, who, name
@@ -70,8 +71,7 @@ class _ThreadWorkers:
     def submit(self, item):
         return self.pool.submit(_call_guarded, self.fn, item, self.who, self.name)
 
-    @staticmethod
-    def result(handle):
+    def result(self, handle):
         return handle.result()
 
     def close(self):
@@ -79,20 +79,38 @@ class _ThreadWorkers:
 
 
 class _ProcessWorkers:
+    """Forked worker processes (MindSpore's default start method), so `fn` is inherited, not
+    pickled. A worker that dies (killed, out of memory) fails the stream instead of hanging
+    it; closing terminates and joins every worker."""
+
     def __init__(self, fn, n, who, name):
-        ctx = multiprocessing.get_context("fork")       # MindSpore's default start method
-        self.pool = ctx.Pool(n, initializer=_set_worker_fn, initargs=(fn, who, name))
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        self.who, self.name = who, name
+        self.pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"),
+                                        initializer=_set_worker_fn, initargs=(fn, who, name))
 
     def submit(self, item):
-        return self.pool.apply_async(_run_in_worker, (item,))
+        return self.pool.submit(_run_in_worker, item)
 
-    @staticmethod
-    def result(handle):
-        return handle.get()
+    def result(self, handle):
+        from concurrent.futures.process import BrokenProcessPool
+        try:
+            return handle.result()
+        except BrokenProcessPool as e:
+            raise RuntimeError(f"{self.who} operation: [{self.name}] failed: a worker process "
+                               f"died ({e}); a worker killed by the system is often out of "
+                               f"memory: lower num_parallel_workers or "
+                               f"set_prefetch_size") from None
 
     def close(self):
-        self.pool.terminate()
-        self.pool.join()
+        procs = list((getattr(self.pool, "_processes", None) or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(timeout=5)
 
 
 def resolve_workers(who: str, num_parallel_workers, python_multiprocessing,

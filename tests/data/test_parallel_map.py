@@ -166,3 +166,18 @@ def test_worker_arguments_are_checked():
     with pytest.raises(ValueError, match="max_rowsize"):
         d.batch(2, per_batch_map=lambda x, i: (x,), max_rowsize=-3)
     assert _values(d.map(abs, max_rowsize=[4, 4], num_parallel_workers=2)) is not None
+
+
+def _dies_at_three(x):
+    if int(x) == 3:
+        os._exit(1)                           # a worker killed mid-task (e.g. out of memory)
+    return x
+
+
+def test_a_dead_worker_process_fails_the_pipeline_instead_of_hanging():
+    d = ds.NumpySlicesDataset({"x": np.arange(8)}, shuffle=False).map(
+        _dies_at_three, input_columns="x", num_parallel_workers=2,
+        python_multiprocessing=True)
+    with pytest.raises(RuntimeError, match="a worker process died"):
+        _values(d)
+    assert _no_workers_left()

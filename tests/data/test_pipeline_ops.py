@@ -150,6 +150,10 @@ def test_per_batch_map_columns():
         assert isinstance(info, ds.BatchInfo)
         return (a,)
     _rows(_abc(4, 1).batch(2, per_batch_map=lists, input_columns="a"))
+    with pytest.warns(UserWarning, match="project"):       # MindSpore's order is a hash's
+        d = _abc(4).batch(2, per_batch_map=lambda b, i: (b, b), input_columns="b",
+                          output_columns=["p", "q"])
+    assert d.get_col_names() == ["p", "q", "a", "c"]
     with pytest.raises(ValueError, match="input_columns= needs per_batch_map"):
         _abc().batch(2, input_columns="a")
 
