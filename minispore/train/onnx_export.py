@@ -4,9 +4,11 @@ The network is compiled the way a GRAPH_MODE call compiles it (the parser over c
 inference mode: `net.set_train(False)` for the export, restored after; jit_syntax_level STRICT,
 as MindSpore exports), after the optimisation passes (simplify, fold, cse, dce) and before any
 backend sees it (no fusion: jit_level O0 while building), whatever the caller's mode. Each node
-of that graph becomes ONNX nodes through the mapping in onnx_ops.py / onnx_ops_nn.py; a node with
-no mapping (or control flow, a print, a Parameter assignment) raises NotImplementedError naming
-it and its source line, so the exported model never computes something else. Parameters become
+of that graph becomes ONNX nodes through the mapping in onnx_ops.py / onnx_ops_nn.py; a tensor
+`if` (an If node) becomes ONNX If and a tensor loop (a While node) ONNX Loop, their subgraphs
+reading the enclosing values by name. A node with no mapping (a print, a Parameter assignment,
+a primitive the table refuses) raises NotImplementedError naming it and its source line, so the
+exported model never computes something else. Parameters become
 initializers named by their Parameter names, inputs are named after construct's arguments with
 the static shapes and dtypes of the given inputs, outputs are "output_0", "output_1", ... in
 the order of the flattened return value. The model uses opset onnx_ops.OPSET of the default
@@ -259,9 +261,11 @@ def _write_node(w, n, names, out_names, onnx_ops):
     if n.op == ir.IF:
         _write_if(w, n, names, out_names, onnx_ops)
         return
+    if n.op == ir.WHILE:
+        _write_while(w, n, names, out_names, onnx_ops)
+        return
     if not isinstance(n.op, OpDef):
-        what = {ir.WHILE: "a loop on a tensor condition (a While node)",
-                ir.PRINT: "a print", ir.ASSIGN: "a Parameter assignment",
+        what = {ir.PRINT: "a print", ir.ASSIGN: "a Parameter assignment",
                 ir.FUSED: "a fused group"}.get(n.op, "a node of this kind")
         _refuse(n, f"it is {what}")
     conv = onnx_ops.CONVERTERS.get(n.name)
@@ -312,6 +316,45 @@ def _write_if(w, n, names, out_names, onnx_ops):
     for v, y in zip(n.outputs, ys):
         names[v.id] = y
     w.add("If", [names[n.inputs[0].id]], ys, then_branch=branches[0], else_branch=branches[1])
+
+
+def _inline(w, sg, values, names, onnx_ops) -> list:
+    """The nodes of subgraph `sg` written into `w` with its inputs bound to `values`; the names
+    of its outputs."""
+    for v, name in zip(sg.inputs, values):
+        names[v.id] = name
+    for m in sg.nodes:
+        _write_node(w, m, names, {}, onnx_ops)
+    return [names[v.id] for v in sg.outputs]
+
+
+def _write_while(w, n, names, out_names, onnx_ops):
+    """A While node as ONNX Loop without a trip count: the condition subgraph is written once
+    before the loop (on the initial values) and again at the end of the body (on the next
+    values), which gives Loop its cond_out."""
+    from onnx import TensorProto, helper
+    cond, body = n.subgraphs
+    first = _inline(w, cond, [names[v.id] for v in n.inputs], names, onnx_ops)[0]
+    sub = w.child()
+    carried = [sub.fresh("carried") for _ in n.inputs]
+    step, cond_in = sub.fresh("iteration"), sub.fresh("cond_in")
+    nxt = _inline(sub, body, carried, names, onnx_ops)
+    again = _inline(sub, cond, nxt, names, onnx_ops)[0]
+    outs = []
+    for name, v in [(again, cond.outputs[0])] + list(zip(nxt, body.outputs)):
+        y = sub.add("Identity", [name], [sub.fresh("body_out")])
+        outs.append(helper.make_tensor_value_info(y, onnx_ops.onnx_type(v.dtype),
+                                                  list(v.shape)))
+    ins = [helper.make_tensor_value_info(step, TensorProto.INT64, []),
+           helper.make_tensor_value_info(cond_in, TensorProto.BOOL, [])] + \
+        [helper.make_tensor_value_info(c, onnx_ops.onnx_type(v.dtype), list(v.shape))
+         for c, v in zip(carried, n.inputs)]
+    nodes = onnx_ops.tidy(sub.nodes, {o.name for o in outs})
+    graph = helper.make_graph(nodes, w.fresh("loop_body"), ins, outs)
+    ys = [out_names.get(v.id) or w.fresh("loop") for v in n.outputs]
+    for v, y in zip(n.outputs, ys):
+        names[v.id] = y
+    w.add("Loop", ["", first] + [names[v.id] for v in n.inputs], ys, body=graph)
 
 
 __all__ = ["export"]

@@ -345,7 +345,6 @@ def _one_hot(w, n, xs, ys):
 
 # primitives with no mapping, and why (the exporter's error says so)
 UNSUPPORTED = {
-    "sort": "its tie order (MindSpore's CPU kernel) is not ONNX TopK's",
     "topk": "its tie order (MindSpore's CPU kernel) is not ONNX TopK's",
     "dropout": "a random op (call set_train(False), or drop the training=True argument)",
     "random_normal": "a random op", "random_uniform": "a random op",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import dtype as dt
 from ..core.ops.conv import conv_geometry, pads_for, pool_geometry
 from ..core.shape import normalize_axis
 from .onnx_ops import INT64_MIN, converts
@@ -154,6 +155,18 @@ def _softmax(w, n, xs, ys):
         w.add("Reshape", [out, w.ints([])], ys)
     else:
         w.add("Identity", [out], ys)
+
+
+@converts("sort")
+def _sort(w, n, xs, ys):
+    """ONNX TopK over the whole axis: its ties come lower index first, as minispore's stable
+    sort orders them in both directions; indices int64 -> the graph's int32."""
+    x = n.inputs[0]
+    axis = normalize_axis("sort", n.attr("axis"), len(x.shape))
+    idx = w.fresh("sort_indices")
+    w.add("TopK", [xs[0], w.ints([x.shape[axis]])], [ys[0], idx], axis=axis,
+          largest=int(bool(n.attr("descending"))), sorted=1)
+    w.cast(idx, dt.int64, n.outputs[1].dtype, out=ys[1])
 
 
 # ---------------------------------------------------------------- data movement ----------------

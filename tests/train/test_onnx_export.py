@@ -273,7 +273,33 @@ def test_input_names_tuples_half_and_passthrough_outputs(tmp_path):
 
 class Sorts(nn.Cell):
     def construct(self, x):
-        return ops.sort(x)[0] + 1
+        a, i = ops.sort(x, 1)
+        b, j = ops.sort(x, 0, descending=True)
+        return a, i, b, j
+
+
+def test_sort_keeps_minisporess_tie_and_nan_order(tmp_path):
+    x = np.array([[1, 3, 1, np.nan, 2, 3, 1], [0, 0, -1, 5, 5, np.nan, np.nan],
+                  [2, 2, 2, 2, 2, 2, 2]], np.float32)
+    _, path = _export(Sorts(), x, tmp_path=tmp_path)
+    for a, b in zip(_run_onnx(path, x), _expected(Sorts(), x)):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+
+
+class TopK(nn.Cell):
+    def construct(self, x):
+        return ops.topk(x, 2)[0] + 1
+
+
+class Assigns(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.p = ms.Parameter(ms.Tensor(np.zeros((2, 3), np.float32)), name="p")
+
+    def construct(self, x):
+        ops.assign(self.p, x)
+        return x + 1
 
 
 class Branchy(nn.Cell):
@@ -290,10 +316,30 @@ class Branchy(nn.Cell):
 
 
 class Loopy(nn.Cell):
-    def construct(self, x):
-        while x.sum() < 10:
-            x = x * 2
-        return x
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 3)
+
+    def construct(self, x, n):
+        i = ms.Tensor(0, ms.int32)
+        while x.sum() < 10:             # a While node, ONNX Loop (break included)
+            x = x * 2 + 0.1
+            if i > 3:
+                break
+            i = i + 1
+        for _ in range(n):              # a tensor trip count: a While too
+            x = self.fc(x)
+        return x, i
+
+
+@pytest.mark.parametrize("scale", [0.01, 100.0])
+def test_tensor_while_becomes_onnx_loop(tmp_path, caller_mode, scale):
+    net = Loopy()
+    x, n = np.abs(_det((2, 3), 3)) * scale + 0.01, np.array(3, np.int32)
+    model, path = _export(net, x, n, tmp_path=tmp_path)
+    assert [n.op_type for n in model.graph.node].count("Loop") == 2
+    for a, b in zip(_run_onnx(path, x, n), _expected(net, x, n)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("sign", [1, -1])
@@ -308,11 +354,12 @@ def test_tensor_if_becomes_onnx_if(tmp_path, caller_mode, sign):
 
 def test_unsupported_nodes_name_themselves_and_their_line(tmp_path):
     x = ms.Tensor(_det((2, 3), 3))
-    with pytest.raises(NotImplementedError, match=r"'sort'.*test_onnx_export\.py:\d+(.|\n)*"
-                                                   r"ops\.sort\(x\)(.|\n)*does not support"):
-        ms.export(Sorts(), x, file_name=str(tmp_path / "s"), file_format="ONNX")
-    with pytest.raises(NotImplementedError, match=r"'While' node(.|\n)*while x\.sum\(\) < 10"):
-        ms.export(Loopy(), x, file_name=str(tmp_path / "b"), file_format="ONNX")
+    with pytest.raises(NotImplementedError, match=r"'topk'.*test_onnx_export\.py:\d+(.|\n)*"
+                                                   r"ops\.topk\(x, 2\)(.|\n)*tie order"
+                                                   r"(.|\n)*does not support"):
+        ms.export(TopK(), x, file_name=str(tmp_path / "s"), file_format="ONNX")
+    with pytest.raises(NotImplementedError, match=r"'Assign' node(.|\n)*ops\.assign"):
+        ms.export(Assigns(), x, file_name=str(tmp_path / "s"), file_format="ONNX")
     assert not os.path.exists(tmp_path / "s.onnx")
 
 
