@@ -8,6 +8,13 @@ import minispore as ms
 from minispore.dataset import NumpySlicesDataset, transforms, vision
 
 
+def test_grey_images_pass_as_mindspore_takes_them():
+    # MindSpore 2.10: Normalize with one mean/std and HWC2CHW both accept a 2-D image
+    g = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    assert vision.HWC2CHW()(g).shape == (2, 3)
+    assert np.allclose(vision.Normalize([1.0], [2.0])(g), (g - 1.0) / 2.0)
+
+
 def test_image_ops_against_numpy():
     img = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
     r = vision.Rescale(1 / 255, 0.5)(img)
@@ -39,11 +46,11 @@ def test_in_a_pipeline():
 def test_clear_errors():
     with pytest.raises(ValueError, match="3 channel"):
         vision.Normalize([0.5], [0.5])(np.ones((2, 2, 3)))
-    with pytest.raises(ValueError, match="3-D"):
-        vision.Normalize([0.5], [0.5])(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="2-D, 3-D"):
+        vision.Normalize([0.5], [0.5])(np.ones((2,)))
     with pytest.raises(ValueError, match="std must be > 0"):
         vision.Normalize([0.5], [0.0])
-    with pytest.raises(ValueError, match="3-D"):
-        vision.HWC2CHW()(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        vision.HWC2CHW()(np.ones((2,)))
     with pytest.raises(TypeError, match="data_type"):
         transforms.TypeCast("not a dtype")
