@@ -74,49 +74,74 @@ class Metric:
         return self.eval()
 
 
+def _check_eval_inputs(who, eval_type, y_pred, y):
+    """MindSpore's EvaluationBase checks: 'classification' wants y of y_pred's shape without
+    axis 1; 'multilabel' the same shapes and every element 0 or 1."""
+    if eval_type == "classification":
+        if y_pred.ndim != y.ndim + 1 or y.shape != (y_pred.shape[0],) + y_pred.shape[2:]:
+            raise ValueError(f"For '{who}.update' (classification), y must have y_pred's "
+                             f"shape without axis 1 (or be its one-hot), got y_pred "
+                             f"{y_pred.shape} and y {y.shape}")
+    else:
+        if y_pred.shape != y.shape:
+            raise ValueError(f"For '{who}.update' (multilabel), y_pred and y must have the "
+                             f"same shape, got {y_pred.shape} and {y.shape}")
+        if not (np.equal(y_pred ** 2, y_pred).all() and np.equal(y ** 2, y).all()):
+            raise ValueError(f"For '{who}.update' (multilabel), every element of y_pred and "
+                             f"y must be 0 or 1")
+
+
 class Accuracy(Metric):
-    """Fraction of correct predictions. update(y_pred, y): y_pred (N, C) scores; y (N,) class
-    indices or (N, C) one-hot. eval_type='multilabel': y_pred and y (N, C) in {0, 1} (y_pred is
-    rounded), a sample counts when every label matches."""
+    """Fraction of correct predictions. update(y_pred, y): y_pred (N, C, ...) scores (argmax
+    over axis 1); y (N, ...) class indices or one-hot over axis 1. eval_type='multilabel':
+    y_pred (N, C, ...) scores rounded to {0, 1} and y (N, C, ...) in {0, 1}, a sample counts
+    when every label matches."""
 
     def __init__(self, eval_type="classification"):
         if eval_type not in ("classification", "multilabel"):
-            raise ValueError(f"Accuracy: eval_type must be 'classification' or 'multilabel', "
-                             f"got {eval_type!r}")
+            raise ValueError(f"For 'Accuracy', the argument 'eval_type' must be in "
+                            f"{{'classification', 'multilabel'}}, but got {eval_type!r}")
         self.eval_type = eval_type
         super().__init__()
 
     def clear(self):
         self._correct_num = 0
         self._total_num = 0
+        self._class_num = 0
 
     @rearrange_inputs
     def update(self, *inputs):
         if len(inputs) != 2:
-            raise ValueError(f"Accuracy.update needs 2 inputs (y_pred, y), got {len(inputs)}")
+            raise ValueError(f"For 'Accuracy.update', it needs 2 inputs (predicted value, true "
+                             f"value), but got {len(inputs)}")
         y_pred = self._convert_data(inputs[0])
         y = self._convert_data(inputs[1])
+        if self.eval_type == "classification" and y_pred.ndim == y.ndim and _is_one_hot(y):
+            y = y.argmax(axis=1)
+        if self.eval_type == "multilabel":
+            # scores are rounded to {0, 1} (MindSpore raises on values other than 0 and 1,
+            # so the results agree wherever MindSpore gives one)
+            y_pred = np.round(y_pred)
+        _check_eval_inputs("Accuracy", self.eval_type, y_pred, y)
+        if self._class_num == 0:
+            self._class_num = y_pred.shape[1]
+        elif y_pred.shape[1] != self._class_num:
+            raise ValueError(f"For 'Accuracy.update', class number not match: earlier inputs "
+                             f"had {self._class_num} classes, this y_pred has {y_pred.shape[1]}")
         if self.eval_type == "classification":
-            if y_pred.ndim != 2:
-                raise ValueError(f"Accuracy: y_pred must have shape (N, C), got {y_pred.shape}")
-            if y.ndim == y_pred.ndim:
-                y = y.argmax(axis=1)
-            if y.shape != (y_pred.shape[0],):
-                raise ValueError(f"Accuracy: y must have shape ({y_pred.shape[0]},) or "
-                                 f"{y_pred.shape}, got {y.shape}")
-            correct = (y_pred.argmax(axis=1) == y).reshape(-1)
+            correct = np.equal(y_pred.argmax(axis=1), y).reshape(-1)
         else:
-            if y_pred.shape != y.shape:
-                raise ValueError(f"Accuracy: multilabel y_pred {y_pred.shape} and y {y.shape} "
-                                 f"must have the same shape")
-            correct = (np.round(y_pred) == y).reshape(y.shape[0], -1).all(axis=1)
+            last = y_pred.ndim - 1
+            y_pred = y_pred.swapaxes(1, last).reshape(-1, self._class_num)
+            y = y.swapaxes(1, last).reshape(-1, self._class_num)
+            correct = np.equal(y_pred, y).all(axis=1)
         self._correct_num += int(correct.sum())
         self._total_num += int(correct.shape[0])
 
     def eval(self):
         if self._total_num == 0:
-            raise RuntimeError("Accuracy can not be calculated, because the number of samples "
-                               "is 0; call update() first")
+            raise RuntimeError("The 'Accuracy' can not be calculated, because the number of "
+                               "samples is 0; call update() before eval()")
         return self._correct_num / self._total_num
 
 

@@ -13,15 +13,9 @@ import sys
 
 import numpy as np
 
-from .metrics import Metric, rearrange_inputs
+from .metrics import Metric, _check_eval_inputs, _is_one_hot, rearrange_inputs
 
 _EVAL_TYPES = ("classification", "multilabel")
-
-
-def _is_one_hot(y) -> bool:
-    if y.ndim > 1 and np.equal(y ** 2, y).all():
-        return bool(np.equal(np.ones((y.shape[0],) + y.shape[2:]), y.sum(axis=1)).all())
-    return False
 
 
 def _check_bool(who, name, value):
@@ -53,21 +47,6 @@ class _PrecisionRecallBase(Metric):
             self._true_positives = 0
             self._denominators = 0
 
-    def _check(self, y_pred, y):
-        who = type(self).__name__
-        if self._type == "classification":
-            if y_pred.ndim != y.ndim + 1 or y.shape != (y_pred.shape[0],) + y_pred.shape[2:]:
-                raise ValueError(f"For '{who}.update' (classification), y must have y_pred's "
-                                 f"shape without axis 1, got y_pred {y_pred.shape} and y "
-                                 f"{y.shape}")
-        else:
-            if y_pred.shape != y.shape:
-                raise ValueError(f"For '{who}.update' (multilabel), y_pred and y must have the "
-                                 f"same shape, got {y_pred.shape} and {y.shape}")
-            if not (np.equal(y_pred ** 2, y_pred).all() and np.equal(y ** 2, y).all()):
-                raise ValueError(f"For '{who}.update' (multilabel), every element of y_pred and "
-                                 f"y must be 0 or 1")
-
     @rearrange_inputs
     def update(self, *inputs):
         who = type(self).__name__
@@ -78,7 +57,7 @@ class _PrecisionRecallBase(Metric):
         y = self._convert_data(inputs[1])
         if self._type == "classification" and y_pred.ndim == y.ndim and _is_one_hot(y):
             y = y.argmax(axis=1)
-        self._check(y_pred, y)
+        _check_eval_inputs(who, self._type, y_pred, y)
         if self._class_num == 0:
             self._class_num = y_pred.shape[1]
         elif y_pred.shape[1] != self._class_num:

@@ -123,10 +123,13 @@ class CallbackList(Callback):
 
 
 def handle_loss(loss):
-    """MindSpore's `_handle_loss`: the first output of a tuple, a Tensor's mean as a float."""
-    if isinstance(loss, (tuple, list)) and len(loss) and hasattr(loss[0], "asnumpy"):
-        loss = loss[0]
-    if hasattr(loss, "asnumpy"):
+    """MindSpore's `_handle_loss`: a Tensor's mean as a float; of a tuple (a loss-scale step's
+    (loss, overflow, scale)) the first Tensor itself, not converted (so LossMonitor prints it
+    as the Tensor, as MindSpore does)."""
+    if isinstance(loss, (tuple, list)):
+        if len(loss) and hasattr(loss[0], "asnumpy"):
+            loss = loss[0]
+    elif hasattr(loss, "asnumpy"):
         loss = float(np.mean(loss.asnumpy()))
     return loss
 
@@ -163,8 +166,7 @@ class LossMonitor(Callback):
         cb = run_context.original_args()
         cur_epoch_num = cb.get("cur_epoch_num", 1)
         loss = handle_loss(cb.net_outputs)
-        if isinstance(loss, float):
-            self.losses.append(loss)
+        self.losses.append(_loss_value(cb.net_outputs))
         step_in_epoch = (cb.cur_step_num - 1) % cb.batch_num + 1
         if isinstance(loss, float) and not np.isfinite(loss):
             raise ValueError(f"In epoch: {cur_epoch_num} step: {step_in_epoch}, loss is NAN or "

@@ -10,6 +10,8 @@ The file holds the TRAIN network's parameters (the network's weights and the opt
 global_step, learning_rate, moments, ...) or `saved_network`'s, plus `append_info`
 ("epoch_num", "step_num": counted from the values they had, and one dict of extra scalars).
 
+`directory=None` is the working directory when minispore was imported (MindSpore's rule).
+
 Differences from MindSpore, all loud: MindSpore also writes `{prefix}-graph.meta` (its graph
 protobuf) in GRAPH_MODE; minispore has no such graph format and writes no .meta file.
 Encryption (enc_key), async_save, exception_save and remove_redundancy raise naming the
@@ -24,6 +26,9 @@ import time
 from .callback import Callback
 
 _INFO_NAMES = ("epoch_num", "step_num")
+# directory=None saves into the working directory of the time minispore was imported, as
+# MindSpore does with its import-time working directory
+_IMPORT_CWD = os.getcwd()
 
 
 def _non_negative_int(name, value):
@@ -211,7 +216,7 @@ class ModelCheckpoint(Callback):
         self._directory_func = directory if callable(directory) else None
         self._prefix = prefix
         if directory is None:
-            self._directory = os.getcwd()
+            self._directory = _IMPORT_CWD
         elif not callable(directory):
             if not isinstance(directory, (str, os.PathLike)):
                 raise TypeError(f"For 'ModelCheckpoint', 'directory' must be a str, a path or a "

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from .callback import Callback, handle_loss
+from .callback import Callback, _loss_value
 
 
 def _scalar_items(results):
@@ -57,9 +57,7 @@ class CurvePlotter(Callback):
 
     def on_train_step_end(self, run_context):
         cb = run_context.original_args()
-        loss = handle_loss(cb.net_outputs)
-        if isinstance(loss, float):
-            self.losses.append((cb.cur_step_num, loss))
+        self.losses.append((cb.cur_step_num, _loss_value(cb.net_outputs)))
 
     def on_train_epoch_end(self, run_context):
         cb = run_context.original_args()
@@ -126,10 +124,8 @@ class TensorBoardWriter(Callback):
 
     def on_train_step_end(self, run_context):
         cb = run_context.original_args()
-        loss = handle_loss(cb.net_outputs)
-        if self.writer is not None and isinstance(loss, float) and \
-                cb.cur_step_num % self.per_print_times == 0:
-            self.writer.add_scalar("train/loss", loss, cb.cur_step_num)
+        if self.writer is not None and cb.cur_step_num % self.per_print_times == 0:
+            self.writer.add_scalar("train/loss", _loss_value(cb.net_outputs), cb.cur_step_num)
 
     def on_train_epoch_end(self, run_context):
         if self.writer is None:

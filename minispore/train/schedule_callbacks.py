@@ -118,6 +118,8 @@ class _PlateauWatcher(Callback):
             from .. import log
             log.warning("%s is conditioned on %s, which is not available. Available choices "
                         "are: %s", self._WHAT, self.monitor, set(["loss"] + list(candidates)))
+        if hasattr(value, "asnumpy"):
+            value = value.asnumpy()
         if isinstance(value, np.ndarray) and value.shape != ():
             raise ValueError(f"{type(self).__name__} only supports scalar monitor now.")
         return np.array(value) if value else None

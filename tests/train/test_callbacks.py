@@ -300,3 +300,15 @@ def _read_scalars(path):
         for v in event.summary.value:
             out.setdefault(v.tag, []).append((event.step, v.simple_value))
     return out
+
+
+def test_default_config_writes_ckpt_files_every_step_keeping_five(tmp_path):
+    """MindSpore 2.10 with ModelCheckpoint() over 6 steps: CKP-1_2.ckpt .. CKP-1_6.ckpt (every
+    step saved, the oldest beyond 5 deleted), in MindSpore's .ckpt format."""
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    net, _, model = _model()
+    cb = ModelCheckpoint(directory=str(tmp_path))
+    model.train(1, _data(), callbacks=cb)
+    assert sorted(os.listdir(tmp_path)) == [f"CKP-1_{s}.ckpt" for s in range(2, 7)]
+    saved = ms.load_checkpoint(cb.latest_ckpt_file_name)
+    np.testing.assert_array_equal(saved["weight"].asnumpy(), net.weight.asnumpy())

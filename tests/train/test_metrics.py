@@ -107,3 +107,14 @@ def test_metric_table_and_nn_names():
     for name in ("Accuracy", "MAE", "Metric", "Top1CategoricalAccuracy", "Loss", "Precision"):
         assert getattr(metrics, name) is getattr(train, name)
     assert nn.Accuracy is train.Accuracy
+
+
+def test_accuracy_over_a_segmentation_map_matches_mindspore():
+    rng = np.random.default_rng(3)
+    y_pred = rng.random((2, 3, 2, 2)).astype(np.float32)       # (N, C, H, W)
+    y = rng.integers(0, 3, (2, 2, 2))
+    acc = train.Accuracy()
+    acc.update(y_pred, y)
+    assert acc.eval() == 0.25                                  # MindSpore 2.10 on these inputs
+    with pytest.raises(ValueError, match="class number"):
+        acc.update(np.zeros((2, 4)), np.array([0, 1]))
