@@ -352,9 +352,6 @@ UNSUPPORTED = {
     "left_shift": "ONNX BitShift takes unsigned integers only",
     "right_shift": "ONNX BitShift takes unsigned integers only",
     "cumprod": "ONNX has no cumulative product",
-    "scatter_add": "not mapped yet (ONNX ScatterElements/ScatterND)",
-    "scatter_update": "not mapped yet (ONNX ScatterElements/ScatterND)",
-    "slice_update": "not mapped yet (ONNX ScatterND)",
 }
 for _name in [op.name for op in REGISTRY.values() if op.composite is None]:
     if _name.endswith(("_grad", "_backprop_filter")) or \

@@ -217,6 +217,47 @@ def _gather(w, n, xs, ys):
     w.add("Gather", xs[:2], ys, axis=axis)
 
 
+@converts("slice_update")
+def _slice_update(w, n, xs, ys):
+    """x with x[begin:end:strides] = value (Tensor.__setitem__): ScatterND at the region's
+    positions, which are known while exporting (range(b, e, s) per axis: end -1 with a
+    negative step runs through index 0)."""
+    x, v = n.inputs
+    ranges = [np.arange(b, e, s, dtype=np.int64)
+              for b, e, s in zip(n.attr("begin"), n.attr("end"), n.attr("strides"))]
+    region = tuple(len(r) for r in ranges)
+    positions = np.stack(np.meshgrid(*ranges, indexing="ij"), axis=-1) if ranges else \
+        np.zeros((0,), np.int64)
+    upd = w.add("Expand", [w.cast(xs[1], v.dtype, x.dtype), w.ints(region)])
+    w.add("ScatterND", [xs[0], w.const(positions, "positions"), upd], ys)
+
+
+@converts("scatter_update", "scatter_add")
+def _scatter(w, n, xs, ys):
+    """x with x[..., idx, ...] (along `axis`) set to / increased by the updates, as ScatterND
+    (reduction 'add' accumulates repeated indices): each position of the indexed region
+    x.shape[:axis] + idx.shape + x.shape[axis + 1:] names its element of x, the axis'
+    coordinate read from idx (negative ones counted from the end)."""
+    x, idx, upd = n.inputs
+    r, k = len(x.shape), len(idx.shape)
+    a = normalize_axis(n.name, n.attr("axis"), r)
+    region = tuple(x.shape[:a]) + tuple(idx.shape) + tuple(x.shape[a + 1:])
+    grid = np.indices(region, dtype=np.int64)
+    static = np.zeros(region + (r,), np.int64)
+    for d in range(r):
+        if d != a:
+            static[..., d] = grid[d if d < a else d - 1 + k]
+    i64 = w.cast(xs[1], idx.dtype, dt.int64)
+    i64 = w.add("Where", [w.add("Less", [i64, w.ints([0])]),
+                          w.add("Add", [i64, w.ints([x.shape[a]])]), i64])
+    col = w.add("Reshape", [i64, w.ints((1,) * a + tuple(idx.shape) + (1,) * (r - a))])
+    unit = w.const(np.eye(r, dtype=np.int64)[a], "axis_unit")
+    positions = w.add("Add", [w.const(static, "positions"), w.add("Mul", [col, unit])])
+    updates = w.add("Expand", [w.cast(xs[2], upd.dtype, x.dtype), w.ints(region)])
+    extra = {"reduction": "add"} if n.name == "scatter_add" else {}
+    w.add("ScatterND", [xs[0], positions, updates], ys, **extra)
+
+
 @converts("tile")
 def _tile(w, n, xs, ys):
     x, out = n.inputs[0], n.outputs[0]

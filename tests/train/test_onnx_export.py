@@ -13,7 +13,7 @@ import pytest
 
 import minispore as ms
 from minispore import nn, ops
-from minispore.core.primitive import primitives
+from minispore.core.primitive import REGISTRY, apply, primitives
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -247,6 +247,33 @@ def test_embedding_takes_integer_input(tmp_path):
     model, path = _export(net, ids, tmp_path=tmp_path)
     assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.INT32
     np.testing.assert_array_equal(_run_onnx(path, ids)[0], _expected(net, ids)[0])
+
+
+class Updates(nn.Cell):
+    """Tensor.__setitem__ (slice_update), ops.tensor_scatter_add and the scatter primitives
+    with repeated and negative indices."""
+
+    def __init__(self):
+        super().__init__()
+        self.idx = ms.Tensor(np.array([[0, 2], [2, -1]], np.int32))
+        self.nd = ms.Tensor(np.array([[0, 1], [3, 3], [0, 1]], np.int32))
+
+    def construct(self, x, u):
+        y = x * 1
+        y[1:3, ::2] = 5.0
+        z = x * 1
+        z[::-1, 1] = x[0, :]
+        return (y, z, ops.tensor_scatter_add(x, self.nd, u[:3, 0, 0]),
+                apply(REGISTRY["scatter_add"], x, self.idx, u, axis=1),
+                apply(REGISTRY["scatter_update"], x, self.idx[0], u[:, 0], axis=1),
+                apply(REGISTRY["scatter_add"], x, self.idx, u.transpose(1, 2, 0), axis=0))
+
+
+def test_updates_and_scatters_match_minispore(tmp_path):
+    x, u = _f32(4, 4), _f32(4, 2, 2)
+    _, path = _export(Updates(), x, u, tmp_path=tmp_path)
+    for a, b in zip(_run_onnx(path, x, u), _expected(Updates(), x, u)):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
 class TwoInputs(nn.Cell):
