@@ -105,7 +105,6 @@ def _precision_set_by_user(cell) -> bool:
 def _auto_black_list(network, black_list, dtype):
     """The network to_float(dtype), each black-list sub-Cell to_float(float32) inside an
     _OutputTo16 (MindSpore's _auto_black_list)."""
-    from .nn import SequentialCell
     from .nn.wrap.mixed_precision import _OutputTo16
     network.to_float(dtype)
     for name, sub in list(network._cells.items()):
@@ -117,8 +116,6 @@ def _auto_black_list(network, black_list, dtype):
             object.__setattr__(network, name, wrapped)
         else:
             _auto_black_list(sub, black_list, dtype)
-    if isinstance(network, SequentialCell):
-        pass                                # SequentialCell iterates its _cells: nothing to redo
     return network
 
 
@@ -322,15 +319,18 @@ def all_finite(inputs):
 
 def _check_scale_value(scale_value):
     if isinstance(scale_value, bool) or not isinstance(scale_value, (int, float)):
-        raise TypeError(f"For 'scale_value', the type of 'scale_value' should be in '['float', "
-                        f"'int']', but got '{type(scale_value).__name__}'.")
+        raise TypeError(f"The type of 'scale_value' should be one of '['float', 'int']', but "
+                        f"got type '{type(scale_value).__name__}'.")
     if scale_value < 1.0:
         raise ValueError(f"The argument 'scale_value' must be > 1, but got {scale_value}")
 
 
 def _check_positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"The '{name}' must be a positive int, but got {value!r}.")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"The '{name}' must be int, but got '{type(value).__name__}'")
+    if value <= 0:
+        raise ValueError(f"The '{name}' must be int and must > 0, but got '{value}' with type "
+                         f"'int'.")
     return value
 
 
@@ -394,7 +394,8 @@ class DynamicLossScaler(LossScaler):
         value = _M.where(grads_finite,
                          _M.where(_M.equal(self.counter, self.scale_window - 1), grown,
                                   self.scale_value),
-                         _M.maximum(one, _M.true_divide(self.scale_value, float(self.scale_factor))))
+                         _M.maximum(one, _M.true_divide(self.scale_value,
+                                                        float(self.scale_factor))))
         assign(self.scale_value, value)
         counter = _M.mul(_M.floor_mod(_M.add(self.counter, 1), self.scale_window),
                          _M.cast(grads_finite, _dt.int32))

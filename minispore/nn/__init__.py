@@ -17,7 +17,6 @@ __all__ = ["Cell", "CellList", "SequentialCell", *_layers, "LossBase", "MSELoss"
            "CrossEntropyLoss", "NLLLoss", "SoftmaxCrossEntropyWithLogits", "BCEWithLogitsLoss",
            "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "LearningRateSchedule",
            "WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer",
-           "TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell", "FixedLossScaleUpdateCell",
-           "Metric",
-           "Accuracy", "MAE", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
-           "TopKCategoricalAccuracy"]
+           "TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
+           "FixedLossScaleUpdateCell", "Metric", "Accuracy", "MAE", "Top1CategoricalAccuracy",
+           "Top5CategoricalAccuracy", "TopKCategoricalAccuracy"]
