@@ -60,7 +60,7 @@ class ToPIL:
     def __call__(self, img):
         if is_pil(img):
             return img
-        x = as_image("ToPIL", img)
+        x = as_image("ToPIL", img, pil=True)
         if x.ndim == 3 and x.shape[2] == 1:
             x = x[:, :, 0]
         try:
@@ -86,7 +86,7 @@ class ToTensor:
         self.output_type = np_dtype("ToTensor", output_type, name="output_type")
 
     def __call__(self, img):
-        x = as_image("ToTensor", img)
+        x = as_image("ToTensor", img, pil=True)
         if x.ndim == 2:
             x = x[:, :, None]
         out = x.astype(np.float32) / np.float32(255)

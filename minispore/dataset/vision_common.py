@@ -57,10 +57,16 @@ def is_pil(img) -> bool:
     return pil is not None and isinstance(img, pil.Image)
 
 
-def as_image(op: str, img, min_ndim: int = 2, max_ndim: int = 3, dtypes=None) -> np.ndarray:
+def as_image(op: str, img, min_ndim: int = 2, max_ndim: int = 3, dtypes=None,
+             pil: bool = False) -> np.ndarray:
     """`img` as a numpy image of rank min_ndim..max_ndim ((H, W) or (H, W, C)), else an error
-    naming the op."""
+    naming the op. A PIL image is taken only by the ops (pil=True) whose pixels MindSpore's
+    Pillow path computes the same way."""
     if is_pil(img):
+        if not pil:
+            raise TypeError(f"{op}: MindSpore runs PIL images through Pillow's version of this "
+                            f"op, whose pixels minispore does not reproduce; pass the image as "
+                            f"a numpy array (np.asarray(img) or vision.ToNumpy())")
         img = np.asarray(img)
     if not isinstance(img, np.ndarray):
         raise TypeError(f"{op}: the input should be a numpy array or a PIL image, got "

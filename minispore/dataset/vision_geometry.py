@@ -186,8 +186,8 @@ class CenterCrop:
         x = as_image("CenterCrop", img)
         h, w = self.size
         ph, pw = max(h - x.shape[0], 0), max(w - x.shape[1], 0)
-        if ph or pw:
-            x = pad_array(x, pw // 2, ph // 2, pw - pw // 2, ph - ph // 2)
+        if ph or pw:                                # the larger half goes first
+            x = pad_array(x, pw - pw // 2, ph - ph // 2, pw // 2, ph // 2)
         return crop_array(x, _offset(x.shape[0], h), _offset(x.shape[1], w), h, w)
 
 
@@ -200,7 +200,7 @@ class Pad:
         self.padding_mode = check_enum("Pad", "padding_mode", padding_mode, Border)
 
     def __call__(self, img):
-        x = as_image("Pad", img)
+        x = as_image("Pad", img, pil=True)
         return back_to_input_kind(img, pad_array(x, *self.padding, self.fill_value,
                                                  self.padding_mode))
 
@@ -221,7 +221,7 @@ class RandomCrop:
         self._draws = RandomDraws("RandomCrop")
 
     def __call__(self, img):
-        x = pad_array(as_image("RandomCrop", img), *self.padding, self.fill_value,
+        x = pad_array(as_image("RandomCrop", img, pil=True), *self.padding, self.fill_value,
                       self.padding_mode)
         h, w = self.size
         if self.pad_if_needed:
@@ -234,6 +234,11 @@ class RandomCrop:
         top = self._draws.integer(0, x.shape[0] - h)
         left = self._draws.integer(0, x.shape[1] - w)
         return back_to_input_kind(img, crop_array(x, top, left, h, w))
+
+
+def _round_half_up(v: float) -> int:
+    """C++'s std::round for the non-negative values of crop sizes and offsets."""
+    return int(math.floor(v + 0.5))
 
 
 class RandomResizedCrop:
@@ -263,19 +268,19 @@ class RandomResizedCrop:
         for _ in range(self.max_attempts):
             area = h * w * self._draws.uniform(*self.scale)
             ratio = math.exp(self._draws.uniform(log_lo, log_hi))
-            cw = int(round(math.sqrt(area * ratio)))
-            ch = int(round(cw / ratio))
+            cw = _round_half_up(math.sqrt(area * ratio))
+            ch = _round_half_up(cw / ratio)
             if 0 < cw <= w and 0 < ch <= h:
                 return self._draws.integer(0, h - ch), self._draws.integer(0, w - cw), ch, cw
         img_ratio = w / h
         if img_ratio < self.ratio[0]:
-            cw, ch = w, int(round(w / self.ratio[0]))
+            cw, ch = w, _round_half_up(w / self.ratio[0])
         elif img_ratio > self.ratio[1]:
-            ch, cw = h, int(round(h * self.ratio[1]))
+            ch, cw = h, _round_half_up(h * self.ratio[1])
         else:
             ch, cw = h, w
         ch, cw = max(ch, 1), max(cw, 1)
-        return (h - ch) // 2, (w - cw) // 2, ch, cw
+        return _round_half_up((h - ch) / 2), _round_half_up((w - cw) / 2), ch, cw
 
     def __call__(self, img):
         x = as_image("RandomResizedCrop", img)
@@ -288,7 +293,7 @@ class HorizontalFlip:
     """Mirror left-right."""
 
     def __call__(self, img):
-        x = as_image("HorizontalFlip", img, 2, 4)
+        x = as_image("HorizontalFlip", img, 2, 4, pil=True)
         return back_to_input_kind(img, np.ascontiguousarray(np.flip(x, 2 if x.ndim == 4 else 1)))
 
 
@@ -296,8 +301,8 @@ class VerticalFlip:
     """Mirror top-bottom."""
 
     def __call__(self, img):
-        x = as_image("VerticalFlip", img, 2, 4)
-        return back_to_input_kind(img, np.ascontiguousarray(np.flip(x, 1 if x.ndim == 4 else 0)))
+        x = as_image("VerticalFlip", img, pil=True)           # MindSpore flips one image, not batches
+        return back_to_input_kind(img, np.ascontiguousarray(x[::-1]))
 
 
 class RandomHorizontalFlip:
@@ -308,7 +313,7 @@ class RandomHorizontalFlip:
         self._draws = RandomDraws("RandomHorizontalFlip")
 
     def __call__(self, img):
-        as_image("RandomHorizontalFlip", img, 2, 4)
+        as_image("RandomHorizontalFlip", img, 2, 4, pil=True)
         return HorizontalFlip()(img) if self._draws.happens(self.prob) else img
 
 
@@ -320,7 +325,7 @@ class RandomVerticalFlip:
         self._draws = RandomDraws("RandomVerticalFlip")
 
     def __call__(self, img):
-        as_image("RandomVerticalFlip", img, 2, 4)
+        as_image("RandomVerticalFlip", img, pil=True)
         return VerticalFlip()(img) if self._draws.happens(self.prob) else img
 
 

@@ -139,7 +139,7 @@ def affine_matrix(w: int, h: int, degrees: float, tx: float, ty: float, scale: f
 
 class RandomAffine:
     """Rotate by an angle from `degrees`, translate by fractions of the width/height drawn from
-    `translate` ((min_x, max_x) or (min_x, max_x, min_y, max_y), rounded to whole pixels),
+    `translate` ((min_x, max_x) or (min_x, max_x, min_y, max_y); not rounded to pixels),
     scale by a factor from `scale` and shear by angles from `shear` (a number s: x-shear in
     (-s, s); (min_x, max_x) or (min_x, max_x, min_y, max_y))."""
 
@@ -185,8 +185,8 @@ class RandomAffine:
         h, w = x.shape[:2]
         d = self._draws
         degrees = d.uniform(*self.degrees)
-        tx = round(d.uniform(self.translate[0] * w, self.translate[1] * w))
-        ty = round(d.uniform(self.translate[2] * h, self.translate[3] * h))
+        tx = d.uniform(self.translate[0] * w, self.translate[1] * w)
+        ty = d.uniform(self.translate[2] * h, self.translate[3] * h)
         scale = d.uniform(*self.scale)
         shear_x, shear_y = d.uniform(*self.shear[:2]), d.uniform(*self.shear[2:])
         matrix = affine_matrix(w, h, degrees, tx, ty, scale, shear_x, shear_y)
