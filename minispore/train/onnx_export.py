@@ -30,6 +30,7 @@ from ..core.primitive import OpDef
 from ..core.tensor import Parameter, Tensor
 
 _FORMATS = ("AIR", "ONNX", "MINDIR")
+_PROTO_LIMIT_KB = 2 * 1024 * 1024                  # protobuf's 2 GB message limit
 _FILE_NAME = r"^[0-9a-zA-Z@\_\-\.\:\/\\]+$"       # MindSpore's file-name rule
 _NO_HALF_WRAP = ("cast", "reshape", "transpose", "broadcast_to", "concat", "split",
                  "strided_slice", "gather", "tile", "stop_gradient", "fill", "fill_like",
@@ -71,6 +72,10 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     for t in inputs:
         if isinstance(t, Tensor) and any(d is None or d == -1 for d in t.shape):
             raise ValueError("Export ONNX format model not support dynamic shape mode.")
+    total_kb = sum(p.asnumpy().nbytes for p in net.get_parameters()) / 1024
+    if total_kb > _PROTO_LIMIT_KB:
+        raise RuntimeError(f"Export onnx model failed. Network size is: {total_kb / 1024 / 1024}G,"
+                           f" it exceeded the protobuf: {_PROTO_LIMIT_KB / 1024 / 1024}G limit.")
     model = to_onnx(net, *inputs)
     data = model.SerializeToString()
     if encrypt is not None:

@@ -129,6 +129,15 @@ def converts(*names):
     return register
 
 
+_SMALL_INTS = (dt.int8, dt.int16, dt.uint8)
+
+
+def wide_int(d: dt.DType) -> dt.DType:
+    """int64 for the integer types ONNX's reductions, CumSum, Pow and MatMul do not take (their
+    two's-complement results wrap the same when cast back), else d itself."""
+    return dt.int64 if d in _SMALL_INTS else d
+
+
 def _finish(w, name, have, n, ys, k=0):
     """Land a result `name` of dtype `have` in output k of `n` (cast to its dtype if needed)."""
     w.cast(name, have, n.outputs[k].dtype, out=ys[k])
@@ -156,6 +165,13 @@ _BOOL_ARITH = {"add": "Or", "mul": "And", "maximum": "Or", "minimum": "And"}
 @converts(*_UNARY)
 def _unary(w, n, xs, ys):
     ins, c, od = _compute_inputs(w, n, xs)
+    if n.name == "neg" and c is dt.uint8:           # ONNX Neg is signed only: 0 - x wraps alike
+        _finish(w, w.add("Sub", [_scalar(w, 0, c)] + ins), od, n, ys)
+        return
+    if n.name == "relu" and wide_int(c) is not c:   # no small-int kernels (uint8: x itself)
+        r = ins[0] if c is dt.uint8 else w.add("Relu", [w.cast(ins[0], c, dt.int64)])
+        _finish(w, r, c if c is dt.uint8 else dt.int64, n, ys)
+        return
     _finish(w, w.add(_UNARY[n.name], ins), od, n, ys)
 
 
@@ -163,6 +179,8 @@ def _unary(w, n, xs, ys):
 def _binary(w, n, xs, ys):
     ins, c, od = _compute_inputs(w, n, xs)
     op = _BOOL_ARITH.get(n.name, _BINARY[n.name]) if c is dt.bool_ else _BINARY[n.name]
+    if op in ("Pow", "Max", "Min") and wide_int(c) is not c:     # no small-int kernels
+        ins, od = [w.cast(x, c, dt.int64) for x in ins], dt.int64
     _finish(w, w.add(op, ins), od, n, ys)
 
 
@@ -262,11 +280,13 @@ _REDUCE = {"sum": "ReduceSum", "mean": "ReduceMean", "max": "ReduceMax", "min": 
 def _reduce(w, n, xs, ys):
     x, out = n.inputs[0], n.outputs[0]
     axes = reduction_axes(n.name, n.attr("axis"), len(x.shape))
-    src = w.cast(xs[0], x.dtype, out.dtype)         # bool sums count in int64, mean of ints
+    work = wide_int(out.dtype)
+    src = w.cast(xs[0], x.dtype, work)              # bool sums count in int64, mean of ints
     if not axes:
-        w.add("Identity", [src], ys)
+        w.cast(src, work, out.dtype, out=ys[0])
         return
-    w.add(_REDUCE[n.name], [src, w.ints(axes)], ys, keepdims=int(bool(n.attr("keep_dims"))))
+    r = w.add(_REDUCE[n.name], [src, w.ints(axes)], keepdims=int(bool(n.attr("keep_dims"))))
+    w.cast(r, work, out.dtype, out=ys[0])
 
 
 @converts("logsumexp")
@@ -309,8 +329,11 @@ def _arg(w, n, xs, ys):
 def _cumsum(w, n, xs, ys):
     x = n.inputs[0]
     axis = normalize_axis("cumsum", n.attr("axis"), len(x.shape))
-    w.add("CumSum", [xs[0], w.const(np.asarray(axis, np.int64), "axis")], ys,
-          exclusive=int(bool(n.attr("exclusive"))), reverse=int(bool(n.attr("reverse"))))
+    work = wide_int(x.dtype)
+    r = w.add("CumSum", [w.cast(xs[0], x.dtype, work), w.const(np.asarray(axis, np.int64),
+                                                                 "axis")],
+              exclusive=int(bool(n.attr("exclusive"))), reverse=int(bool(n.attr("reverse"))))
+    w.cast(r, work, n.outputs[0].dtype, out=ys[0])
 
 
 # ---------------------------------------------------------------- constants --------------------
@@ -359,4 +382,4 @@ for _name in [op.name for op in REGISTRY.values() if op.composite is None]:
         UNSUPPORTED.setdefault(_name, "a training-time op (a gradient, a loss or an update)")
 
 __all__ = ["CONVERTERS", "UNSUPPORTED", "OPSET", "IR_VERSION", "OnnxWriter", "onnx_type",
-           "converts", "tidy"]
+           "converts", "tidy", "wide_int"]

@@ -12,7 +12,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.ops.conv import conv_geometry, pads_for, pool_geometry
 from ..core.shape import normalize_axis
-from .onnx_ops import INT64_MIN, converts
+from .onnx_ops import INT64_MIN, converts, wide_int
 
 
 def _same_type(w, n, xs):
@@ -39,7 +39,9 @@ def _matmul(w, n, xs, ys):
         a = _swap_last(w, a, ra)
     if tb:
         b = _swap_last(w, b, rb)
-    w.add("MatMul", [a, b], ys)
+    work = wide_int(c)
+    r = w.add("MatMul", [w.cast(a, c, work), w.cast(b, c, work)])
+    w.cast(r, work, c, out=ys[0])
 
 
 def _check_shape(n, got, what):

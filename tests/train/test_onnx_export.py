@@ -276,6 +276,37 @@ def test_updates_and_scatters_match_minispore(tmp_path):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
+class Dtypes(nn.Cell):
+    """Float and integer arithmetic, reductions, scans and matmuls over one float and one
+    integer input (ONNX lacks some of them for small integers and unsigned types)."""
+
+    def construct(self, x, i):
+        return (ops.exp(x) + ops.sigmoid(x) * ops.tanh(x), x.sum(0), x.mean(1, keep_dims=True),
+                ops.softmax(x), ops.relu(x), x % 0.7, x // 0.7, ops.logsumexp(x, 0),
+                ops.cumsum(x, 0), ops.argmax(x, 0), i * 3 + 1, i % 4, i // 3,
+                ops.maximum(i, 2), i.sum(), i.max(), (i > 2).sum(), ops.cumsum(i, 1),
+                i.astype(ms.float32) / 3, ops.abs(i), ops.neg(i), ops.sign(i), i * x,
+                ops.matmul(x, x.T), ops.matmul(i, i.T), ops.pow(i, 2), ops.floor(x),
+                x.prod(1), i.prod(1), ops.relu(i), ops.round(x * 4))
+
+
+@pytest.mark.parametrize("fdt, idt", [(np.float64, np.int64), (np.float16, np.int32),
+                                      (np.float32, np.uint8), (np.float32, np.int8),
+                                      (np.float32, np.int16)])
+def test_dtypes_match_minispore(tmp_path, fdt, idt):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 4)).astype(fdt)
+    i = rng.integers(0 if idt == np.uint8 else -5, 6, (3, 4)).astype(idt)
+    _, path = _export(Dtypes(), x, i, tmp_path=tmp_path)
+    tol = 2e-3 if fdt == np.float16 else 1e-5
+    with np.errstate(over="ignore"):
+        want = _expected(Dtypes(), x, i)
+    for k, (a, b) in enumerate(zip(_run_onnx(path, x, i), want)):
+        assert a.dtype == b.dtype and a.shape == b.shape, (k, a.dtype, b.dtype)
+        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), rtol=tol,
+                                   atol=tol, err_msg=f"output {k}")
+
+
 class TwoInputs(nn.Cell):
     def construct(self, x, pair, half):
         a, b = pair
