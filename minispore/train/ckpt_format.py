@@ -202,3 +202,6 @@ def read(path: str, raw: bytes, crc_check: bool, keep=None) -> dict:
         out[v.tag] = _array(path, v.tag, v.tensor.dims, v.tensor.tensor_type, b"".join(pieces))
         pieces = []
     return out
+
+
+__all__: list = []          # internal: the .ckpt codec of serialization.py

@@ -95,3 +95,6 @@ def read(path: str, crc_check: bool, keep=None) -> dict:
                              f"(e.g. to int32/int64)") from None
         out[name] = a
     return out
+
+
+__all__: list = []          # internal: the safetensors codec of serialization.py

@@ -333,15 +333,12 @@ def _prefixed_matches(not_loaded: list, candidates: list) -> dict:
 
 def _prepared(p, v, strict_load: bool):
     """(ndarray to load into Parameter `p`, None) or (None, why it cannot be loaded), with
-    MindSpore's rules: a checkpoint shape that is the network's with extra trailing 1s is
-    reshaped (and cast to the network's dtype); without strict_load a float is cast to
-    another float dtype and an int8..int64 to another of those."""
+    MindSpore's rule for dtypes: without strict_load a float is cast to another float dtype
+    and an int8..int64 to another of those. Shapes must be equal (MindSpore 2.10 accepts a
+    checkpoint shape with extra trailing 1s but then leaves the parameter at that shape, so
+    minispore refuses it)."""
     a = v.asnumpy()
     if tuple(a.shape) != tuple(p.shape):
-        extra = a.shape[len(p.shape):]
-        if len(a.shape) > len(p.shape) and all(n == 1 for n in extra) and \
-                a.size == int(np.prod(p.shape, dtype=np.int64)):
-            return np.ascontiguousarray(a.reshape(p.shape).astype(p.dtype.np)), None
         return None, (f"{p.name}: checkpoint {v.dtype}{list(a.shape)}, network "
                       f"{p.dtype}{list(p.shape)} (differs in shape {list(a.shape)} vs "
                       f"{list(p.shape)}" + (f" and dtype {v.dtype} vs {p.dtype})"
@@ -410,3 +407,6 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
         warnings.warn(f"{who}: {len(not_loaded)} network parameters are not in the checkpoint "
                       f"and keep their values: {not_loaded}", RuntimeWarning, stacklevel=2)
     return not_loaded, unused
+
+
+__all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
