@@ -206,3 +206,34 @@ def test_model_builds_the_amp_train_network():
         Model(_BNNet(), nn.MSELoss(), cast_model_type=ms.float16)
     with pytest.raises(NotImplementedError, match="boost_level='O1'"):
         parts(boost_level="O1")
+
+
+def test_model_o2_trains_with_its_loss_scale_manager(mode):
+    import minispore.dataset as ds
+    from minispore.train import Callback
+    rng = np.random.RandomState(0)
+    x, y = rng.randn(8, 4).astype(np.float32), rng.randn(8, 2).astype(np.float32)
+    w1, w2 = rng.randn(3, 4).astype(np.float32), rng.randn(2, 3).astype(np.float32)
+    data = ds.NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False).batch(4)
+    net = nn.SequentialCell(nn.Dense(4, 3, weight_init=Tensor(w1), bias_init="zeros"),
+                            nn.ReLU(), nn.Dense(3, 2, weight_init=Tensor(w2), bias_init="zeros"))
+    manager = DynamicLossScaleManager(2 ** 10, 2, 1)
+    model = Model(net, nn.MSELoss(), nn.Momentum(net.trainable_params(), 0.05, 0.9),
+                  metrics={"mae"}, amp_level="O2", loss_scale_manager=manager)
+    seen = []
+
+    class Record(Callback):
+        def on_train_step_end(self, run_context):
+            loss, overflow, scale = run_context.original_args().net_outputs
+            seen.append((float(loss.asnumpy()), bool(overflow.asnumpy()),
+                         float(scale.asnumpy())))
+    model.train(2, data, callbacks=[Record()])
+    # values from MindSpore 2.10 (PyNative; its GRAPH_MODE fuses float16 ops and differs
+    # by ~1e-3): the loss per step, no overflow, the scale doubling every step (window 1)
+    np.testing.assert_allclose([s[0] for s in seen], [1.4980924, 6.50089, 1.0704372, 1.2918272],
+                               rtol=1e-3)
+    assert [s[1:] for s in seen] == [(False, 2048.0), (False, 4096.0), (False, 8192.0),
+                                     (False, 16384.0)]
+    assert manager.get_loss_scale() == 16384          # the host-side manager followed
+    np.testing.assert_allclose(model.eval(data)["mae"], 1.7121356129646301, rtol=1e-3)
+    assert model.predict(Tensor(x[:2])).dtype is ms.float16   # the network itself is float16
