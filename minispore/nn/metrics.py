@@ -146,7 +146,8 @@ class Accuracy(Metric):
 
 
 class MAE(Metric):
-    """Mean absolute error: sum |y - y_pred| / number of samples."""
+    """Mean absolute error: sum |y - y_pred| / number of samples. The error is computed and
+    summed in the inputs' dtype and accumulated in float64 (MindSpore's numbers)."""
 
     def clear(self):
         self._abs_error_sum = 0.0
@@ -156,23 +157,24 @@ class MAE(Metric):
     def update(self, *inputs):
         if len(inputs) != 2:
             raise ValueError(f"MAE.update needs 2 inputs (y_pred, y), got {len(inputs)}")
-        y_pred = self._convert_data(inputs[0]).astype(np.float64)
-        y = self._convert_data(inputs[1]).astype(np.float64)
+        y_pred = self._convert_data(inputs[0])
+        y = self._convert_data(inputs[1])
         if y.size != y_pred.size:
             raise ValueError(f"MAE: y_pred {y_pred.shape} and y {y.shape} must have the same "
                              f"number of elements")
-        self._abs_error_sum += float(np.abs(y.reshape(y_pred.shape) - y_pred).sum())
+        self._abs_error_sum += np.float64(np.abs(y.reshape(y_pred.shape) - y_pred).sum())
         self._samples_num += int(y.shape[0]) if y.ndim else 1
 
     def eval(self):
         if self._samples_num == 0:
             raise RuntimeError("MAE can not be calculated, because the number of samples is 0; "
                                "call update() first")
-        return self._abs_error_sum / self._samples_num
+        return float(self._abs_error_sum / self._samples_num)
 
 
 class MSE(Metric):
-    """Mean squared error: sum (y - y_pred)^2 / number of samples (first dimension)."""
+    """Mean squared error: sum (y - y_pred)^2 / number of samples (first dimension); summed in
+    the inputs' dtype, accumulated in float64, as MindSpore."""
 
     def clear(self):
         self._squared_error_sum = 0.0
@@ -188,14 +190,15 @@ class MSE(Metric):
         if y.size != y_pred.size:
             raise ValueError(f"MSE: y_pred {y_pred.shape} and y {y.shape} must have the same "
                              f"number of elements")
-        self._squared_error_sum += np.power(y.reshape(y_pred.shape) - y_pred, 2).sum()
+        squared = np.power(y.reshape(y_pred.shape) - y_pred, 2)
+        self._squared_error_sum += np.float64(squared.sum())
         self._samples_num += int(y.shape[0]) if y.ndim else 1
 
     def eval(self):
         if self._samples_num == 0:
             raise RuntimeError("The 'MSE' can not be calculated, because the number of samples is "
                                "0; call update() before eval()")
-        return self._squared_error_sum / self._samples_num
+        return float(self._squared_error_sum / self._samples_num)
 
 
 class Loss(Metric):
@@ -216,14 +219,14 @@ class Loss(Metric):
         if loss.ndim != 1:
             raise ValueError(f"For 'Loss.update', the dimension of your input (loss) must be 1, "
                              f"but got {loss.ndim}.")
-        self._sum_loss += loss.mean(-1)
+        self._sum_loss += np.float64(loss.mean(-1))      # MindSpore's float64 running sum
         self._total_num += 1
 
     def eval(self):
         if self._total_num == 0:
             raise RuntimeError("The 'Loss' can not be calculated, because the number of samples "
                                "is 0; call update() before eval()")
-        return self._sum_loss / self._total_num
+        return float(self._sum_loss / self._total_num)
 
 
 def _is_one_hot(y) -> bool:
@@ -318,7 +321,8 @@ def get_metric_fn(name, *args, **kwargs):
         raise NotImplementedError(f"For 'get_metric_fn', the metric {name!r} is not implemented "
                                   f"by minispore; use one of {sorted(_FACTORY)}")
     if name not in _FACTORY:
-        raise KeyError(f"For 'get_metric_fn', unsupported metric {name!r}; use one of {sorted(_FACTORY)}")
+        raise KeyError(f"For 'get_metric_fn', unsupported metric {name!r}; use one of "
+                       f"{sorted(_FACTORY)}")
     return _FACTORY[name](*args, **kwargs)
 
 

@@ -312,3 +312,51 @@ def test_default_config_writes_ckpt_files_every_step_keeping_five(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [f"CKP-1_{s}.ckpt" for s in range(2, 7)]
     saved = ms.load_checkpoint(cb.latest_ckpt_file_name)
     np.testing.assert_array_equal(saved["weight"].asnumpy(), net.weight.asnumpy())
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_fit_with_every_schedule_callback_matches_mindspore(tmp_path, mode, capsys):
+    """One fit with History, ReduceLROnPlateau, EarlyStopping, LearningRateScheduler,
+    ModelCheckpoint, LossMonitor and TimeMonitor from fixed initial weights: the learning rates,
+    the stop epoch, the eval metrics per epoch and the checkpoint files are MindSpore 2.10's
+    (the same script run there, both modes)."""
+    from minispore.train import Accuracy, Loss, Precision, TimeMonitor
+    ms.set_context(mode=MODES[mode])
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((48, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int32)
+    w0 = rng.standard_normal((2, 4)).astype(np.float32) * 0.1
+
+    def data(n=48):
+        return ds.NumpySlicesDataset({"x": x[:n], "y": y[:n]}, shuffle=False).batch(16)
+
+    net = nn.Dense(4, 2, weight_init=ms.Tensor(w0), bias_init="zeros")
+    opt = nn.Momentum(net.trainable_params(), 0.1, 0.9)
+    model = Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), opt,
+                  metrics={"acc": Accuracy(), "loss": Loss(), "p": Precision()})
+    hist, lrs = History(), []
+    es = EarlyStopping(monitor="eval_loss", patience=2, min_delta=0.03)
+    ck = ModelCheckpoint(prefix="p", directory=str(tmp_path), config=CheckpointConfig(
+        save_checkpoint_steps=4, keep_checkpoint_max=3, format="safetensors"))
+    model.fit(8, data(), data(32), callbacks=[
+        hist, ReduceLROnPlateau(monitor="eval_loss", factor=0.5, patience=0, min_delta=0.05), es,
+        LambdaCallback(on_train_epoch_end=lambda rc: lrs.append(
+            float(rc.original_args().optimizer.learning_rate.asnumpy()))),
+        ck, LearningRateScheduler(lambda lr, s: lr * 0.97 if s % 3 == 0 else lr),
+        LossMonitor(2), TimeMonitor()])
+    # values from MindSpore 2.10
+    np.testing.assert_allclose(lrs, [0.09700000286102295, 0.09408999979496002,
+                                     0.09126730263233185, 0.08852928131818771,
+                                     0.04293670132756233, 0.02082430012524128,
+                                     0.010099785402417183], rtol=1e-7)
+    assert es.stopped_epoch == 7 and hist.epoch["epoch"] == [1, 2, 3, 4, 5, 6, 7]
+    assert hist.history["acc"] == [0.8125, 0.90625, 0.90625, 0.90625, 0.9375, 0.9375, 0.9375]
+    np.testing.assert_allclose(hist.history["loss"], [
+        0.5833044946193695, 0.3989117741584778, 0.30086827278137207, 0.2477259337902069,
+        0.21340280771255493, 0.2004266306757927, 0.19497425109148026], rtol=1e-5)
+    np.testing.assert_allclose(hist.history["p"][-1], [0.9444444444444444, 0.9285714285714286])
+    assert sorted(os.listdir(tmp_path)) == ["p-6_1.safetensors", "p-7_2.safetensors",
+                                            "p-7_3.safetensors"]
+    out = capsys.readouterr().out
+    assert "epoch: 1 step: 2, loss is " in out and "Train epoch time: " in out
+    assert "Eval epoch time: " in out and "Eval result: epoch 7, metrics: {'acc': 0.9375" in out

@@ -118,3 +118,24 @@ def test_accuracy_over_a_segmentation_map_matches_mindspore():
     assert acc.eval() == 0.25                                  # MindSpore 2.10 on these inputs
     with pytest.raises(ValueError, match="class number"):
         acc.update(np.zeros((2, 4)), np.array([0, 1]))
+
+
+def test_error_and_loss_metrics_accumulate_as_mindspore():
+    """float32 inputs: the error is summed in float32 and accumulated in float64, as MindSpore
+    (whose numpy 1.x turns `0 + float32` into float64); values from MindSpore 2.10, exact."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((7, 3)).astype(np.float32)
+    b = rng.standard_normal((7, 3)).astype(np.float32)
+    got = {}
+    for cls in (train.MAE, train.MSE):
+        m = cls()
+        m.update(ms.Tensor(a), ms.Tensor(b))
+        m.update(a[:2], b[:2])
+        got[cls.__name__] = m.eval()
+    loss = train.Loss()
+    for row in a:
+        loss.update(ms.Tensor(row))
+    got["Loss"] = loss.eval()
+    assert got == {"MAE": 2.956645859612359, "MSE": 4.5796051025390625,
+                   "Loss": -0.2184733578136989}
+    assert all(type(v) is float for v in got.values())
