@@ -4,10 +4,12 @@
 minispore's graph IR) into the OnnxWriter `w`: `xs` are the ONNX names of its inputs, `ys` the
 names its outputs must get. Every converter reproduces minispore's semantics of the primitive
 exactly (its dtype rule, MindSpore's pad_mode geometry, numpy's rounding of mod and floor_div),
-building from several ONNX ops where no single one matches (gelu, log1p, mod, logsumexp).
-A primitive missing here (a gradient kernel, a random op, sort/topk whose tie order ONNX does not
-define as MindSpore's CPU kernel does) is refused by the exporter with its name and source line.
-The target is the default ONNX domain at OPSET (every Reduce* op takes its axes as an input).
+building from several ONNX ops where no single one matches (gelu, log1p, mod, logsumexp), and
+widening the integer types onnxruntime has no kernel for (wide_int). A primitive without a
+converter is listed in UNSUPPORTED with the reason (a gradient kernel, a random op, topk, whose
+tie order is MindSpore's CPU kernel's, not ONNX TopK's) and refused by the exporter with its
+name and source line. The target is the default ONNX domain at OPSET (every Reduce* op takes
+its axes as an input).
 """
 from __future__ import annotations
 

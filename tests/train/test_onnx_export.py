@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -468,3 +470,14 @@ def test_file_name_suffix_and_mode(tmp_path):
         assert stat.S_IMODE(os.stat(path).st_mode) == stat.S_IRUSR
     ms.export(MLP(), x, file_name=str(tmp_path / "plain"), file_format="ONNX")
     onnx.checker.check_model(onnx.load(str(tmp_path / "plain.onnx")))
+
+
+def test_onnx_is_imported_only_by_export(tmp_path, monkeypatch):
+    code = "import sys, minispore; print('onnx' in sys.modules or 'onnxruntime' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert out.stdout.strip() == "False", out.stderr
+    monkeypatch.setitem(sys.modules, "onnx", None)          # as if it were not installed
+    with pytest.raises(ImportError, match=r'pip install "minispore\[onnx\]"'):
+        ms.export(MLP(), ms.Tensor(_det((2, 4), 3)), file_name=str(tmp_path / "m"),
+                  file_format="ONNX")
