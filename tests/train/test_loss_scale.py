@@ -26,7 +26,11 @@ def _tiny(opt="sgd"):
     return net, o, nn.WithLossCell(net, nn.MSELoss())
 
 
-def test_dynamic_update_cell_sequence_as_mindspore(mode, monkeypatch):
+@pytest.mark.parametrize("jit_level", ["O0", "O2"])
+def test_dynamic_update_cell_sequence_as_mindspore(mode, jit_level, monkeypatch):
+    if mode == "pynative" and jit_level != "O0":
+        pytest.skip("jit_level is a GRAPH_MODE setting")
+    ms.set_context(jit_level=jit_level)     # O2: the CPU's whole-graph native program
     from minispore.nn.wrap import loss_scale
     ifs = []
     real_if = loss_scale._graph_if
