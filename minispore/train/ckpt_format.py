@@ -184,8 +184,10 @@ def read(path: str, raw: bytes, crc_check: bool, keep=None) -> dict:
     msg = Checkpoint()
     try:
         msg.ParseFromString(body)
-    except DecodeError as e:
+    except (DecodeError, ValueError, RuntimeError) as e:
         raise _not_a_checkpoint(path, raw, f"protobuf: {e}") from None
+    if not msg.value:                   # bytes protobuf reads as unknown fields only
+        raise _not_a_checkpoint(path, raw, "no Checkpoint value in it")
     out, values = {}, msg.value
     pieces = []
     for i, v in enumerate(values):

@@ -55,6 +55,11 @@ def _value(who: str, name: str, v):
     if isinstance(v, Tensor):
         return v.asnumpy()
     if isinstance(v, np.ndarray):
+        try:
+            dt.to_dtype(v.dtype)
+        except Exception:
+            raise TypeError(f"{who}: the array {name!r} has dtype {v.dtype}, which minispore "
+                            f"has no dtype for; convert it (e.g. to int32/float32)") from None
         return v
     raise TypeError(f"{who}: the value of {name!r} must be a Parameter, Tensor, numpy array or "
                     f"str, got {type_name(v)}")

@@ -48,7 +48,7 @@ def test_the_default_format_is_mindspores_ckpt(tmp_path):
     assert set(load_file(str(tmp_path / "s.safetensors"))) == {"w", "b"}
 
 
-def test_the_file_name_rules_are_mindsporess(tmp_path):
+def test_the_file_name_rules_are_mindspores(tmp_path):
     # MindSpore 2.10: a name not ending with the format gets ".<format>" appended ...
     ms.save_checkpoint(Net(), str(tmp_path / "plain"))
     ms.save_checkpoint(Net(), str(tmp_path / "x.safetensors"))
@@ -96,6 +96,8 @@ def test_append_dict_as_mindspore_stores_it(tmp_path, fmt):
         "flag": (ms.bool_, ()), "step": (ms.int32, ())}
     assert all(isinstance(v, ms.Parameter) for v in got.values())
     assert int(got["epoch"].asnumpy()) == 20 and float(got["lr"].asnumpy()) == 0.5
+    with pytest.raises(TypeError, match=r"array 'u2' has dtype uint16, which minispore has no"):
+        ms.save_checkpoint({"u2": np.ones(2, np.uint16)}, path, format=fmt)
     with pytest.raises(TypeError, match="append_dict must map str to int"):
         ms.save_checkpoint(Net(), path, format=fmt, append_dict={"a": [1, 2]})
 
@@ -181,6 +183,9 @@ def test_malformed_ckpt_files_are_refused_naming_the_fault(tmp_path):
     with pytest.raises(ValueError, match=r"t\.ckpt' is not a readable MindSpore \.ckpt "
                                          r"checkpoint .*truncated"):
         ms.load_checkpoint(str(tmp_path / "t.ckpt"))
+    (tmp_path / "x.ckpt").write_bytes(b"\x08\x01")                # protobuf, but no Value
+    with pytest.raises(ValueError, match=r"x\.ckpt' is not a readable .*no Checkpoint value"):
+        ms.load_checkpoint(str(tmp_path / "x.ckpt"))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
