@@ -166,17 +166,24 @@ def check_enum(op: str, name: str, value, enum_cls):
 
 class RandomDraws:
     """The generator of one random op: seeded from `dataset.config`'s seed and the op's kind,
-    so a seeded pipeline draws the same parameters in every run (like MindSpore, two ops of one
-    kind draw the same sequence); a new seed set later starts a new sequence."""
+    so a seeded pipeline draws the same parameters in every run (like MindSpore, which seeds
+    every random op with the set seed, two ops of one kind then draw the same sequence; without
+    a set seed each op draws its own); a new seed set later starts a new sequence."""
+
+    _instances = 0
 
     def __init__(self, kind: str):
         self._salt = zlib.crc32(kind.encode())
+        RandomDraws._instances += 1
+        self._instance = RandomDraws._instances
         self._seed, self._gen = None, None
 
     def generator(self) -> np.random.Generator:
         seed = config.get_seed()
         if self._gen is None or seed != self._seed:
-            self._gen = np.random.default_rng([seed, 3, self._salt])
+            user_seeded = config._seed["value"] is not None
+            key = [seed, 3, self._salt] + ([] if user_seeded else [self._instance])
+            self._gen = np.random.default_rng(key)
             self._seed = seed
         return self._gen
 
