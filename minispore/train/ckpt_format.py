@@ -67,7 +67,7 @@ def message_classes():
     maptensor.field.add(name="tensor", number=1, label=F.LABEL_REPEATED, type=F.TYPE_MESSAGE,
                         type_name=".TensorProto")
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
+    pool.AddSerializedFile(proto.SerializeToString())      # in every protobuf >= 3
     get_class = getattr(message_factory, "GetMessageClass", None)
     if get_class is None:                                   # protobuf < 4.22
         get_class = message_factory.MessageFactory(pool).GetPrototype
