@@ -309,6 +309,23 @@ def test_dtypes_match_minispore(tmp_path, fdt, idt):
                                    atol=tol, err_msg=f"output {k}")
 
 
+class Logic(nn.Cell):
+    def construct(self, i, b):
+        return (ops.bitwise_and(i, 6), ops.bitwise_or(i, 3), ops.bitwise_xor(i, i * 2),
+                ops.logical_and(i, b), ops.logical_or(b, i > 0), ops.logical_not(b), i == 2,
+                b + b, b * b, ops.where(b, i, 0.5), ops.square(i), ops.fill(ms.float32, (2,), 3.0),
+                ops.arange(5), ops.zeros_like(i), ops.ones((2, 2)))
+
+
+def test_bitwise_logical_and_constant_ops_match_minispore(tmp_path):
+    i = np.random.default_rng(5).integers(-4, 5, (3, 4)).astype(np.int32)
+    b = i % 2 == 0
+    _, path = _export(Logic(), i, b, tmp_path=tmp_path)
+    for k, (x, y) in enumerate(zip(_run_onnx(path, i, b), _expected(Logic(), i, b))):
+        assert x.dtype == y.dtype, k
+        np.testing.assert_array_equal(x, y, err_msg=f"output {k}")
+
+
 class TwoInputs(nn.Cell):
     def construct(self, x, pair, half):
         a, b = pair
