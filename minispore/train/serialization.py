@@ -151,6 +151,8 @@ def _atomic_write(path: str, write_to) -> None:
     os.close(fd)
     try:
         write_to(tmp)
+        with open(tmp, "rb") as f:            # on disk before the rename makes it visible
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
