@@ -39,6 +39,13 @@ def inputs():
 IMAGES = inputs()
 
 
+@pytest.fixture(autouse=True)
+def _restore_the_pipeline_seed():
+    saved = config._seed["value"]
+    yield
+    config._seed["value"] = saved
+
+
 def _checksums(out):
     o = np.asarray(out).astype(np.float64)
     w = (np.arange(o.size) % 7 + 1).reshape(o.shape)

@@ -54,3 +54,55 @@ def test_clear_errors():
         vision.HWC2CHW()(np.ones((2,)))
     with pytest.raises(TypeError, match="data_type"):
         transforms.TypeCast("not a dtype")
+
+
+def test_one_hot_is_mindspores():
+    # values from MindSpore 2.10
+    out = transforms.OneHot(3)(np.array([0, 2], np.int32))
+    assert out.tolist() == [[1, 0, 0], [0, 0, 1]] and out.dtype == np.int32
+    assert transforms.OneHot(3)(np.array([1], np.uint8)).tolist() == [0, 1, 0]   # one row
+    assert transforms.OneHot(3)(np.array([-1])).tolist() == [0, 0, 0]
+    smooth = transforms.OneHot(3, 0.1)(np.array(1))
+    assert smooth.dtype == np.float64
+    assert np.allclose(smooth, [0.1 / 3, 0.9 + 0.1 / 3, 0.1 / 3])
+    with pytest.raises(ValueError, match="num_classes=3"):
+        transforms.OneHot(3)(np.array([3]))
+    with pytest.raises(ValueError, match="smoothing_rate with 2 labels"):
+        transforms.OneHot(3, 0.1)(np.array([0, 2]))
+    with pytest.raises(TypeError, match="integers"):
+        transforms.OneHot(3)(np.array([0.0]))
+
+
+def test_fill_concatenate_duplicate_pad_end():
+    # values from MindSpore 2.10
+    f = transforms.Fill(2.7)(np.array([1, 2]))
+    assert f.tolist() == [2, 2] and f.dtype == np.int64
+    assert transforms.Fill("x")(np.array(["ab", "c"])).tolist() == ["x", "x"]
+    c = transforms.Concatenate(0, np.array([9]), np.array([7, 8]))(np.array([1, 2]))
+    assert c.tolist() == [9, 1, 2, 7, 8]
+    assert transforms.Concatenate(0, np.array(["x"]))(np.array(["a"])).tolist() == ["x", "a"]
+    with pytest.raises(TypeError, match="dtype"):
+        transforms.Concatenate(0, np.array([1.5]))(np.array([1, 2]))
+    a, b = transforms.Duplicate()(np.array([1, 2]))
+    assert a.tolist() == b.tolist() == [1, 2] and a is not b
+    assert transforms.PadEnd([4], -1)(np.array([1, 2])).tolist() == [1, 2, -1, -1]
+    assert transforms.PadEnd([1])(np.array([1, 2])).tolist() == [1]
+    assert transforms.PadEnd([2, 3])(np.array([[1], [2]])).tolist() == [[1, 0, 0], [2, 0, 0]]
+    assert transforms.PadEnd([3], "zz")(np.array(["a"])).tolist() == ["a", "zz", "zz"]
+    assert transforms.PadEnd([3])(np.array(["a"])).tolist() == ["a", "", ""]
+
+
+def test_random_combinators():
+    plus = lambda x: x + 1          # noqa: E731
+    assert transforms.RandomApply([plus], 1.0)(np.array([1])).tolist() == [2]
+    assert transforms.RandomApply([plus], 0.0)(np.array([1])).tolist() == [1]
+    choice = transforms.RandomChoice([plus, lambda x: x * 10])
+    assert {int(choice(np.array([1]))[0]) for _ in range(30)} == {2, 10}
+    order = transforms.RandomOrder([plus, lambda x: x * 10])
+    assert {int(order(np.array([1]))[0]) for _ in range(30)} == {20, 11}
+    pair = transforms.Compose([lambda x: (x, x + 1)])(np.array([1]))
+    assert isinstance(pair, tuple) and pair[1].tolist() == [2]
+    with pytest.raises(ValueError, match="prob"):
+        transforms.RandomApply([plus], 1.5)
+    with pytest.raises(TypeError, match="transforms"):
+        transforms.RandomChoice([])
