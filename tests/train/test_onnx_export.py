@@ -175,6 +175,34 @@ def test_mlp_gives_mindsporess_numbers(tmp_path, caller_mode):
     assert [(o.domain, o.version) for o in model.opset_import] == [("", 18)]
 
 
+class SmallCNN(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3, pad_mode="pad", padding=1, has_bias=True)
+        self.bn = nn.BatchNorm2d(2)
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(2, 2)
+        self.apool = nn.AvgPool2d(2, 2)
+        self.flat = nn.Flatten()
+        self.fc = nn.Dense(8, 3)
+
+    def construct(self, x):
+        return self.fc(self.flat(self.apool(self.pool(self.relu(self.bn(self.conv(x)))))))
+
+
+def test_cnn_with_batchnorm_gives_mindsporess_numbers(tmp_path):
+    net = SmallCNN()
+    for k, p in enumerate(sorted(net.get_parameters(), key=lambda p: p.name)):
+        v = _det(p.shape, 3 + k)
+        p.set_data(ms.Tensor(np.abs(v) + 0.5 if "variance" in p.name or "beta" in p.name
+                             else v))
+    x = _det((1, 1, 8, 8), 7)
+    _, path = _export(net, x, tmp_path=tmp_path)
+    # values from MindSpore 2.10 (the same parameters and input)
+    want = np.array([[0.48764533, -0.29026368, -0.53881174]], np.float32)
+    np.testing.assert_allclose(_run_onnx(path, x)[0], want, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.parametrize("make, shape", [(LeNet, (2, 1, 10, 10)), (Residual, (2, 4, 9, 9))])
 def test_conv_nets_match_minispore(tmp_path, caller_mode, make, shape):
     net = _randomize_bn(make())
