@@ -360,3 +360,67 @@ def test_fit_with_every_schedule_callback_matches_mindspore(tmp_path, mode, caps
     out = capsys.readouterr().out
     assert "epoch: 1 step: 2, loss is " in out and "Train epoch time: " in out
     assert "Eval epoch time: " in out and "Eval result: epoch 7, metrics: {'acc': 0.9375" in out
+
+
+def test_time_monitor_data_time(capsys):
+    """data_time=True adds the time between steps (MindSpore's format); in sink mode it is
+    refused naming the option."""
+    from minispore.train import TimeMonitor
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    _, _, model = _model()
+    model.train(1, _data(), callbacks=TimeMonitor(data_time=True))
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("Train epoch time: ") and " ms, per step time: " in line
+    assert "(data time: " in line and line.endswith(" ms)")
+    with pytest.raises(TypeError, match="data_time"):
+        TimeMonitor(data_time=1)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_eval_callbacks_and_metrics_match_mindspore(mode):
+    from minispore.train import F1, Accuracy, Callback, ConfusionMatrix, Loss
+    ms.set_context(mode=MODES[mode])
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int32)
+    w0 = rng.standard_normal((2, 4)).astype(np.float32) * 0.5
+    data = ds.NumpySlicesDataset({"x": x, "y": y}, shuffle=False).batch(16)
+    net = nn.Dense(4, 2, weight_init=ms.Tensor(w0), bias_init="zeros")
+    model = Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"), None,
+                  metrics={"acc": Accuracy(), "loss": Loss(), "f1": F1(),
+                           "cm": ConfusionMatrix(2)})
+    ev = []
+
+    class Seen(Callback):
+        def on_eval_begin(self, rc):
+            c = rc.original_args()
+            ev.append(["begin", c.mode, c.batch_num, c.cur_step_num])
+
+        def on_eval_epoch_begin(self, rc):
+            ev.append(["epoch_begin"])
+
+        def on_eval_step_begin(self, rc):
+            c = rc.original_args()
+            ev.append(["step_begin", c.cur_step_num, len(c.eval_dataset_element)])
+
+        def on_eval_step_end(self, rc):
+            c = rc.original_args()
+            ev.append(["step_end", c.cur_step_num, [list(o.shape) for o in c.net_outputs]])
+
+        def on_eval_epoch_end(self, rc):
+            ev.append(["epoch_end", sorted(rc.original_args().get("metrics") or [])])
+
+        def on_eval_end(self, rc):
+            ev.append(["end", sorted(rc.original_args().metrics)])
+
+    r = model.eval(data, callbacks=[Seen()])
+    # values from MindSpore 2.10, both modes
+    assert ev == [["begin", "eval", 3, 0], ["epoch_begin"], ["step_begin", 1, 2],
+                  ["step_end", 1, [[], [16, 2], [16]]], ["step_begin", 2, 2],
+                  ["step_end", 2, [[], [16, 2], [16]]], ["step_begin", 3, 2],
+                  ["step_end", 3, [[], [8, 2], [8]]], ["epoch_end", []],
+                  ["end", ["acc", "cm", "f1", "loss"]]]
+    assert r["acc"] == 0.75
+    assert r["loss"] == pytest.approx(0.5202248791853586, rel=1e-6)
+    np.testing.assert_allclose(r["f1"], [0.782608695652174, 0.7058823529411765], rtol=1e-15)
+    np.testing.assert_array_equal(r["cm"], [[18.0, 3.0], [7.0, 12.0]])
