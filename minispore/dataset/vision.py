@@ -1,16 +1,17 @@
 """`mindspore.dataset.vision`: image ops on numpy HWC images (as MindSpore's decoders produce)
 and, where MindSpore takes them, PIL images. This module holds decoding and the type/layout
-ops (Decode, ToTensor, ToPIL, ToNumpy, Rescale, Normalize, HWC2CHW) and re-exports the
-geometric (vision_geometry), warping (vision_warp) and colour (vision_color) ops, so every op
-is importable as `minispore.dataset.vision.<Name>`."""
+ops (Decode, RandomCropDecodeResize, ToTensor, ToPIL, ToNumpy, Rescale, Normalize, HWC2CHW)
+and re-exports the geometric (vision_geometry), warping (vision_warp) and colour
+(vision_color) ops, so every op is importable as `minispore.dataset.vision.<Name>`."""
 from __future__ import annotations
 
 import numpy as np
 
 from .vision_common import Border, Inter, as_image, is_pil, pil_image_module
 from .vision_color import Equalize, RandomColorAdjust
-from .vision_geometry import (CenterCrop, HorizontalFlip, Pad, RandomCrop, RandomHorizontalFlip,
-                              RandomResizedCrop, RandomVerticalFlip, Resize, VerticalFlip)
+from .vision_geometry import (CenterCrop, Crop, HorizontalFlip, Pad, RandomCrop,
+                              RandomHorizontalFlip, RandomResizedCrop, RandomVerticalFlip, Resize,
+                              VerticalFlip)
 from .vision_warp import RandomAffine, RandomRotation, Rotate
 
 
@@ -52,6 +53,26 @@ class Decode:
                                f"to arrays); use Decode(to_pil=True)")
         pil = pil.convert("RGB")
         return pil if self.to_pil else np.asarray(pil).copy()
+
+
+class RandomCropDecodeResize:
+    """Decode, then crop a random area and resize it exactly as RandomResizedCrop does (one
+    op for the common ImageNet recipe)."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.),
+                 interpolation=Inter.BILINEAR, max_attempts=10):
+        self._crop = RandomResizedCrop(size, scale, ratio, interpolation, max_attempts)
+        self._crop._draws = type(self._crop._draws)("RandomCropDecodeResize")
+        self.size, self.scale, self.ratio = self._crop.size, self._crop.scale, self._crop.ratio
+        self.interpolation, self.max_attempts = interpolation, max_attempts
+
+    def __call__(self, img):
+        if not (isinstance(img, (bytes, bytearray)) or
+                (isinstance(img, np.ndarray) and img.ndim == 1 and img.dtype == np.uint8)):
+            raise TypeError(f"RandomCropDecodeResize: the input should be an encoded image (a "
+                            f"1-D uint8 array), got {getattr(img, 'shape', type(img))}; use "
+                            f"RandomResizedCrop on decoded images")
+        return self._crop(Decode()(img))
 
 
 class ToPIL:
@@ -149,7 +170,8 @@ class HWC2CHW:
         return np.ascontiguousarray(img.transpose(2, 0, 1))
 
 
-__all__ = ["Inter", "Border", "Decode", "ToPIL", "ToNumpy", "ToTensor", "Rescale", "Normalize",
-           "HWC2CHW", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop",
-           "HorizontalFlip", "VerticalFlip", "RandomHorizontalFlip", "RandomVerticalFlip",
-           "RandomRotation", "Rotate", "RandomAffine", "RandomColorAdjust", "Equalize"]
+__all__ = ["Inter", "Border", "Decode", "RandomCropDecodeResize", "Crop", "ToPIL", "ToNumpy",
+           "ToTensor", "Rescale", "Normalize", "HWC2CHW", "Resize", "CenterCrop", "Pad",
+           "RandomCrop", "RandomResizedCrop", "HorizontalFlip", "VerticalFlip",
+           "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "Rotate",
+           "RandomAffine", "RandomColorAdjust", "Equalize"]

@@ -170,6 +170,29 @@ def padding_ltrb(op: str, padding):
     return tuple(int(v) for v in vals)
 
 
+class Crop:
+    """Crop the (h, w) window (size; an int: a square) whose top-left pixel is coordinates
+    (top, left)."""
+
+    def __init__(self, coordinates, size):
+        from .vision_common import _is_int
+        if not isinstance(coordinates, (list, tuple)) or len(coordinates) != 2 or \
+                not all(_is_int(c) for c in coordinates):
+            raise TypeError(f"Crop: coordinates must be (top, left) ints, got {coordinates!r}")
+        if any(c < 0 for c in coordinates):
+            raise ValueError(f"Crop: coordinates must be >= 0, got {coordinates!r}")
+        self.coordinates = (int(coordinates[0]), int(coordinates[1]))
+        self.size = square(size_pair("Crop", size))
+
+    def __call__(self, img):
+        x = as_image("Crop", img)
+        (top, left), (h, w) = self.coordinates, self.size
+        if top + h > x.shape[0] or left + w > x.shape[1]:
+            raise ValueError(f"Crop: the window at {self.coordinates} of size {self.size} "
+                             f"exceeds the image {x.shape[:2]}")
+        return crop_array(x, top, left, h, w)
+
+
 class CenterCrop:
     """Crop the centre (h, w) (an int: a square); a crop larger than the image pads it with 0
     around the image first, as MindSpore does."""
@@ -301,7 +324,7 @@ class VerticalFlip:
     """Mirror top-bottom."""
 
     def __call__(self, img):
-        x = as_image("VerticalFlip", img, pil=True)           # MindSpore flips one image, not batches
+        x = as_image("VerticalFlip", img, pil=True)     # one image, not batches (MindSpore)
         return back_to_input_kind(img, np.ascontiguousarray(x[::-1]))
 
 
@@ -329,5 +352,6 @@ class RandomVerticalFlip:
         return VerticalFlip()(img) if self._draws.happens(self.prob) else img
 
 
-__all__ = ["Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "HorizontalFlip",
-           "VerticalFlip", "RandomHorizontalFlip", "RandomVerticalFlip"]
+__all__ = ["Resize", "Crop", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop",
+           "HorizontalFlip", "VerticalFlip", "RandomHorizontalFlip",
+           "RandomVerticalFlip"]

@@ -152,7 +152,7 @@ class RandomAffine:
             self.degrees = (-float(degrees), float(degrees))
         else:
             self.degrees = min_max_range(op, "degrees", degrees)
-        self.translate = self._ranges(op, "translate", translate, 2, -1.0, 1.0)
+        self.translate = self._ranges(op, "translate", translate, -1.0, 1.0)
         self.scale = (1.0, 1.0) if scale is None else min_max_range(op, "scale", scale, low=0)
         if scale is not None and self.scale[1] <= 0:
             raise ValueError(f"{op}: scale[1] must be > 0, got {scale!r}")
@@ -160,13 +160,13 @@ class RandomAffine:
             if shear <= 0:
                 raise ValueError(f"{op}: shear must be > 0 as a single number, got {shear}")
             shear = (-shear, shear)
-        self.shear = self._ranges(op, "shear", shear, 2, None, None)
+        self.shear = self._ranges(op, "shear", shear, None, None)
         self.resample = check_enum(op, "resample", resample, Inter)
         self.fill_value = fill_triple(op, fill_value)
         self._draws = RandomDraws(op)
 
     @staticmethod
-    def _ranges(op, name, value, _, low, high):
+    def _ranges(op, name, value, low, high):
         if value is None:
             return (0.0, 0.0, 0.0, 0.0)
         if not isinstance(value, (list, tuple)) or len(value) not in (2, 4) or not all(

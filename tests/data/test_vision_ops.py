@@ -18,6 +18,13 @@ _values = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_values)
 
 
+def _encoded(fmt, arr, **kw):
+    from PIL import Image
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format=fmt, **kw)
+    return np.frombuffer(buf.getvalue(), np.uint8)
+
+
 def inputs():
     """The images MindSpore's values were computed on."""
     rng = np.random.default_rng(0)
@@ -33,6 +40,7 @@ def inputs():
     d["b4"] = np.stack([d["u8"], d["u8"][::-1]])
     yy, xx = np.mgrid[0:16, 0:20]
     d["coord"] = np.stack([xx * 10, yy * 10, np.full_like(xx, 255)], -1).astype(np.uint8)
+    d["png"] = _encoded("PNG", d["big"])
     return d
 
 
@@ -141,13 +149,6 @@ def test_random_color_adjust_applies_its_steps_in_a_random_order():
         outs.add(x.tobytes())
     seen = {op(img).tobytes() for _ in range(20)}
     assert seen <= outs and len(seen) > 1
-
-
-def _encoded(fmt, arr, **kw):
-    from PIL import Image
-    buf = io.BytesIO()
-    Image.fromarray(arr).save(buf, format=fmt, **kw)
-    return np.frombuffer(buf.getvalue(), np.uint8)
 
 
 def test_decode_gives_mindspores_pixels():

@@ -477,4 +477,17 @@ EXPECTED = [
      (16, 16, 3), 'uint8', 64910.0, 260114.0),
     ('V.RandomAffine(degrees=(10, 10), translate=(0.1, 0.1, 0.2, 0.2))', 'coord',
      (16, 20, 3), 'uint8', 92445.0, 369440.0),
+    ('V.RandomCropDecodeResize((8, 10), scale=(1.0, 1.0), ratio=(1.25, '
+     '1.25))', 'png',
+     (8, 10, 3), 'uint8', 30161.0, 121191.0),
+    ('V.RandomCropDecodeResize(6, scale=(1.0, 1.0), ratio=(3.0, 3.0), '
+     'interpolation=V.Inter.NEAREST)', 'png',
+     (6, 6, 3), 'uint8', 12059.0, 47729.0),
+    ('V.RandomCropDecodeResize((20, 24), scale=(1.0, 1.0), ratio=(1.25, '
+     '1.25), interpolation=V.Inter.BICUBIC)', 'png',
+     (20, 24, 3), 'uint8', 180753.0, 723220.0),
+    ('V.Crop((1, 2), (3, 4))', 'u8', (3, 4, 3), 'uint8', 4229.0, 16385.0),
+    ('V.Crop((0, 0), 2)', 'u8', (2, 2, 3), 'uint8', 1609.0, 6199.0),
+    ('V.Crop((1, 2), (3, 4))', 'g2', (3, 4), 'uint8', 1724.0, 7021.0),
+    ('V.Crop((0, 0), 2)', 'g2', (2, 2), 'uint8', 459.0, 1117.0),
 ]
