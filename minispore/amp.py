@@ -4,11 +4,13 @@ all_finite, the loss-scale managers), with MindSpore 2.10's rules.
 
 What each amp_level does to a network (auto_mixed_precision):
 - "O0": nothing.
-- "O1": the white-list Cells (convolutions, Dense, the RNN cells) run in float16 with their
-  outputs cast back to float32, and white-list Primitive instances held by a Cell (ops.MatMul(),
-  ops.ReLU(), ...) are wrapped with the same cast pair; everything else stays float32. (MindSpore
-  rewrites the network's source to insert these casts; functional calls such as ops.matmul are
-  not white-list Primitives there either.)
+- "O1": the white-list Cells (convolutions, Dense) run in float16 with their outputs cast back
+  to float32; the recurrent cells (RNNCell, GRUCell, LSTMCell) run their MatMuls and
+  activations in float16 and their gate arithmetic in float32 (nn/wrap/amp_rnn_cells.py);
+  white-list Primitive instances held by a Cell (ops.MatMul(), ops.ReLU(), ...) are wrapped with
+  the same cast pair; everything else stays float32. (MindSpore rewrites the network's source
+  to insert these casts; functional calls such as ops.matmul in a user's construct are not
+  white-list Primitives there either.)
 - "O2": the whole network to_float(float16) except the black-list Cells (BatchNorm1d/2d/3d,
   LayerNorm), which run in float32 with their outputs cast to float16 (_OutputTo16); the
   network's outputs are cast to float32 (_OutputTo32).
@@ -74,6 +76,7 @@ def _cast_white_list(network, white_list, dtype):
     """O1 on `network` in place: white-list Cells (and, under them, everything) in `dtype` with
     float32 outputs; white-list Primitive attributes wrapped with the cast pair."""
     from .core.primitive import Primitive
+    from .nn.wrap.amp_rnn_cells import make_o1
     from .nn.wrap.mixed_precision import CastedPrimitive, set_precision
     cells = tuple(c for c in white_list if _is_cell_class(c))
     prims = tuple(c for c in white_list if isinstance(c, type) and issubclass(c, Primitive))
@@ -82,6 +85,9 @@ def _cast_white_list(network, white_list, dtype):
         if id(c) in done or _precision_set_by_user(c):
             continue
         if isinstance(c, cells):
+            if make_o1(c, dtype):           # the recurrent cells: MindSpore's mixed casts
+                done.add(id(c))
+                continue
             for _, sub in c.cells_and_names():
                 done.add(id(sub))
                 set_precision(sub, dtype)

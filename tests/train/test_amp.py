@@ -261,3 +261,44 @@ def test_float16_network_is_faster_on_the_simulated_ascend(mode):
     assert max(mm16) < min(mm32)            # the Cube's float16 rate: no fp32 slowdown
     assert busy16 < busy32
     np.testing.assert_allclose(out16, out32, rtol=5e-2, atol=5e-2)
+
+
+class _Recurrent(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        rng = np.random.RandomState(5)
+        self.gru = nn.GRUCell(4, 3)
+        self.rnn = nn.RNNCell(4, 3)
+        self.rnnr = nn.RNNCell(4, 3, nonlinearity="relu")
+        for p in self.get_parameters():
+            p.set_data(Tensor(rng.randn(*p.shape).astype(np.float32) * 0.5))
+
+    def construct(self, x, h):
+        return self.gru(x, h), self.rnn(x, h), self.rnnr(x, h)
+
+
+def test_o1_recurrent_cells_cast_as_mindspores_rewrite(mode):
+    rng = np.random.RandomState(3)
+    x = Tensor(rng.randn(2, 4).astype(np.float32))
+    h = Tensor(rng.randn(2, 3).astype(np.float32) / 2)
+    net = amp.auto_mixed_precision(_Recurrent(), "O1")
+    assert type(net.gru).__name__ == "GRUCellOpt" and isinstance(net.gru, nn.GRUCell)
+    gru, rnn, rnnr = net(x, h)
+    assert {gru.dtype, rnn.dtype, rnnr.dtype} == {ms.float32}
+    # values from MindSpore 2.10: the MatMuls and activations in float16, the gate arithmetic
+    # in float32 (RNNCell bit for bit; GRUCell within MindSpore's CPU float16 sigmoid, which is
+    # 1 ulp off the correctly rounded value for about a third of its inputs)
+    np.testing.assert_array_equal(rnn.asnumpy().ravel(), [-0.755859375, 0.85791015625,
+                                                          0.7685546875, -0.689453125,
+                                                          0.123779296875, 0.94775390625])
+    np.testing.assert_array_equal(rnnr.asnumpy().ravel(), [0.0, 1.505859375, 1.7568359375,
+                                                           0.43505859375, 0.0, 0.0])
+    np.testing.assert_allclose(gru.asnumpy().ravel(),
+                               [0.44861164689064026, -0.32149964570999146, 0.5293771624565125,
+                                0.3389822244644165, 0.06677836179733276, 0.8333813548088074],
+                               atol=3e-4)
+    lstm = amp.auto_mixed_precision(nn.LSTMCell(4, 3), "O1")
+    hy, cy = lstm(x, (h, h))
+    assert type(lstm).__name__ == "LSTMCellOpt" and hy.dtype is cy.dtype is ms.float32
+    grads = ms.grad(lambda a: lstm(a, (h, h))[0].sum(), None, lstm.trainable_params())(x)
+    assert [g.dtype for g in grads] == [ms.float32] * 4
