@@ -104,6 +104,9 @@ def test_getters():
             _abc().repeat().get_repeat_count()) == (1, 3, -1)
     assert _abc(6).batch(3).repeat(2).get_batch_size() == 3
     assert _abc(6).repeat(2).batch(3).get_repeat_count() == 2
+    # MindSpore 2.10: a dataset repeating forever reports the size of one pass
+    assert _abc().repeat().get_dataset_size() == 4
+    assert _abc().repeat().take(5).get_dataset_size() == 4
     assert (_abc().repeat(3).batch(5).get_dataset_size(),
             _abc().batch(3).repeat(2).get_dataset_size()) == (3, 4)
     g = ds.GeneratorDataset(lambda: ((np.ones(i + 1, np.float32),) for i in range(3)), ["x"])
@@ -221,6 +224,15 @@ def test_split_errors_and_random_splits():
         assert e0[0] != [0, 1, 2, 3, 4]
     parts = _abc(10, 1).split([4, 6], randomize=False)
     assert isinstance(parts[0].sampler, ds.SequentialSampler)
+
+
+def test_take_skip_and_zip_under_repeat():
+    # values from MindSpore 2.10
+    assert _rows(_abc(4, 1).repeat(2).take(5)) == [[0], [1], [2], [3], [0]]
+    assert _rows(_abc(4, 1).take(2).repeat(2)) == [[0], [1], [0], [1]]
+    assert _rows(_abc(4, 1).skip(3).repeat(2)) == [[3], [3]]
+    z = _abc(2, 1).repeat(2).zip(ds.NumpySlicesDataset({"b": np.arange(3)}, shuffle=False))
+    assert _rows(z) == [[0, 0], [1, 1], [0, 2]]
 
 
 def test_iterators_epochs_and_outputs():
