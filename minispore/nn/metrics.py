@@ -2,7 +2,8 @@
 `set_indexes` (which outputs of the eval network a metric takes), Accuracy ('classification'
 and 'multilabel'), MAE, MSE, Loss, the top-k categorical accuracies, and MindSpore's metric
 table (`names()`, `get_metric_fn(name)`). Precision, Recall, Fbeta, F1 and ConfusionMatrix are
-in metrics_counts.py and re-exported here. Inputs may be Tensors, numpy arrays or lists; MAE
+in metrics_counts.py, Dice, Perplexity, CosineSimilarity, ROC and auc in metrics_scores.py, all
+re-exported here. Inputs may be Tensors, numpy arrays or lists; MAE
 and MSE divide the summed error by the number of samples (first dimension), Loss averages the
 per-update mean, as MindSpore does."""
 from __future__ import annotations
@@ -296,17 +297,19 @@ class Top5CategoricalAccuracy(TopKCategoricalAccuracy):
 
 
 from .metrics_counts import F1, ConfusionMatrix, Fbeta, Precision, Recall  # noqa: E402
+from .metrics_scores import ROC, CosineSimilarity, Dice, Perplexity, auc  # noqa: E402
 
 _FACTORY = {
     "accuracy": Accuracy, "acc": Accuracy, "precision": Precision, "recall": Recall, "F1": F1,
     "topk": TopKCategoricalAccuracy, "top_1_accuracy": Top1CategoricalAccuracy,
     "top_5_accuracy": Top5CategoricalAccuracy, "mae": MAE, "mse": MSE, "loss": Loss,
-    "confusion_matrix": ConfusionMatrix,
+    "confusion_matrix": ConfusionMatrix, "dice": Dice, "roc": ROC, "auc": auc,
+    "cosine_similarity": CosineSimilarity, "perplexity": Perplexity,
 }
 # names in MindSpore's table whose metrics minispore does not implement
-_NOT_IMPLEMENTED = ("dice", "roc", "auc", "bleu_score", "cosine_similarity",
-                    "occlusion_sensitivity", "hausdorff_distance", "mean_surface_distance",
-                    "root_mean_square_distance", "perplexity", "confusion_matrix_metric")
+_NOT_IMPLEMENTED = ("bleu_score", "occlusion_sensitivity", "hausdorff_distance",
+                    "mean_surface_distance", "root_mean_square_distance",
+                    "confusion_matrix_metric")
 
 
 def names():
@@ -328,4 +331,5 @@ def get_metric_fn(name, *args, **kwargs):
 
 __all__ = ["Metric", "rearrange_inputs", "Accuracy", "MAE", "MSE", "Loss",
            "TopKCategoricalAccuracy", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
-           "Precision", "Recall", "Fbeta", "F1", "ConfusionMatrix", "names", "get_metric_fn"]
+           "Precision", "Recall", "Fbeta", "F1", "ConfusionMatrix", "Dice", "Perplexity",
+           "CosineSimilarity", "ROC", "auc", "names", "get_metric_fn"]

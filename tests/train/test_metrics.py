@@ -99,8 +99,8 @@ def test_metric_table_and_nn_names():
                              'root_mean_square_distance', 'top_1_accuracy', 'top_5_accuracy',
                              'topk']                           # MindSpore 2.10's names()
     assert isinstance(train.get_metric_fn("F1"), train.F1)
-    with pytest.raises(NotImplementedError, match="dice"):
-        train.get_metric_fn("dice")
+    with pytest.raises(NotImplementedError, match="bleu_score"):
+        train.get_metric_fn("bleu_score")
     with pytest.raises(KeyError, match="nope"):
         train.get_metric_fn("nope")
     from minispore.nn import metrics
@@ -139,3 +139,53 @@ def test_error_and_loss_metrics_accumulate_as_mindspore():
     assert got == {"MAE": 2.956645859612359, "MSE": 4.5796051025390625,
                    "Loss": -0.2184733578136989}
     assert all(type(v) is float for v in got.values())
+
+
+def test_score_metrics_match_mindspore():
+    """Dice, Perplexity, CosineSimilarity, ROC and auc on fixed inputs; values from MindSpore
+    2.10 (Perplexity exact; Dice to float32 dot-product rounding)."""
+    rng = np.random.default_rng(7)
+    a = rng.random((3, 5)).astype(np.float32)
+    b = (rng.random((3, 5)) > 0.5).astype(np.float32)
+    d = train.Dice()
+    d.update(ms.Tensor(a), ms.Tensor(b))
+    d.update(a[:1], b[:1])
+    assert d.eval() == pytest.approx(0.37615640928479654, rel=1e-6)
+    p = rng.random((6, 4)).astype(np.float32)
+    p /= p.sum(1, keepdims=True)
+    lab = np.array([0, 3, 1, 1, 2, 0])
+    m = train.Perplexity()
+    m.update(p, lab)
+    m.update(ms.Tensor(p[:3]), ms.Tensor(lab[:3]))
+    assert m.eval() == 11.658804913456443
+    m = train.Perplexity(ignore_label=1)
+    m.update(p, lab)
+    assert m.eval() == 9.995387984110396
+    c = train.CosineSimilarity()
+    c.update(a)
+    np.testing.assert_allclose(c.eval(), [[0.0, 0.7153801321983337, 0.7700867652893066],
+                                          [0.7153801321983337, 0.0, 0.849838137626648],
+                                          [0.7700867652893066, 0.849838137626648, 0.0]],
+                               rtol=1e-6)
+    c = train.CosineSimilarity(similarity="dot", reduction="mean")
+    c.update(a)
+    np.testing.assert_allclose(c.eval(), [0.7987902164459229, 0.8580324053764343,
+                                          0.6516508460044861], rtol=1e-6)
+    roc = train.ROC(pos_label=1)
+    roc.update(np.array([0.1, 0.4, 0.35, 0.8, 0.4], np.float32), np.array([0, 0, 1, 1, 1]))
+    fpr, tpr, thresholds = roc.eval()
+    np.testing.assert_array_equal(fpr, [0.0, 0.0, 0.5, 0.5, 1.0])
+    np.testing.assert_allclose(tpr, [0.0, 1 / 3, 2 / 3, 1.0, 1.0], rtol=1e-15)
+    np.testing.assert_allclose(thresholds, [1.8, 0.8, 0.4, 0.35, 0.1], rtol=1e-7)
+    assert train.auc(fpr, tpr) == 0.75
+    roc = train.ROC(class_num=3)
+    roc.update(p[:, :3], np.array([0, 2, 1, 1, 2, 0]))
+    fprs, tprs, _ = roc.eval()
+    assert [f.tolist() for f in fprs] == [[0.0, 0.0, 0.5, 1.0], [0.0, 0.0, 0.5, 1.0],
+                                          [0.0, 0.5, 0.5, 1.0]]
+    assert [t.tolist() for t in tprs] == [[0.0, 1.0, 1.0, 1.0], [0.0, 1.0, 1.0, 1.0],
+                                          [0.0, 0.0, 1.0, 1.0]]
+    assert train.auc(np.array([0.5, 0.0, 1.0]), np.array([0.6, 0.0, 1.0]), reorder=True) == \
+        pytest.approx(0.55, rel=1e-15)
+    with pytest.raises(ValueError, match="increasing or decreasing"):
+        train.auc(np.array([0.5, 0.0, 1.0]), np.array([0.6, 0.0, 1.0]))
