@@ -119,6 +119,22 @@ class Dataset:
     def __add__(self, datasets) -> "Dataset":
         return self.concat(datasets)
 
+    def flat_map(self, func) -> "Dataset":
+        """The concatenation of the datasets `func(*row)` returns for each row (read once,
+        now, as MindSpore does)."""
+        if not callable(func):
+            raise TypeError(f"flat_map: func must be callable, got {type(func).__name__}")
+        out = None
+        for row in self.create_tuple_iterator(num_epochs=1, output_numpy=True):
+            part = func(*row)
+            if not isinstance(part, Dataset):
+                raise TypeError(f"flat_map: func must return a Dataset, got "
+                                f"{type(part).__name__}")
+            out = part if out is None else out + part
+        if out is None:
+            raise ValueError("flat_map: the dataset has no rows, so func made no dataset")
+        return out
+
     def apply(self, apply_func) -> "Dataset":
         if not callable(apply_func):
             raise TypeError(f"apply: apply_func must be callable, got "

@@ -78,6 +78,17 @@ def test_project_rename_take_skip_filter():
         _abc().project("z")
 
 
+def test_flat_map_and_apply():
+    # the examples of MindSpore 2.10's flat_map docstring
+    d = ds.NumpySlicesDataset([[0, 1], [2, 3]], shuffle=False)
+    f = d.flat_map(lambda a: ds.NumpySlicesDataset(a, shuffle=False).repeat(2))
+    assert sum(_rows(f), []) == [0, 1, 0, 1, 2, 3, 2, 3]
+    d = ds.NumpySlicesDataset(([[0, 1], [2, 3]], [[0, -1], [-2, -3]]), shuffle=False)
+    f = d.flat_map(lambda c1, c2: ds.NumpySlicesDataset((c1 + 1, c2 - 1), shuffle=False))
+    assert _rows(f) == [[1, -1], [2, -2], [3, -3], [4, -4]]
+    assert _abc().apply(lambda x: x.take(1)).get_dataset_size() == 1
+
+
 def test_zip_and_concat():
     z = _abc().zip(ds.NumpySlicesDataset({"q": np.arange(3)}, shuffle=False))
     assert z.get_col_names() == ["a", "b", "c", "q"] and z.get_dataset_size() == 3
