@@ -72,15 +72,58 @@ def export(net, *inputs, file_name, file_format, **kwargs):
     for t in inputs:
         if isinstance(t, Tensor) and any(d is None or d == -1 for d in t.shape):
             raise ValueError("Export ONNX format model not support dynamic shape mode.")
-    total_kb = sum(p.asnumpy().nbytes for p in net.get_parameters()) / 1024
-    if total_kb > _PROTO_LIMIT_KB:
-        raise RuntimeError(f"Export onnx model failed. Network size is: {total_kb / 1024 / 1024}G,"
-                           f" it exceeded the protobuf: {_PROTO_LIMIT_KB / 1024 / 1024}G limit.")
+    _check_size(net)
     model = to_onnx(net, *inputs)
     data = model.SerializeToString()
     if encrypt is not None:
         data = encrypt[1](data, encrypt[0])
     _write(os.path.realpath(file_name), data)
+
+
+def onnx_export(net, *inputs, file_name, input_names=None, output_names=None,
+                export_params=True, keep_initializers_as_inputs=False, dynamic_axes=None):
+    """MindSpore 2.10's mindspore.onnx.export: the same model as export(file_format="ONNX"),
+    with the inputs and outputs named by `input_names`/`output_names` (lists, in order; the
+    rest keep their default names), the Parameters as graph inputs (export_params=False) or
+    also listed among them (keep_initializers_as_inputs=True). The file is written as that
+    function writes it (".onnx" appended when missing, an ordinary file mode). dynamic_axes is
+    refused: the graph is compiled for the given static shapes."""
+    _check_file_name(file_name)
+    if not _is_cell(net):
+        raise ValueError(f"The parameter 'net' must be isinstance of <class "
+                         f"'mindspore.nn.cell.Cell'>, but got {net}.")
+    for what, value, kind in (("input_names", input_names, list),
+                              ("output_names", output_names, list),
+                              ("dynamic_axes", dynamic_axes, dict)):
+        if value is not None and not isinstance(value, kind):
+            raise ValueError(f"The parameter '{what}' must be isinstance of {kind}, but got "
+                             f"{value}.")
+    if dynamic_axes:
+        raise NotImplementedError(
+            f"ms.onnx.export: dynamic_axes={dynamic_axes!r} is not supported: minispore "
+            f"compiles the graph for the shapes of the given inputs (reshapes and broadcasts "
+            f"hold those sizes); export once per input shape instead")
+    if inputs and all(hasattr(i, "create_tuple_iterator") for i in inputs):
+        raise ValueError("Can not support dataset as inputs to export ONNX model.")
+    _check_size(net)
+    model = to_onnx(net, *inputs, input_names=input_names, output_names=output_names,
+                    export_params=bool(export_params),
+                    keep_initializers_as_inputs=bool(keep_initializers_as_inputs))
+    path = os.path.abspath(file_name)
+    if not path.endswith(".onnx"):
+        path += ".onnx"
+    folder = os.path.dirname(path)
+    if folder and not os.path.exists(folder):
+        os.makedirs(folder, exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def _check_size(net) -> None:
+    total_kb = sum(p.asnumpy().nbytes for p in net.get_parameters()) / 1024
+    if total_kb > _PROTO_LIMIT_KB:
+        raise RuntimeError(f"Export onnx model failed. Network size is: {total_kb / 1024 / 1024}G,"
+                           f" it exceeded the protobuf: {_PROTO_LIMIT_KB / 1024 / 1024}G limit.")
 
 
 def _check_file_name(file_name) -> None:
@@ -200,8 +243,12 @@ def _refuse(n, why: str):
         f"export does not support it yet")
 
 
-def to_onnx(net, *inputs):
-    """The onnx.ModelProto of `net(*inputs)` (export() writes it)."""
+def to_onnx(net, *inputs, input_names=None, output_names=None, export_params=True,
+            keep_initializers_as_inputs=False):
+    """The onnx.ModelProto of `net(*inputs)` (export() and onnx_export() write it).
+    input_names/output_names replace the first default names; export_params=False makes the
+    Parameters graph inputs instead of initializers; keep_initializers_as_inputs=True lists them
+    among the inputs too (as mindspore.onnx.export does)."""
     onnx = _import_onnx()
     from . import onnx_ops, onnx_ops_nn  # noqa: F401  (onnx_ops_nn registers its converters)
     g, tree = compile_for_export(net, *inputs)
@@ -211,25 +258,36 @@ def to_onnx(net, *inputs):
     helper = onnx.helper
     w = onnx_ops.OnnxWriter()
     names: dict = {}
-    in_names = _input_names(net, inputs, len(g.inputs))
+    in_names = _renamed("input_names", _input_names(net, inputs, len(g.inputs)), input_names)
     for v, name in zip(g.inputs, in_names):
         names[v.id] = name
     taken = set(in_names)
+    param_inputs = []
     for v, p in g.params:
         if p.name in taken:
             raise ValueError(f"ms.export(file_format='ONNX'): the Parameter name {p.name!r} is "
                              f"also an input name or another Parameter's; give Parameters "
                              f"unique names")
         taken.add(p.name)
-        names[v.id] = w.initializer(p.asnumpy(), p.name)
+        names[v.id] = p.name
+        if export_params:
+            w.initializer(p.asnumpy(), p.name)
+        if keep_initializers_as_inputs or not export_params:
+            param_inputs.append(helper.make_tensor_value_info(
+                p.name, onnx_ops.onnx_type(v.dtype), list(v.shape)))
+    default_out = [f"output_{k}" for k in range(len(g.outputs))]
+    out_list = _renamed("output_names", default_out, output_names)
+    clash = set(out_list) & taken
+    if clash:
+        raise ValueError(f"ms.export(file_format='ONNX'): output name(s) {sorted(clash)} are "
+                         f"also input or Parameter names; choose other output_names")
     out_names = {}
-    for k, v in enumerate(g.outputs):
-        out_names.setdefault(v.id, f"output_{k}")
+    for v, name in zip(g.outputs, out_list):
+        out_names.setdefault(v.id, name)
     for n in g.nodes:
         _write_node(w, n, names, out_names, onnx_ops)
     outputs = []
-    for k, v in enumerate(g.outputs):
-        name = f"output_{k}"
+    for v, name in zip(g.outputs, out_list):
         if names.get(v.id) != name:                 # an input, a Parameter, a repeated value
             w.add("Identity", [names[v.id]], [name])
         outputs.append(helper.make_tensor_value_info(name, onnx_ops.onnx_type(v.dtype),
@@ -237,13 +295,27 @@ def to_onnx(net, *inputs):
     graph_inputs = [helper.make_tensor_value_info(names[v.id], onnx_ops.onnx_type(v.dtype),
                                                   list(v.shape)) for v in g.inputs]
     nodes = onnx_ops.tidy(w.nodes, {o.name for o in outputs})
-    graph = helper.make_graph(nodes, f"{type(net).__name__}_construct", graph_inputs, outputs,
-                              initializer=w.initializers)
+    graph = helper.make_graph(nodes, f"{type(net).__name__}_construct",
+                              graph_inputs + param_inputs, outputs, initializer=w.initializers)
     from .. import __version__
     model = helper.make_model(graph, producer_name="minispore", producer_version=__version__,
                               opset_imports=[helper.make_opsetid("", onnx_ops.OPSET)])
     model.ir_version = onnx_ops.IR_VERSION
     return model
+
+
+def _renamed(what: str, defaults: list, given) -> list:
+    """`defaults` with its first entries replaced by the names `given` (a list of strs)."""
+    if not given:
+        return defaults
+    if len(given) > len(defaults) or not all(isinstance(x, str) and x for x in given):
+        raise ValueError(f"ms.onnx.export: '{what}' must be a list of at most {len(defaults)} "
+                         f"non-empty strs (the graph has {len(defaults)}), got {given!r}")
+    names = list(given) + defaults[len(given):]
+    if len(set(names)) != len(names):
+        raise ValueError(f"ms.onnx.export: '{what}' {given!r} repeat a name (the full list is "
+                         f"{names}); give each one its own name")
+    return names
 
 
 def _leaves(tree):
@@ -362,4 +434,4 @@ def _write_while(w, n, names, out_names, onnx_ops):
     w.add("Loop", ["", first] + [names[v.id] for v in n.inputs], ys, body=graph)
 
 
-__all__ = ["export"]
+__all__ = ["export", "onnx_export"]

@@ -526,3 +526,47 @@ def test_onnx_is_imported_only_by_export(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r'pip install "minispore\[onnx\]"'):
         ms.export(MLP(), ms.Tensor(_det((2, 4), 3)), file_name=str(tmp_path / "m"),
                   file_format="ONNX")
+
+
+class Pair(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 2)
+
+    def construct(self, x, y):
+        return self.fc(x) + y, x * 2
+
+
+def test_mindspore_onnx_export_names_and_parameter_options(tmp_path):
+    import minispore.onnx as ms_onnx
+    net, x, y = Pair(), _det((2, 3), 3), _det((2, 2), 5)
+    want = _expected(net, x, y)
+    # as MindSpore 2.10's mindspore.onnx.export: the given names first, defaults after
+    ms_onnx.export(net, ms.Tensor(x), ms.Tensor(y), file_name=str(tmp_path / "named"),
+                   input_names=["a"], output_names=["p", "q"])
+    g = onnx.load(str(tmp_path / "named.onnx")).graph
+    assert [i.name for i in g.input] == ["a", "y"] and [o.name for o in g.output] == ["p", "q"]
+    assert [i.name for i in g.initializer][:2] == ["fc.weight", "fc.bias"]
+    # export_params=False: the Parameters are inputs after the data; keep_initializers_as_inputs:
+    # inputs and initializers both
+    ms_onnx.export(net, ms.Tensor(x), ms.Tensor(y), file_name=str(tmp_path / "bare"),
+                   export_params=False)
+    g = onnx.load(str(tmp_path / "bare.onnx")).graph
+    assert [i.name for i in g.input] == ["x", "y", "fc.weight", "fc.bias"]
+    assert not [i.name for i in g.initializer if i.name.startswith("fc.")]
+    w, b = net.fc.weight.asnumpy(), net.fc.bias.asnumpy()
+    for got, ref in zip(_run_onnx(tmp_path / "bare.onnx", x, y, w, b), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-6)
+    ms_onnx.export(net, ms.Tensor(x), ms.Tensor(y), file_name=str(tmp_path / "both.onnx"),
+                   keep_initializers_as_inputs=True)
+    model = onnx.load(str(tmp_path / "both.onnx"))
+    onnx.checker.check_model(model)
+    assert [i.name for i in model.graph.input] == ["x", "y", "fc.weight", "fc.bias"]
+    assert [i.name for i in model.graph.initializer][:2] == ["fc.weight", "fc.bias"]
+    for bad, err in ((dict(input_names="a"), ValueError), (dict(dynamic_axes=[0]), ValueError),
+                     (dict(dynamic_axes={"x": {0: "batch"}}), NotImplementedError),
+                     (dict(input_names=["a", "b", "c"]), ValueError),
+                     (dict(output_names=["x"]), ValueError)):
+        with pytest.raises(err, match=next(iter(bad))):
+            ms_onnx.export(net, ms.Tensor(x), ms.Tensor(y), file_name=str(tmp_path / "e"),
+                           **bad)
