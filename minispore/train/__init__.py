@@ -4,7 +4,7 @@ schedule_callbacks.py; curves.py has minispore's curve/TensorBoard writers), met
 from ..nn.metrics import *  # noqa: F401,F403
 from ..nn.metrics import __all__ as _metrics
 from .callback import Callback, History, LambdaCallback, LossMonitor, RunContext, TimeMonitor
-from .checkpoint_callback import CheckpointConfig, ModelCheckpoint
+from .checkpoint_callback import BackupAndRestore, CheckpointConfig, ModelCheckpoint
 from .curves import CurvePlotter, TensorBoardWriter
 from .schedule_callbacks import EarlyStopping, LearningRateScheduler, ReduceLROnPlateau
 from .model import Model
@@ -14,7 +14,7 @@ from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
 from .onnx_export import export
 
 __all__ = ["Model", *_metrics, "Callback", "RunContext", "LossMonitor", "TimeMonitor",
-           "History", "LambdaCallback", "CheckpointConfig", "ModelCheckpoint",
+           "History", "LambdaCallback", "CheckpointConfig", "ModelCheckpoint", "BackupAndRestore",
            "LearningRateScheduler", "ReduceLROnPlateau", "EarlyStopping", "CurvePlotter",
            "TensorBoardWriter", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "LossScaleManager", "FixedLossScaleManager",

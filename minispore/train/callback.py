@@ -321,10 +321,11 @@ class ProgressBar(Callback):
 
 
 # `from mindspore.train.callback import ModelCheckpoint, ...`: the module path scripts use
-from .checkpoint_callback import CheckpointConfig, ModelCheckpoint  # noqa: E402
+from .checkpoint_callback import (BackupAndRestore, CheckpointConfig,  # noqa: E402
+                                  ModelCheckpoint)
 from .schedule_callbacks import (EarlyStopping, LearningRateScheduler,  # noqa: E402
                                  ReduceLROnPlateau)
 
 __all__ = ["Callback", "RunContext", "LossMonitor", "TimeMonitor", "History", "LambdaCallback",
-           "CheckpointConfig", "ModelCheckpoint", "LearningRateScheduler", "ReduceLROnPlateau",
-           "EarlyStopping"]
+           "CheckpointConfig", "ModelCheckpoint", "BackupAndRestore", "LearningRateScheduler",
+           "ReduceLROnPlateau", "EarlyStopping"]

@@ -1,4 +1,5 @@
-"""ModelCheckpoint and CheckpointConfig (MindSpore's checkpoint-saving callback).
+"""ModelCheckpoint and CheckpointConfig (MindSpore's checkpoint-saving callback), and
+BackupAndRestore (a per-epoch backup of the train network, restored when training starts).
 
 As in MindSpore 2.10: the file of a save at step s of epoch e is `{prefix}-{e}_{s}.{format}`
 (s counted within the epoch); a prefix that already has checkpoints in the directory becomes
@@ -330,4 +331,45 @@ class ModelCheckpoint(Callback):
         self._latest_ckpt_file_name = path
 
 
-__all__ = ["CheckpointConfig", "ModelCheckpoint"]
+class BackupAndRestore(Callback):
+    """MindSpore's BackupAndRestore: at each `save_freq`-th epoch's end (save_freq="epoch":
+    every epoch) the train network's parameters go to `backup_dir/backup.ckpt`; at the start of
+    training an existing backup is loaded into the train network; at the end the backup is
+    deleted when delete_checkpoint. (The epoch count is not restored, as in MindSpore: pass
+    initial_epoch yourself.)"""
+
+    def __init__(self, backup_dir, save_freq="epoch", delete_checkpoint=True):
+        if not isinstance(backup_dir, (str, os.PathLike)):
+            raise TypeError(f"BackupAndRestore: backup_dir must be a path, got "
+                            f"{type(backup_dir).__name__}")
+        self.backup_file = os.path.join(ModelCheckpoint._make_directory(backup_dir),
+                                        "backup.ckpt")
+        if save_freq == "epoch":
+            self.save_freq = 1
+        elif isinstance(save_freq, bool) or not isinstance(save_freq, int) or save_freq < 1:
+            raise ValueError(f"BackupAndRestore: save_freq must be 'epoch' or an int >= 1, got "
+                             f"{save_freq!r}")
+        else:
+            self.save_freq = save_freq
+        if not isinstance(delete_checkpoint, bool):
+            raise TypeError(f"BackupAndRestore: delete_checkpoint must be a bool, got "
+                            f"{type(delete_checkpoint).__name__}")
+        self.delete_checkpoint = delete_checkpoint
+
+    def on_train_begin(self, run_context):
+        from .serialization import load_checkpoint
+        if os.path.exists(self.backup_file):
+            load_checkpoint(self.backup_file, net=run_context.original_args().train_network)
+
+    def on_train_epoch_end(self, run_context):
+        from .serialization import save_checkpoint
+        cb = run_context.original_args()
+        if cb.cur_epoch_num % self.save_freq == 0:
+            save_checkpoint(cb.train_network, self.backup_file)
+
+    def on_train_end(self, run_context):
+        if self.delete_checkpoint:
+            os.remove(self.backup_file)
+
+
+__all__ = ["CheckpointConfig", "ModelCheckpoint", "BackupAndRestore"]

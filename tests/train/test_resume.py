@@ -61,3 +61,27 @@ def test_resumed_loss_curve_is_identical(tmp_path, mode, opt_name):
     assert head.losses + tail.losses == full.losses                # exact equality
     assert len(full.losses) == EPOCHS * 5
     assert int(second.train_network.optimizer.global_step.asnumpy()[0]) == EPOCHS * 5
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_backup_and_restore(tmp_path, mode):
+    """BackupAndRestore (MindSpore's semantics): a backup of the train network after every
+    epoch, loaded when the next training starts (the epoch count is the caller's), deleted at
+    the end when delete_checkpoint. Resuming this way gives the uninterrupted curve too."""
+    from minispore.train import BackupAndRestore
+    ms.set_context(mode=MODES[mode])
+    _, whole = _fresh("adam", seed=0)
+    full = LossMonitor(per_print_times=0)
+    whole.train(EPOCHS, _data(), callbacks=full)
+
+    _, first = _fresh("adam", seed=0)
+    head = LossMonitor(per_print_times=0)
+    first.train(EPOCHS // 2, _data(), callbacks=[head, BackupAndRestore(
+        str(tmp_path), delete_checkpoint=False)])
+    assert os.listdir(tmp_path) == ["backup.ckpt"]
+    _, second = _fresh("adam", seed=123)
+    tail = LossMonitor(per_print_times=0)
+    second.train(EPOCHS, _data(), callbacks=[tail, BackupAndRestore(str(tmp_path))],
+                 initial_epoch=EPOCHS // 2)
+    assert head.losses + tail.losses == full.losses
+    assert os.listdir(tmp_path) == []
