@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from .vision_common import Border, Inter, as_image, is_pil, pil_image_module
-from .vision_color import Equalize, RandomColorAdjust
+from .vision_color import (AdjustBrightness, AdjustContrast, AdjustHue, AdjustSaturation,
+                           Equalize, Grayscale, Invert, RandomColorAdjust, RandomGrayscale)
 from .vision_geometry import (CenterCrop, Crop, HorizontalFlip, Pad, RandomCrop,
                               RandomHorizontalFlip, RandomResizedCrop, RandomVerticalFlip, Resize,
                               VerticalFlip)
@@ -114,6 +115,17 @@ class ToTensor:
         return np.ascontiguousarray(out.transpose(2, 0, 1)).astype(self.output_type)
 
 
+class ToType:
+    """Cast the image to data_type (numpy's casting, as MindSpore's)."""
+
+    def __init__(self, data_type):
+        from .transforms import np_dtype
+        self.data_type = np_dtype("ToType", data_type)
+
+    def __call__(self, img):
+        return np.asarray(img).astype(self.data_type)
+
+
 class Rescale:
     """image * rescale + shift, as float32."""
 
@@ -174,4 +186,6 @@ __all__ = ["Inter", "Border", "Decode", "RandomCropDecodeResize", "Crop", "ToPIL
            "ToTensor", "Rescale", "Normalize", "HWC2CHW", "Resize", "CenterCrop", "Pad",
            "RandomCrop", "RandomResizedCrop", "HorizontalFlip", "VerticalFlip",
            "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "Rotate",
-           "RandomAffine", "RandomColorAdjust", "Equalize"]
+           "RandomAffine", "RandomColorAdjust", "Equalize", "ToType",
+           "AdjustBrightness", "AdjustContrast", "AdjustSaturation", "AdjustHue",
+           "Invert", "Grayscale", "RandomGrayscale"]

@@ -1,6 +1,6 @@
-"""`dataset.vision`'s colour ops with MindSpore's numbers: RandomColorAdjust (brightness,
-contrast, saturation, hue, blended and rounded as MindSpore's OpenCV kernels do) and
-Equalize."""
+"""`dataset.vision`'s colour ops with MindSpore's numbers: RandomColorAdjust and the fixed
+Adjust{Brightness,Contrast,Saturation,Hue} (blended and rounded as MindSpore's OpenCV kernels
+do), Invert and Equalize."""
 from __future__ import annotations
 
 import numpy as np
@@ -55,10 +55,10 @@ def adjust_saturation(img: np.ndarray, factor: float) -> np.ndarray:
     return blend(img, cv2.cvtColor(grey, cv2.COLOR_GRAY2RGB), factor)
 
 
-def adjust_hue(img: np.ndarray, factor: float) -> np.ndarray:
+def adjust_hue(img: np.ndarray, factor: float, op: str = "RandomColorAdjust") -> np.ndarray:
     """Shift OpenCV's full-range (0..255) hue by int(factor * 255), wrapping around."""
     if img.dtype != np.uint8:
-        raise TypeError(f"RandomColorAdjust: hue works on uint8 images only (MindSpore's "
+        raise TypeError(f"{op}: hue works on uint8 images only (MindSpore's "
                         f"kernel gives wrong numbers for {img.dtype}); cast to uint8 first")
     cv2 = cv2_module()
     hsv = cv2.cvtColor(img, cv2.COLOR_RGB2HSV_FULL)
@@ -91,6 +91,109 @@ class RandomColorAdjust:
         return x
 
 
+class _Adjust:
+    """One colour adjustment by a fixed factor."""
+    _name, _field, _low, _high = "", "", 0.0, None
+
+    def __init__(self, factor):
+        from .vision_common import _is_number
+        if not _is_number(factor):
+            raise TypeError(f"{self._name}: {self._field} must be a number, got {factor!r}")
+        if factor < self._low or (self._high is not None and factor > self._high):
+            raise ValueError(f"{self._name}: {self._field} must lie in [{self._low}, "
+                             f"{self._high if self._high is not None else 'inf'}], got {factor}")
+        setattr(self, self._field, float(factor))
+
+    def __call__(self, img):
+        x, factor = _rgb(self._name, img), getattr(self, self._field)
+        if self._name == "AdjustHue":
+            return adjust_hue(x, factor, self._name)
+        return type(self)._apply(x, factor)
+
+
+class AdjustBrightness(_Adjust):
+    """Multiply by brightness_factor (>= 0)."""
+    _name, _field, _apply = "AdjustBrightness", "brightness_factor", staticmethod(adjust_brightness)
+
+    def __init__(self, brightness_factor):
+        super().__init__(brightness_factor)
+
+
+class AdjustContrast(_Adjust):
+    """Blend with the mean grey level by contrast_factor (>= 0)."""
+    _name, _field, _apply = "AdjustContrast", "contrast_factor", staticmethod(adjust_contrast)
+
+    def __init__(self, contrast_factor):
+        super().__init__(contrast_factor)
+
+
+class AdjustSaturation(_Adjust):
+    """Blend with the grey image by saturation_factor (>= 0)."""
+    _name, _field = "AdjustSaturation", "saturation_factor"
+    _apply = staticmethod(adjust_saturation)
+
+    def __init__(self, saturation_factor):
+        super().__init__(saturation_factor)
+
+
+class AdjustHue(_Adjust):
+    """Shift the hue by hue_factor (in [-0.5, 0.5]) of a turn."""
+    _name, _field, _low, _high = "AdjustHue", "hue_factor", -0.5, 0.5
+    _apply = staticmethod(adjust_hue)
+
+    def __init__(self, hue_factor):
+        super().__init__(hue_factor)
+
+
+class Invert:
+    """255 - image, for RGB images."""
+
+    def __call__(self, img):
+        x = _rgb("Invert", img)
+        return (np.float32(255) - x).astype(x.dtype) if x.dtype != np.uint8 else 255 - x
+
+
+def _pil_only(op: str, img):
+    from .vision_common import is_pil
+    if not is_pil(img):
+        raise TypeError(f"{op}: MindSpore takes PIL images only here; convert with "
+                        f"vision.ToPIL() first")
+    return img
+
+
+def _grey_pil(img, channels: int):
+    grey = img.convert("L")
+    return grey if channels == 1 else grey.convert("RGB")
+
+
+class Grayscale:
+    """A PIL image in grey, with 1 or 3 (equal) channels (Pillow's convert('L'))."""
+
+    def __init__(self, num_output_channels=1):
+        if num_output_channels not in (1, 3) or isinstance(num_output_channels, bool):
+            raise ValueError(f"Grayscale: num_output_channels must be 1 or 3, got "
+                             f"{num_output_channels!r}")
+        self.num_output_channels = num_output_channels
+
+    def __call__(self, img):
+        return _grey_pil(_pil_only("Grayscale", img), self.num_output_channels)
+
+
+class RandomGrayscale:
+    """With probability prob, a PIL image in grey (keeping 1 channel for 'L' images, else 3)."""
+
+    def __init__(self, prob=0.1):
+        from .vision_common import check_prob
+        self.prob = check_prob("RandomGrayscale", prob)
+        self._draws = RandomDraws("RandomGrayscale")
+
+    def __call__(self, img):
+        img = _pil_only("RandomGrayscale", img)
+        if not self._draws.happens(self.prob):
+            return img
+        return _grey_pil(img, 1 if img.mode == "L" else 3)
+
+
 class Equalize:
     """Histogram equalisation of each channel of a uint8 image (OpenCV's equalizeHist)."""
 
@@ -104,4 +207,5 @@ class Equalize:
                          for c in range(x.shape[2])], axis=2)
 
 
-__all__ = ["RandomColorAdjust", "Equalize"]
+__all__ = ["RandomColorAdjust", "Equalize", "AdjustBrightness", "AdjustContrast",
+           "AdjustSaturation", "AdjustHue", "Invert", "Grayscale", "RandomGrayscale"]

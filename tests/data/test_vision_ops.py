@@ -182,6 +182,12 @@ def test_pil_images_where_mindspore_takes_them():
         V.Resize(4, V.Inter.ANTIALIAS)(img)
     with pytest.raises(TypeError, match="numpy array"):
         V.RandomRotation(30)(pil)
+    grey = V.Grayscale(3)(pil)                  # MindSpore: Pillow's convert('L'), PIL only
+    assert grey.mode == "RGB" and np.array_equal(np.asarray(grey)[..., 0],
+                                                 np.asarray(pil.convert("L")))
+    assert V.RandomGrayscale(1.0)(pil.convert("L")).mode == "L"
+    with pytest.raises(TypeError, match="PIL images only"):
+        V.Grayscale()(img)
 
 
 def test_in_a_pipeline_both_modes():
