@@ -96,8 +96,8 @@ def test_append_dict_as_mindspore_stores_it(tmp_path, fmt):
         "flag": (ms.bool_, ()), "step": (ms.int32, ())}
     assert all(isinstance(v, ms.Parameter) for v in got.values())
     assert int(got["epoch"].asnumpy()) == 20 and float(got["lr"].asnumpy()) == 0.5
-    with pytest.raises(TypeError, match=r"array 'u2' has dtype uint16, which minispore has no"):
-        ms.save_checkpoint({"u2": np.ones(2, np.uint16)}, path, format=fmt)
+    with pytest.raises(TypeError, match=r"array 'c' has dtype complex64, which minispore has"):
+        ms.save_checkpoint({"c": np.ones(2, np.complex64)}, path, format=fmt)
     with pytest.raises(TypeError, match="append_dict must map str to int"):
         ms.save_checkpoint(Net(), path, format=fmt, append_dict={"a": [1, 2]})
 
@@ -173,8 +173,8 @@ def test_malformed_ckpt_files_are_refused_naming_the_fault(tmp_path):
     with pytest.raises(ValueError, match=r"entry 'w' of .*u\.ckpt.* unknown tensor_type "
                                          r"'Float128'"):
         ms.load_checkpoint(_pb(tmp_path / "u.ckpt", tensor_type="Float128"))
-    with pytest.raises(ValueError, match=r"'UInt16', which minispore has no dtype for"):
-        ms.load_checkpoint(_pb(tmp_path / "u16.ckpt", tensor_type="UInt16"))
+    with pytest.raises(ValueError, match=r"'Int4', which minispore has no dtype for"):
+        ms.load_checkpoint(_pb(tmp_path / "i4.ckpt", tensor_type="Int4"))
     with pytest.raises(ValueError, match=r"entry 'w' .* holds 8 bytes but its dims \[3\] and "
                                          r"tensor_type Float32 need 12"):
         ms.load_checkpoint(_pb(tmp_path / "n.ckpt", dims=(3,)))
