@@ -477,6 +477,7 @@ def test_every_primitive_is_mapped_or_refused_with_a_reason():
 
 
 def test_formats_options_and_net_type(tmp_path):
+    assert ms.train.export is ms.export
     x = ms.Tensor(_det((2, 4), 3))
     f = str(tmp_path / "m")
     for fmt in ("MINDIR", "AIR"):
