@@ -22,10 +22,6 @@ ALLOWED = {
     # minispore's jit defers to the context's jit_level (O2 by default, the README's choice of
     # pipeline); MindSpore's jit defaults to O0. Both run the same numbers up to fused rounding.
     ("mindspore.jit", "jit_level"),
-    # minispore writes and reads safetensors only; format='ckpt' (MindSpore's protobuf) is
-    # refused with an error on both save and load, so the default cannot be 'ckpt'.
-    ("mindspore.load_checkpoint", "format"), ("mindspore.save_checkpoint", "format"),
-    ("mindspore.train.load_checkpoint", "format"), ("mindspore.train.save_checkpoint", "format"),
     # ops.Primitive is the base of minispore's primitive classes, built from an op declaration
     # (and its attributes); user-defined Primitive(name) subclasses are not supported.
     ("mindspore.ops.Primitive", "positional slot 0"), ("mindspore.ops.Primitive", "**attrs"),
