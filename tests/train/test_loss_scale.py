@@ -241,3 +241,34 @@ def test_model_o2_trains_with_its_loss_scale_manager(mode):
     assert manager.get_loss_scale() == 16384          # the host-side manager followed
     np.testing.assert_allclose(model.eval(data)["mae"], 1.7121356129646301, rtol=1e-3)
     assert model.predict(Tensor(x[:2])).dtype is ms.float16   # the network itself is float16
+
+
+def test_build_train_network_kwargs_override_the_level():
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Dense(3, 4)
+            self.bn = nn.BatchNorm1d(4)
+
+        def construct(self, x):
+            return self.bn(self.fc(x))
+
+    def layout(level, **kw):
+        net = Net()
+        step = amp.build_train_network(net, nn.SGD(net.trainable_params()), nn.MSELoss(),
+                                       level=level, loss_scale_manager=None, **kw)
+        assert type(step) is nn.TrainOneStepCell
+        return [(type(c).__name__, c.__dict__.get("_mixed_precision"))
+                for _, c in step.network.cells_and_names()][1:-1]
+    f16, f32 = ms.float16, ms.float32
+    fp16_bn = [("Net", f16), ("Dense", f16), ("BatchNorm1d", f16)]
+    fp32_bn = [("Net", f16), ("Dense", f16), ("_OutputTo16", None), ("BatchNorm1d", f32)]
+    # MindSpore 2.10's layouts (its Cells' mixed_precision_type)
+    cases = [("O2", {}, fp32_bn), ("O2", dict(keep_batchnorm_fp32=False), fp16_bn),
+             ("O2", dict(cast_model_type=f32), [("Net", None), ("Dense", None),
+                                               ("BatchNorm1d", None)]),
+             ("O3", dict(keep_batchnorm_fp32=True), fp32_bn),
+             ("O1", dict(cast_model_type=f16), fp16_bn),
+             ("O0", dict(cast_model_type=f16, keep_batchnorm_fp32=False), fp16_bn)]
+    for level, kw, want in cases:
+        assert layout(level, **kw) == want, (level, kw)
