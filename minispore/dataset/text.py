@@ -1,5 +1,6 @@
-"""`mindspore.dataset.text`: Vocab and the text ops on numpy string arrays (Lookup,
-WhitespaceTokenizer, RegexTokenizer, ToNumber, SlidingWindow, to_str/to_bytes), with
+"""`mindspore.dataset.text`: Vocab and the text ops on numpy string arrays (Lookup, the
+Whitespace/Regex/UnicodeChar/Python tokenizers, AddToken, Truncate, ToNumber, SlidingWindow,
+to_str/to_bytes), with
 MindSpore's ids, orders, offsets (UTF-8 bytes) and dtypes."""
 from __future__ import annotations
 
@@ -271,6 +272,68 @@ class RegexTokenizer:
         return _tokens(s, spans, self.with_offsets)
 
 
+class UnicodeCharTokenizer:
+    """Split one string into its characters; with_offsets also returns their UTF-8 byte
+    offsets."""
+
+    def __init__(self, with_offsets=False):
+        if not isinstance(with_offsets, bool):
+            raise TypeError(f"UnicodeCharTokenizer: with_offsets must be a bool, got "
+                            f"{with_offsets!r}")
+        self.with_offsets = with_offsets
+
+    def __call__(self, text):
+        s = _one_string("UnicodeCharTokenizer", text)
+        return _tokens(s, [(i, i + 1) for i in range(len(s))], self.with_offsets)
+
+
+class PythonTokenizer:
+    """Tokens from a Python function of one string returning a list of str."""
+
+    def __init__(self, tokenizer):
+        if not callable(tokenizer):
+            raise TypeError(f"PythonTokenizer: tokenizer must be callable, got {tokenizer!r}")
+        self.tokenizer = tokenizer
+
+    def __call__(self, text):
+        if not isinstance(text, np.ndarray):
+            raise TypeError(f"PythonTokenizer: the input should be a numpy array (as MindSpore "
+                            f"requires), got {type(text).__name__}")
+        return np.asarray(self.tokenizer(_one_string("PythonTokenizer", text)), dtype=str)
+
+
+class AddToken:
+    """Put `token` before (begin=True) or after the tokens of the last axis."""
+
+    def __init__(self, token, begin=True):
+        if not isinstance(token, str) or not isinstance(begin, bool):
+            raise TypeError(f"AddToken: token must be a str and begin a bool, got {token!r}, "
+                            f"{begin!r}")
+        self.token, self.begin = token, begin
+
+    def __call__(self, tokens):
+        x = _strings("AddToken", tokens)
+        if x.ndim not in (1, 2):
+            raise ValueError(f"AddToken: the input must be 1-D or 2-D, got shape {x.shape}")
+        extra = np.full(x.shape[:-1] + (1,), self.token)
+        return np.concatenate([extra, x] if self.begin else [x, extra], axis=-1)
+
+
+class Truncate:
+    """Keep the first max_seq_len items of the last axis (1-D or 2-D data)."""
+
+    def __init__(self, max_seq_len):
+        if not _is_int(max_seq_len) or max_seq_len < 1:
+            raise ValueError(f"Truncate: max_seq_len must be an int >= 1, got {max_seq_len!r}")
+        self.max_seq_len = int(max_seq_len)
+
+    def __call__(self, x):
+        x = np.asarray(x)
+        if x.ndim not in (1, 2):
+            raise ValueError(f"Truncate: the input must be 1-D or 2-D, got shape {x.shape}")
+        return np.ascontiguousarray(x[..., :self.max_seq_len])
+
+
 _INT_PREFIX = re.compile(r"\s*[+-]?\d+")
 _FLOAT_PREFIX = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)",
                            re.IGNORECASE)
@@ -341,5 +404,6 @@ def to_bytes(array, encoding="utf8") -> np.ndarray:
     return np.char.encode(array, encoding)
 
 
-__all__ = ["Vocab", "Lookup", "WhitespaceTokenizer", "RegexTokenizer", "ToNumber",
-           "SlidingWindow", "to_str", "to_bytes"]
+__all__ = ["Vocab", "Lookup", "WhitespaceTokenizer", "RegexTokenizer", "UnicodeCharTokenizer",
+           "PythonTokenizer", "AddToken", "Truncate", "ToNumber", "SlidingWindow", "to_str",
+           "to_bytes"]

@@ -1,5 +1,5 @@
 """`mindspore.dataset.transforms`: the general column ops (TypeCast, OneHot, Fill, Concatenate,
-Duplicate, PadEnd) and the op combinators (Compose, RandomApply, RandomChoice,
+Duplicate, PadEnd, Slice) and the op combinators (Compose, RandomApply, RandomChoice,
 RandomOrder), callables on numpy arrays usable in `Dataset.map` or eagerly."""
 from __future__ import annotations
 
@@ -189,6 +189,31 @@ class Duplicate:
         return x, x.copy()
 
 
+class Slice:
+    """Index each axis in turn: an int (kept as a length-1 axis), a list of indices, a slice,
+    or None / Ellipsis (the whole axis)."""
+
+    def __init__(self, *slices):
+        for s in slices:
+            ok = s is None or s is Ellipsis or isinstance(s, slice) or _is_int(s) or (
+                isinstance(s, list) and all(map(_is_int, s)))
+            if not ok:
+                raise TypeError(f"Slice: each slice must be an int, a list of ints, a slice, "
+                                f"None or Ellipsis, got {s!r}")
+        self.slices = slices
+
+    def __call__(self, x):
+        x = np.asarray(x)
+        if len(self.slices) > x.ndim:
+            raise ValueError(f"Slice: {len(self.slices)} slices for data of shape {x.shape}")
+        for axis, s in enumerate(self.slices):
+            if _is_int(s) or isinstance(s, list):
+                x = np.take(x, [s] if _is_int(s) else s, axis=axis)
+            elif isinstance(s, slice):
+                x = x[(slice(None),) * axis + (s,)]
+        return np.ascontiguousarray(x)
+
+
 class PadEnd:
     """Pad the end of each axis to pad_shape with pad_value (None: 0 or '' for strings);
     an axis longer than pad_shape is cut to it, as MindSpore does."""
@@ -220,4 +245,4 @@ class PadEnd:
 
 
 __all__ = ["TypeCast", "Compose", "RandomApply", "RandomChoice", "RandomOrder", "OneHot",
-           "Fill", "Concatenate", "Duplicate", "PadEnd"]
+           "Fill", "Concatenate", "Duplicate", "PadEnd", "Slice"]

@@ -108,3 +108,22 @@ def test_vocab_errors():
         _vocab().ids_to_tokens(-1)
     with pytest.raises(TypeError, match="tokens"):
         _vocab().tokens_to_ids(3)
+
+
+def test_char_tokenizer_add_token_truncate_python_tokenizer():
+    # values from MindSpore 2.10
+    tokens, start, limit = text.UnicodeCharTokenizer(True)("ab ö")
+    assert tokens.tolist() == ["a", "b", " ", "ö"]
+    assert start.tolist() == [0, 1, 2, 3] and limit.tolist() == [1, 2, 3, 5]
+    assert text.UnicodeCharTokenizer()("").tolist() == [""]
+    assert text.AddToken("<s>")(np.array(["a", "b"])).tolist() == ["<s>", "a", "b"]
+    assert text.AddToken("</s>", False)(np.array(["a"])).tolist() == ["a", "</s>"]
+    assert text.AddToken("<s>")(np.array([["a"]])).tolist() == [["<s>", "a"]]
+    assert text.Truncate(2)(np.array(["a", "b", "c"])).tolist() == ["a", "b"]
+    assert text.Truncate(2)(np.array([[1, 2, 3], [4, 5, 6]])).tolist() == [[1, 2], [4, 5]]
+    split = text.PythonTokenizer(lambda s: s.split("-"))
+    assert split(np.array("a-b-c")).tolist() == ["a", "b", "c"]
+    with pytest.raises(TypeError, match="numpy array"):
+        split("a-b-c")
+    with pytest.raises(ValueError, match="max_seq_len"):
+        text.Truncate(0)

@@ -106,3 +106,17 @@ def test_random_combinators():
         transforms.RandomApply([plus], 1.5)
     with pytest.raises(TypeError, match="transforms"):
         transforms.RandomChoice([])
+
+
+def test_slice():
+    # values from MindSpore 2.10
+    x = np.array([1, 2, 3, 4])
+    assert transforms.Slice(slice(1, 3))(x).tolist() == [2, 3]
+    assert transforms.Slice(1)(x).tolist() == [2]
+    assert transforms.Slice([0, 2])(x).tolist() == [1, 3]
+    assert transforms.Slice(None)(x).tolist() == transforms.Slice(Ellipsis)(x).tolist() == \
+        [1, 2, 3, 4]
+    assert transforms.Slice(slice(0, 1), slice(1, 2))(np.array([[1, 2], [3, 4]])).tolist() == \
+        [[2]]
+    with pytest.raises(TypeError, match="Slice"):
+        transforms.Slice("a")
