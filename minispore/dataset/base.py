@@ -85,6 +85,15 @@ class Dataset:
         return _batch.BatchDataset(self, batch_size, drop_remainder, num_parallel_workers,
                                    pad_info=pad_info, who="padded_batch")
 
+    def bucket_batch_by_length(self, column_names, bucket_boundaries, bucket_batch_sizes,
+                               element_length_function=None, pad_info=None,
+                               pad_to_bucket_boundary=False, drop_remainder=False):
+        """Batch rows of similar length: bucket k holds lengths in [boundary[k-1],
+        boundary[k]) and is emitted, padded, whenever it holds bucket_batch_sizes[k] rows."""
+        return _batch.BucketBatchByLengthDataset(
+            self, column_names, bucket_boundaries, bucket_batch_sizes, element_length_function,
+            pad_info, pad_to_bucket_boundary, drop_remainder)
+
     def shuffle(self, buffer_size: int) -> "Dataset":
         return _ops.ShuffleDataset(self, buffer_size)
 

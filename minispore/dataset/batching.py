@@ -5,7 +5,8 @@ each batch), optionally runs `per_batch_map(col_1_rows, ..., col_k_rows, batch_i
 lists of rows of `input_columns` (on parallel workers, batches kept in order), and stacks each
 column. BatchInfo numbers batches from 0 in every pass over the input (a `repeat` above starts
 it again) and epochs as the iterator counts them. `padded_batch` pads (or crops) the columns
-named in `pad_info` to one shape before stacking.
+named in `pad_info` to one shape before stacking; `bucket_batch_by_length` batches rows of
+similar length together.
 """
 from __future__ import annotations
 
@@ -216,4 +217,106 @@ class BatchDataset(Dataset):
         return count
 
 
-__all__ = ["BatchDataset", "BatchInfo"]
+
+
+def _int_list(who: str, name: str, value, low: int) -> list:
+    if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise TypeError(f"{who}: {name} must be a list of ints, got {value!r}")
+    if any(v < low for v in value):
+        raise ValueError(f"{who}: {name} must only contain numbers >= {low}, got {list(value)}")
+    return list(value)
+
+
+class BucketBatchByLengthDataset(Dataset):
+    """MindSpore's bucket_batch_by_length: each row goes to the bucket its length falls in
+    ([0, b0), [b0, b1), ..., [b_last, inf)); a bucket that holds its batch size is emitted at
+    once, padded; what is left at the end of the pass follows in bucket order (unless
+    drop_remainder). pad_info None or {} pads every column to the batch's largest with 0."""
+
+    def __init__(self, parent, column_names, bucket_boundaries, bucket_batch_sizes,
+                 element_length_function=None, pad_info=None, pad_to_bucket_boundary=False,
+                 drop_remainder=False):
+        super().__init__(parent)
+        who = self.who = "bucket_batch_by_length"
+        names = _names(who, "column_names", column_names)
+        _check_columns(who, "column_names", names, parent.column_names)
+        self.idx = [parent.column_names.index(c) for c in names]
+        self.bounds = _int_list(who, "bucket_boundaries", bucket_boundaries, 1)
+        if any(a >= b for a, b in zip(self.bounds, self.bounds[1:])):
+            raise ValueError(f"{who}: bucket_boundaries should be strictly increasing, got "
+                             f"{self.bounds}")
+        self.sizes = _int_list(who, "bucket_batch_sizes", bucket_batch_sizes, 1)
+        if len(self.sizes) != len(self.bounds) + 1:
+            raise ValueError(f"{who}: bucket_batch_sizes must contain one element more than "
+                             f"bucket_boundaries (got {len(self.sizes)} and "
+                             f"{len(self.bounds)})")
+        if element_length_function is None and len(names) != 1:
+            raise ValueError(f"{who}: if element_length_function is not specified, exactly one "
+                             f"column name should be passed, got {names}")
+        if element_length_function is not None and not callable(element_length_function):
+            raise TypeError(f"{who}: element_length_function must be callable, got "
+                            f"{type(element_length_function).__name__}")
+        self.length_fn = element_length_function
+        self.pad_info = _check_pad_info({} if pad_info is None else pad_info,
+                                        parent.column_names)
+        self.to_boundary = check_bool(who, "pad_to_bucket_boundary", pad_to_bucket_boundary)
+        self.drop_remainder = check_bool(who, "drop_remainder", drop_remainder)
+
+    def _bucket(self, row) -> int:
+        import bisect
+        cols = [row[i] for i in self.idx]
+        if self.length_fn is None:
+            if np.ndim(cols[0]) == 0:
+                raise RuntimeError(f"{self.who}: column {self.parent.column_names[self.idx[0]]!r}"
+                                   f" holds scalars, which have no length; pass "
+                                   f"element_length_function")
+            length = np.shape(cols[0])[0]
+        else:
+            length = self.length_fn(*cols)
+            if not isinstance(length, (int, np.integer)) or isinstance(length, bool) or \
+                    length < 0:
+                raise RuntimeError(f"{self.who}: element_length_function must return an int "
+                                   f">= 0, got {length!r}")
+        return bisect.bisect_right(self.bounds, int(length))
+
+    def _batch(self, rows, bucket):
+        out = []
+        for k, (name, col) in enumerate(zip(self.parent.column_names, zip(*rows))):
+            arrays = [np.asarray(x) for x in col]
+            if not self.pad_info or name in self.pad_info:
+                shape, value = self.pad_info.get(name, (None, 0))
+                if self.to_boundary and shape is not None and None in shape:
+                    if bucket == len(self.bounds):
+                        raise RuntimeError(f"{self.who}: pad_to_bucket_boundary=True, but a "
+                                           f"row fell in the last bucket (length >= "
+                                           f"{self.bounds[-1]}), which has no boundary to pad "
+                                           f"to; add a larger bucket boundary")
+                    shape = [self.bounds[bucket] - 1 if d is None else d for d in shape]
+                arrays = _pad(self.who, name, arrays, shape, 0 if value is None else value)
+            try:
+                out.append(np.stack(arrays))
+            except ValueError:
+                raise RuntimeError(f"{self.who}: the rows of column {name!r} have different "
+                                   f"shapes {sorted({a.shape for a in arrays})}; give it a "
+                                   f"pad_info entry") from None
+        return tuple(out)
+
+    def _rows(self, epoch):
+        buckets = [[] for _ in self.sizes]
+        for row in self.parent._rows(epoch):
+            b = self._bucket(row)
+            buckets[b].append(row)
+            if len(buckets[b]) == self.sizes[b]:
+                yield self._batch(buckets[b], b)
+                buckets[b] = []
+        if not self.drop_remainder:
+            for b, rows in enumerate(buckets):
+                if rows:
+                    yield self._batch(rows, b)
+
+    def _size(self):
+        return sum(1 for _ in self._rows(Epoch(0)))
+
+
+__all__ = ["BatchDataset", "BatchInfo", "BucketBatchByLengthDataset"]

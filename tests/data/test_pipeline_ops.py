@@ -279,3 +279,40 @@ def test_pipeline_tensors_feed_a_network_in_both_modes(mode):
         assert out == [[[6.0], [24.0]], [[42.0], [60.0]]]
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+_LENGTHS = [3, 1, 4, 1, 5, 2, 6, 2, 3, 5]
+
+
+def _by_length():
+    for i, n in enumerate(_LENGTHS):
+        yield np.arange(n) + 1, np.int32(i)
+
+
+def test_bucket_batch_by_length():
+    g = lambda: ds.GeneratorDataset(_by_length, ["x", "i"])      # noqa: E731
+    # values from MindSpore 2.10: a full bucket is emitted at once, the rest in bucket order
+    b = g().bucket_batch_by_length(["x"], [3, 5], [2, 2, 3])
+    assert _rows(b) == [[[[1, 2, 3, 0], [1, 2, 3, 4]], [0, 2]], [[[1], [1]], [1, 3]],
+                        [[[1, 2], [1, 2]], [5, 7]],
+                        [[[1, 2, 3, 4, 5, 0], [1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 0]],
+                         [4, 6, 9]], [[[1, 2, 3]], [8]]]
+    assert b.get_dataset_size() == 5 and b.get_batch_size() == 1
+    assert len(_rows(g().bucket_batch_by_length(["x"], [3, 5], [2, 2, 3],
+                                                drop_remainder=True))) == 4
+    b = g().bucket_batch_by_length(["x", "i"], [3], [2, 2], pad_info={},
+                                   element_length_function=lambda x, i: int(i) % 4)
+    assert [r[1] for r in _rows(b)] == [[0, 1], [2, 4], [5, 6], [3, 7], [8, 9]]
+    b = g().take(4).bucket_batch_by_length(["x"], [3, 5], [2, 2, 3],
+                                           pad_info={"x": ([None], -1)},
+                                           pad_to_bucket_boundary=True)
+    assert [r[0] for r in _rows(b)] == [[[1, 2, 3, -1], [1, 2, 3, 4]], [[1, -1], [1, -1]]]
+    with pytest.raises(RuntimeError, match="last bucket"):
+        _rows(g().bucket_batch_by_length(["x"], [3, 5], [2, 2, 3], pad_info={"x": ([None], 0)},
+                                         pad_to_bucket_boundary=True))
+    with pytest.raises(ValueError, match="one element more than bucket_boundaries"):
+        g().bucket_batch_by_length(["x"], [3, 5], [2, 2])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        g().bucket_batch_by_length(["x"], [5, 3], [2, 2, 3])
+    with pytest.raises(ValueError, match="exactly one column name"):
+        g().bucket_batch_by_length(["x", "i"], [3, 5], [2, 2, 3])
