@@ -3,6 +3,8 @@ checks of an input image (numpy HWC/HW or PIL), MindSpore's rules for sizes and 
 random draws of the random ops (seeded from `dataset.config`)."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import numbers
 import zlib
 from enum import Enum, IntEnum
@@ -164,11 +166,28 @@ def check_enum(op: str, name: str, value, enum_cls):
     return value
 
 
+_ROW = contextvars.ContextVar("minispore_dataset_random_row", default=None)
+
+
+@contextlib.contextmanager
+def random_row(*key: int):
+    """Within this block the random ops draw from generators keyed by `key` (e.g. the epoch
+    and row index a pipeline is mapping) instead of their running sequences, so a seeded
+    pipeline draws the same parameters for a row whatever the worker, thread or order that
+    maps it (for the pipeline engine to wrap each row's operations in)."""
+    token = _ROW.set((tuple(int(k) for k in key), {}))
+    try:
+        yield
+    finally:
+        _ROW.reset(token)
+
+
 class RandomDraws:
     """The generator of one random op: seeded from `dataset.config`'s seed and the op's kind,
     so a seeded pipeline draws the same parameters in every run (like MindSpore, which seeds
     every random op with the set seed, two ops of one kind then draw the same sequence; without
-    a set seed each op draws its own); a new seed set later starts a new sequence."""
+    a set seed each op draws its own); a new seed set later starts a new sequence. Inside
+    `random_row(...)` it draws from a generator of that row instead."""
 
     _instances = 0
 
@@ -180,10 +199,16 @@ class RandomDraws:
 
     def generator(self) -> np.random.Generator:
         seed = config.get_seed()
+        mine = [] if config._seed["value"] is not None else [self._instance]
+        row = _ROW.get()
+        if row is not None:                     # one generator per op per row
+            key, made = row
+            if self._instance not in made:
+                made[self._instance] = np.random.default_rng([seed, 4, self._salt, *mine,
+                                                              *key])
+            return made[self._instance]
         if self._gen is None or seed != self._seed:
-            user_seeded = config._seed["value"] is not None
-            key = [seed, 3, self._salt] + ([] if user_seeded else [self._instance])
-            self._gen = np.random.default_rng(key)
+            self._gen = np.random.default_rng([seed, 3, self._salt, *mine])
             self._seed = seed
         return self._gen
 

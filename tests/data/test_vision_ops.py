@@ -116,6 +116,21 @@ def test_random_ops_at_their_limits_and_seeded():
     assert np.array_equal(V.RandomCrop(8)(img), V.RandomCrop(8)(img))
 
 
+def test_rows_keyed_draws_do_not_depend_on_the_order_rows_are_mapped_in():
+    from minispore.dataset.vision_common import random_row
+    img = IMAGES["big"]
+    config.set_seed(11)
+    op = V.RandomResizedCrop(4)
+    forward = []
+    for i in range(4):
+        with random_row(0, i):
+            forward.append(op(img))
+    for i in reversed(range(4)):
+        with random_row(0, i):
+            assert np.array_equal(op(img), forward[i])
+    assert len({x.tobytes() for x in forward}) > 1
+
+
 def test_random_parameters_stay_in_their_documented_ranges():
     config.set_seed(3)
     flat = np.full((4, 4, 3), 100, np.uint8)
