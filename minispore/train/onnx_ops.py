@@ -379,7 +379,7 @@ UNSUPPORTED = {
     "cumprod": "ONNX has no cumulative product",
 }
 for _name in [op.name for op in REGISTRY.values() if op.composite is None]:
-    if _name.endswith(("_grad", "_backprop_filter")) or \
+    if _name.endswith(("_grad", "_backprop_input", "_backprop_filter")) or \
             _name in ("max_pool2d_gather", "check_class_labels", "sparse_softmax_cross_entropy"):
         UNSUPPORTED.setdefault(_name, "a training-time op (a gradient, a loss or an update)")
 

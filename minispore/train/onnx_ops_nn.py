@@ -1,8 +1,9 @@
 """The layer and data-movement part of the primitive -> ONNX mapping (onnx_ops.py holds the
 writer, the registry, the elementwise ops and the reductions): matmul, conv2d and its
 transpose (conv2d_backprop_input, which nn.Conv2dTranspose runs), the pools,
-batch_norm, layer_norm, softmax/log_softmax, reshape, transpose, broadcast_to, concat, split,
-strided_slice, gather and tile. Window geometry comes from the primitives' own functions
+batch_norm, layer_norm, softmax/log_softmax, sort, reshape, transpose, broadcast_to, concat,
+split, strided_slice, gather, tile, and the updates slice_update, strided_slice_grad (conv3d's
+padding), scatter_update and scatter_add. Window geometry comes from the primitives' own functions
 (`pads_for`, `pool_geometry`: MindSpore's 'valid'/'same'/'pad' rules), written as explicit ONNX
 pads, and each window op checks that ONNX's output shape is the graph's."""
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 from ..core import dtype as dt
 from ..core.ops.conv import conv_geometry, pads_for, pool_geometry
 from ..core.shape import normalize_axis
-from .onnx_ops import INT64_MIN, converts, wide_int
+from .onnx_ops import CONVERTERS, INT64_MIN, UNSUPPORTED, converts, onnx_type, wide_int
 
 
 def _same_type(w, n, xs):
@@ -84,8 +85,10 @@ def _conv2d_transpose(w, n, xs, ys):
     extra = [shape[2 + i] - ((o[i] - 1) * stride[i] + dilation[i] * (k[i] - 1) + 1 - p)
              for i, p in enumerate((t + b, l + r))]
     if any(e < 0 or e >= max(stride[i], dilation[i]) for i, e in enumerate(extra)):
-        _check_shape(n, (-1, -1), "(a transposed convolution) with output_padding "
-                     f"{extra}")
+        raise NotImplementedError(
+            f"ms.export(file_format='ONNX'): conv2d_backprop_input to shape {shape} needs "
+            f"output_padding {extra}, outside ONNX ConvTranspose's range [0, max(stride, "
+            f"dilation)); ONNX export does not support this geometry yet")
     w.add("ConvTranspose", [di, wi], ys, kernel_shape=list(k), strides=list(stride),
           dilations=list(dilation), pads=[t, l, b, r], output_padding=extra,
           group=int(n.attr("group")))
@@ -234,6 +237,22 @@ def _slice_update(w, n, xs, ys):
     w.add("ScatterND", [xs[0], w.const(positions, "positions"), upd], ys)
 
 
+@converts("strided_slice_grad")
+def _strided_slice_grad(w, n, xs, ys):
+    """Zeros of `shape` with the slice region holding the input (how conv3d pads and how a
+    slice's gradient is formed): ScatterND into ConstantOfShape at the region's positions."""
+    from onnx import helper
+    g, out = n.inputs[0], n.outputs[0]
+    ranges = [np.arange(b, e, s, dtype=np.int64)
+              for b, e, s in zip(n.attr("begin"), n.attr("end"), n.attr("strides"))]
+    zeros = w.add("ConstantOfShape", [w.ints(out.shape)],
+                  value=helper.make_tensor("zero", onnx_type(out.dtype), [1], [0]))
+    positions = np.stack(np.meshgrid(*ranges, indexing="ij"), axis=-1) if ranges else \
+        np.zeros((0,), np.int64)
+    w.add("ScatterND", [zeros, w.const(positions, "positions"),
+                        w.cast(xs[0], g.dtype, out.dtype)], ys)
+
+
 @converts("scatter_update", "scatter_add")
 def _scatter(w, n, xs, ys):
     """x with x[..., idx, ...] (along `axis`) set to / increased by the updates, as ScatterND
@@ -270,5 +289,8 @@ def _tile(w, n, xs, ys):
     reps = (1,) * (r - len(n.attr("reps"))) + tuple(n.attr("reps"))
     w.add("Tile", [src, w.ints(reps)], ys)
 
+
+for _name in CONVERTERS:            # a gradient-named op that forward code uses is mapped here
+    UNSUPPORTED.pop(_name, None)
 
 __all__: list = []

@@ -249,6 +249,7 @@ LAYERS = {
         lambda: nn.Conv2dTranspose(2, 3, 4, stride=3, pad_mode="pad", padding=1, dilation=2),
         (1, 2, 4, 5)),
     "conv1d": (lambda: nn.Conv1d(2, 3, 3, pad_mode="same"), (2, 2, 9)),
+    "conv3d": (lambda: nn.Conv3d(2, 3, 2, pad_mode="pad", padding=1), (1, 2, 3, 4, 3)),
     "avg_pool_pad_exclude": (
         lambda: nn.AvgPool2d(3, 2, pad_mode="pad", padding=1, count_include_pad=False),
         (1, 2, 7, 6)),
