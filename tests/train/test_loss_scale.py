@@ -147,6 +147,14 @@ def test_build_train_network_o2_loss_scaling_as_mindspore(mode):
     # the Parameters stay float32; BatchNorm is kept in float32 inside a float16 network
     assert {p.dtype for p in net.get_parameters()} == {ms.float32}
     assert type(net.bn).__name__ == "_OutputTo16"
+    # one forward per step, overflowing steps included: MindSpore 2.10's moving statistics
+    bn = net.bn._backbone
+    np.testing.assert_allclose(bn.moving_mean.asnumpy(),
+                               [0.0593939833343029, 0.03564649075269699, -0.03508131951093674],
+                               rtol=1e-5)
+    np.testing.assert_allclose(bn.moving_variance.asnumpy(),
+                               [1.068057656288147, 1.0752558708190918, 1.3124399185180664],
+                               rtol=1e-5)
 
 
 def test_build_train_network_o3_trains_in_float16(mode):
