@@ -342,8 +342,9 @@ def _write_node(w, n, names, out_names, onnx_ops):
         _write_while(w, n, names, out_names, onnx_ops)
         return
     if not isinstance(n.op, OpDef):
-        what = {ir.PRINT: "a print", ir.ASSIGN: "a Parameter assignment",
-                ir.FUSED: "a fused group"}.get(n.op, "a node of this kind")
+        what = {ir.PRINT: "a print", ir.FUSED: "a fused group"}.get(n.op, "a node of this kind")
+        if n.op == ir.ASSIGN:
+            what = f"an assignment to the Parameter {n.attr('param').name!r} (a state update)"
         _refuse(n, f"it is {what}")
     conv = onnx_ops.CONVERTERS.get(n.name)
     if conv is None:
