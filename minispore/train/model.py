@@ -334,9 +334,11 @@ class Model:
         logits = self.network(*inputs)
         if self.loss_fn is None:
             return (logits, label), False
-        if self._eval_add_cast_fp32:
-            from ..core import dtype as dt
-            logits, label = logits.astype(dt.float32), label.astype(dt.float32)
+        if self._eval_add_cast_fp32:          # MindSpore's WithEvalCell(add_cast_fp32=True):
+            from ..core import dtype as dt    # mixed_precision_cast leaves integer labels
+            logits = logits.astype(dt.float32)
+            if label.dtype in dt.FLOATS:
+                label = label.astype(dt.float32)
         return (self.loss_fn(logits, label), logits, label), True
 
     def _eval_loop(self, valid_dataset, cbs, cb, add_eval_loss):
