@@ -11,7 +11,7 @@ from .vision_common import (Border, Inter, RandomDraws, as_image, back_to_input_
                             check_enum, check_prob, cv2_module, fill_triple, is_pil,
                             min_max_range, pil_image_module, size_pair, square)
 
-_CV2_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.float32, np.float64)
+_INTERPOLATING_DTYPES = (np.uint8, np.uint16, np.int16, np.float32, np.float64)
 
 
 def shorter_side_size(h: int, w: int, size: int):
@@ -37,6 +37,45 @@ def _cubic_taps(n_in: int, n_out: int):
     c3 = f32(1) - c0 - c1 - c2
     weights = np.rint(np.stack([c0, c1, c2, c3], 1).astype(f32) * f32(2048)).astype(np.int64)
     return np.clip(s[:, None] + np.arange(-1, 3)[None], 0, n_in - 1), weights
+
+
+def _nearest(img: np.ndarray, oh: int, ow: int) -> np.ndarray:
+    """OpenCV's INTER_NEAREST for any dtype: source index floor(i * in / out) (in double)."""
+    h, w = img.shape[:2]
+    ys = np.minimum(np.floor(np.arange(oh) * (1.0 / (oh / h))).astype(np.int64), h - 1)
+    xs = np.minimum(np.floor(np.arange(ow) * (1.0 / (ow / w))).astype(np.int64), w - 1)
+    return np.ascontiguousarray(img[ys][:, xs])
+
+
+def _cubic_16bit(img: np.ndarray, oh: int, ow: int) -> np.ndarray:
+    """OpenCV's INTER_CUBIC on 16-bit images: float32 weights and sums, taps added in order,
+    rounded to the dtype at the end."""
+    f32 = np.float32
+    xi, _ = _cubic_taps(img.shape[1], ow)
+    yi, _ = _cubic_taps(img.shape[0], oh)
+    xw, yw = _float_cubic_weights(img.shape[1], ow), _float_cubic_weights(img.shape[0], oh)
+    extra = (1,) * (img.ndim - 2)
+    src = img.astype(f32)
+    rows = np.zeros((img.shape[0], ow) + img.shape[2:], f32)
+    for k in range(4):
+        rows = rows + src[:, xi[:, k]] * xw[:, k].reshape((1, ow) + extra)
+    out = np.zeros((oh, ow) + img.shape[2:], f32)
+    for k in range(4):
+        out = out + rows[yi[:, k]] * yw[:, k].reshape((oh, 1) + extra)
+    info = np.iinfo(img.dtype)
+    return np.clip(np.rint(out), info.min, info.max).astype(img.dtype)
+
+
+def _float_cubic_weights(n_in: int, n_out: int) -> np.ndarray:
+    f32 = np.float32
+    f = ((np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5).astype(f32)
+    x = (f - np.floor(f)).astype(f32)
+    a = f32(-0.75)
+    c0 = ((a * (x + 1) - 5 * a) * (x + 1) + 8 * a) * (x + 1) - 4 * a
+    c1 = ((a + 2) * x - (a + 3)) * x * x + 1
+    c2 = ((a + 2) * (1 - x) - (a + 3)) * (1 - x) * (1 - x) + 1
+    c3 = f32(1) - c0 - c1 - c2
+    return np.stack([c0, c1, c2, c3], 1).astype(f32)
 
 
 def _cubic_uint8(img: np.ndarray, oh: int, ow: int) -> np.ndarray:
@@ -65,11 +104,15 @@ def resize_array(op: str, img: np.ndarray, oh: int, ow: int, interpolation: Inte
                              f"{img.dtype} {img.shape}")
         image = pil_image_module()        # MindSpore's PILCUBIC is Pillow's bicubic, exactly
         return np.asarray(image.fromarray(img).resize((ow, oh), image.Resampling.BICUBIC))
-    if img.dtype not in [np.dtype(d) for d in _CV2_DTYPES]:
-        raise TypeError(f"{op}: cannot resize a {img.dtype} image; use uint8, int8, uint16, "
-                        f"int16, float32 or float64 (transforms.TypeCast)")
+    if interpolation == Inter.NEAREST:
+        return _nearest(img, oh, ow)
+    if img.dtype not in [np.dtype(d) for d in _INTERPOLATING_DTYPES]:
+        raise TypeError(f"{op}: cannot interpolate a {img.dtype} image; use uint8, uint16, "
+                        f"int16, float32 or float64 (transforms.TypeCast) or Inter.NEAREST")
     if interpolation == Inter.BICUBIC and img.dtype == np.uint8:
         return _cubic_uint8(img, oh, ow)
+    if interpolation == Inter.BICUBIC and img.dtype in (np.uint16, np.int16):
+        return _cubic_16bit(img, oh, ow)
     cv2 = cv2_module()
     out = cv2.resize(img, (ow, oh), interpolation=getattr(cv2, _CV2_INTER[interpolation]))
     return out.reshape(oh, ow, *img.shape[2:])
@@ -136,6 +179,8 @@ def pad_array(img: np.ndarray, left: int, top: int, right: int, bottom: int, fil
     """Pad with OpenCV's border rules; constant padding writes fill (one value per channel)."""
     if not (left or top or right or bottom):
         return img
+    if img.dtype == np.bool_:                   # MindSpore pads bool images as uint8
+        img = img.astype(np.uint8)
     if mode == Border.CONSTANT:
         c = 1 if img.ndim == 2 else img.shape[2]
         shape = (img.shape[0] + top + bottom, img.shape[1] + left + right) + img.shape[2:]

@@ -46,9 +46,10 @@ def _taps_1d(kind: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=None)
 def _tables(kind: str):
-    """OpenCV's 2-D tables: float weights [32*32, k, k] and their fixed-point versions, the
-    latter corrected so each set sums to 2**15 (the fix goes to the largest or smallest of the
-    central 2x2 taps, as OpenCV does)."""
+    """OpenCV's 2-D tables: float weights [32*32, k, k] and their fixed-point versions (used for
+    uint8; 16-bit and float images are weighted in float32), the latter corrected so each set
+    sums to 2**15 (the fix goes to the largest or smallest of the central 2x2 taps, as OpenCV
+    does)."""
     t = _taps_1d(kind)
     k = t.shape[1]
     ftab = (t[:, None, :, None] * t[None, :, None, :]).astype(np.float32)  # [i(y), j(x), ky, kx]
@@ -105,7 +106,7 @@ def warp_affine(img: np.ndarray, matrix, size, kind: str, fill) -> np.ndarray:
     ftab, itab = _tables(kind)
     k = ftab.shape[1]
     first = 0 if k == 2 else -1
-    integer = np.issubdtype(src.dtype, np.integer)
+    integer = src.dtype == np.uint8             # OpenCV's fixed-point path; others in float
     acc = np.zeros((oh, ow, c), np.int64 if integer else np.float32)
     any_inside = np.zeros((oh, ow), bool)
     for a in range(k):
@@ -121,9 +122,10 @@ def warp_affine(img: np.ndarray, matrix, size, kind: str, fill) -> np.ndarray:
                 acc = (acc + vals.astype(np.float32) * ftab[frac, a, b][..., None]).astype(
                     np.float32)
     if integer:
+        out = np.clip((acc + (1 << (_COEF_BITS - 1))) >> _COEF_BITS, 0, 255).astype(np.uint8)
+    elif np.issubdtype(src.dtype, np.integer):
         info = np.iinfo(src.dtype)
-        out = np.clip((acc + (1 << (_COEF_BITS - 1))) >> _COEF_BITS, info.min, info.max)
-        out = out.astype(src.dtype)
+        out = np.clip(np.rint(acc), info.min, info.max).astype(src.dtype)
     else:
         out = acc.astype(src.dtype)
     out[~any_inside] = fill_px

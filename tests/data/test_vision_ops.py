@@ -41,6 +41,13 @@ def inputs():
     yy, xx = np.mgrid[0:16, 0:20]
     d["coord"] = np.stack([xx * 10, yy * 10, np.full_like(xx, 255)], -1).astype(np.uint8)
     d["png"] = _encoded("PNG", d["big"])
+    d["f16"] = d["f32"].astype(np.float16)
+    d["i32"] = d["u8"].astype(np.int32) * 1000 - 100000
+    d["u16"] = d["u8"].astype(np.uint16) * 250
+    d["i16"] = d["u8"].astype(np.int16) * 100 - 12000
+    d["f64"] = d["f32"].astype(np.float64)
+    d["i8"] = (d["u8"].astype(np.int16) - 128).astype(np.int8)
+    d["bool"] = d["u8"] > 128
     return d
 
 
@@ -66,7 +73,7 @@ def test_matches_mindspore(expr, image, shape, dtype, total, weighted):
     out = eval(expr, {"V": V, "np": np})(IMAGES[image].copy())
     assert out.shape == shape and out.dtype == np.dtype(dtype)
     got = _checksums(out)
-    if out.dtype == np.uint8:
+    if out.dtype.kind in "biu":
         assert got == (total, weighted)
     else:
         assert np.allclose(got, (total, weighted), rtol=1e-6)
