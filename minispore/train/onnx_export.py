@@ -294,7 +294,7 @@ def to_onnx(net, *inputs, input_names=None, output_names=None, export_params=Tru
                                                      list(v.shape)))
     graph_inputs = [helper.make_tensor_value_info(names[v.id], onnx_ops.onnx_type(v.dtype),
                                                   list(v.shape)) for v in g.inputs]
-    nodes = onnx_ops.tidy(w.nodes, {o.name for o in outputs})
+    nodes = onnx_ops.fuse_gemm_bias(onnx_ops.tidy(w.nodes, {o.name for o in outputs}), w)
     graph = helper.make_graph(nodes, f"{type(net).__name__}_construct",
                               graph_inputs + param_inputs, outputs, initializer=w.initializers)
     from .. import __version__

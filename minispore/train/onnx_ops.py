@@ -46,12 +46,14 @@ class OnnxWriter:
         self.helper, self.numpy_helper = helper, numpy_helper
         self.nodes: list = []
         self.initializers: list = []
+        self.gemm_shapes: dict = {}         # a Gemm's output name -> its (rows, columns)
         self._ids = itertools.count()
 
     def child(self) -> "OnnxWriter":
         """A writer for a subgraph: its own nodes, this graph's names and initializers."""
         sub = OnnxWriter()
-        sub.initializers, sub._ids = self.initializers, self._ids
+        sub.initializers, sub._ids, sub.gemm_shapes = self.initializers, self._ids, \
+            self.gemm_shapes
         return sub
 
     def fresh(self, hint: str) -> str:
@@ -115,6 +117,29 @@ def tidy(nodes: list, keep=()) -> list:
             slot = list(producer.output).index(node.input[0])
             producer.output[slot] = node.output[0]
             made[node.output[0]] = producer
+            continue
+        out.append(node)
+    return out
+
+
+def fuse_gemm_bias(nodes: list, w: OnnxWriter) -> list:
+    """`Add(Gemm(a, b), c)` with c a 1-D initializer of the Gemm's column count and the Gemm's
+    result read only there becomes `Gemm(a, b, c)` (nn.Dense's matmul + bias, written as
+    MindSpore's exporter writes it; onnxruntime adds C to the same float32 product)."""
+    from collections import Counter
+    vectors = {t.name: tuple(t.dims) for t in w.initializers if len(t.dims) == 1}
+    counts: Counter = Counter()
+    _names_read(nodes, counts)
+    gemms = {node.output[0]: node for node in nodes
+             if node.op_type == "Gemm" and len(node.input) == 2}
+    out = []
+    for node in nodes:
+        a, c = (node.input[0], node.input[1]) if node.op_type == "Add" else (None, None)
+        if a in gemms and counts[a] == 1 and c in vectors and \
+                vectors[c] == w.gemm_shapes.get(a, ())[1:]:
+            gemm = gemms.pop(node.input[0])
+            gemm.input.append(node.input[1])
+            gemm.output[0] = node.output[0]
             continue
         out.append(node)
     return out
@@ -384,4 +409,4 @@ for _name in [op.name for op in REGISTRY.values() if op.composite is None]:
         UNSUPPORTED.setdefault(_name, "a training-time op (a gradient, a loss or an update)")
 
 __all__ = ["CONVERTERS", "UNSUPPORTED", "OPSET", "IR_VERSION", "OnnxWriter", "onnx_type",
-           "converts", "tidy", "wide_int"]
+           "converts", "tidy", "wide_int", "fuse_gemm_bias"]

@@ -35,6 +35,7 @@ def _matmul(w, n, xs, ys):
     ra, rb = len(n.inputs[0].shape), len(n.inputs[1].shape)
     if ra == rb == 2 and c.is_float:
         w.add("Gemm", [a, b], ys, transA=int(ta), transB=int(tb))
+        w.gemm_shapes[ys[0]] = tuple(n.outputs[0].shape)
         return
     if ta:
         a = _swap_last(w, a, ra)

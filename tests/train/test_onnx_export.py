@@ -173,6 +173,9 @@ def test_mlp_gives_mindsporess_numbers(tmp_path, caller_mode):
     assert [d.dim_value for d in g.input[0].type.tensor_type.shape.dim] == [2, 4]
     assert [d.dim_value for d in g.output[0].type.tensor_type.shape.dim] == [2, 3]
     assert [(o.domain, o.version) for o in model.opset_import] == [("", 18)]
+    # MindSpore 2.10 writes this MLP as Gemm (with the bias), Relu, Gemm, Softmax as well
+    assert [n.op_type for n in g.node] == ["Gemm", "Relu", "Gemm", "Softmax"]
+    assert list(g.node[0].input) == ["x", "fc1.weight", "fc1.bias"]
 
 
 class SmallCNN(nn.Cell):
