@@ -280,3 +280,39 @@ def test_build_train_network_kwargs_override_the_level():
              ("O0", dict(cast_model_type=f16, keep_batchnorm_fp32=False), fp16_bn)]
     for level, kw, want in cases:
         assert layout(level, **kw) == want, (level, kw)
+
+
+def test_a_subclass_with_mindspores_documented_construct(mode):
+    from minispore import ops
+    grad_scale = ops.MultitypeFuncGraph("grad_scale")
+
+    @grad_scale.register("Tensor", "Tensor")
+    def _tensor_grad_scale(scale, grad):
+        return grad * ops.cast(ops.Reciprocal()(scale), ops.dtype(grad))
+
+    class MyTrain(nn.TrainOneStepWithLossScaleCell):
+        def construct(self, x, y):
+            weights = self.weights
+            loss = self.network(x, y)
+            scaling_sens = self.scale_sense
+            status, scaling_sens = self.start_overflow_check(loss, scaling_sens)
+            scaling_sens_filled = ops.ones_like(loss) * ops.cast(scaling_sens, ops.dtype(loss))
+            grads = self.grad(self.network, weights)(x, y, scaling_sens_filled)
+            grads = self.hyper_map(ops.partial(grad_scale, scaling_sens), grads)
+            grads = self.grad_reducer(grads)
+            cond = self.get_overflow_status(status, grads)
+            overflow = self.process_loss_scale(cond)
+            if not overflow:
+                self.optimizer(grads)
+            return loss, cond, scaling_sens
+
+    net, opt, loss_net = _tiny("momentum")
+    step = MyTrain(loss_net, opt, nn.DynamicLossScaleUpdateCell(2 ** 4, 2, 2))
+    rows = []
+    for x in ([1.0, 2.0], [np.inf, 1.0], [0.5, -1.0], [1.0, 1.0]):
+        loss, cond, scale = step(Tensor([x], ms.float32), ONE)
+        rows.append((bool(cond.asnumpy()), float(scale.asnumpy())))
+    # values from MindSpore 2.10 (both modes)
+    assert rows == [(False, 16.0), (True, 8.0), (False, 8.0), (False, 16.0)]
+    np.testing.assert_allclose(float(loss.asnumpy()), 3.648099899291992, rtol=1e-6)
+    np.testing.assert_allclose(net.weight.asnumpy(), [[0.545, -1.28]], rtol=1e-6)

@@ -163,6 +163,7 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
 
     def __init__(self, network, optimizer, scale_sense):
         super().__init__(network, optimizer, sens=None)
+        self._mindspore_helpers()
         self.loss_scaling_manager = None
         if isinstance(scale_sense, Cell):
             self.loss_scaling_manager = scale_sense
@@ -177,6 +178,25 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
         else:
             raise TypeError(f"For 'TrainOneStepWithLossScaleCell', the 'scale_sense' must be Cell "
                             f"or Tensor, but got 'scale_sense' type: {type(scale_sense)}.")
+
+    def _mindspore_helpers(self):
+        """The attributes MindSpore's cell has, which a subclass's own construct (MindSpore's
+        documented pattern: start_overflow_check, self.grad with the filled sens,
+        self.hyper_map, self.grad_reducer, get_overflow_status, process_loss_scale) uses."""
+        from ... import ops
+        from ..layers import Identity
+        self.hyper_map = ops.HyperMap()
+        self.base = Tensor(1, dt.float32)
+        self.base0 = Tensor(0, dt.int32)
+        self.reduce_sum = ops.ReduceSum(keep_dims=False)
+        self.less_equal = ops.LessEqual()
+        self.equal = ops.Equal()
+        self.logic_not = ops.LogicalNot()
+        self.is_distributed = False
+        self.gpu_target = False
+        if getattr(self, "grad_reducer", None) is None:
+            self.grad_reducer = Identity()
+            self.reducer_flag = False
 
     def set_sense_scale(self, sens):
         """Set the scale of a Tensor `scale_sense` (same shape and dtype)."""
@@ -196,6 +216,7 @@ class TrainOneStepWithLossScaleCell(TrainOneStepCell):
                                           has_aux=True)(*inputs)
         scaling_sens = self.scale_sense
         grads = tuple(M.mul(g, M.cast(M.reciprocal(scaling_sens), g.dtype)) for g in grads)
+        grads = self.grad_reducer(grads)
         cond = self.get_overflow_status(None, grads)
         overflow = self.process_loss_scale(cond)
         if _in_graph():
