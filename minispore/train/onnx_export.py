@@ -1,4 +1,6 @@
-"""`mindspore.export(net, *inputs, file_name, file_format, **kwargs)` for file_format="ONNX".
+"""`mindspore.export(net, *inputs, file_name, file_format, **kwargs)` for file_format="ONNX", and
+`mindspore.onnx.export` (onnx_export: the same model with named inputs/outputs and the
+Parameters as inputs if asked; minispore/onnx.py exposes it).
 
 The network is compiled the way a GRAPH_MODE call compiles it (the parser over construct, in
 inference mode: `net.set_train(False)` for the export, restored after; jit_syntax_level STRICT,
@@ -8,11 +10,11 @@ of that graph becomes ONNX nodes through the mapping in onnx_ops.py / onnx_ops_n
 `if` (an If node) becomes ONNX If and a tensor loop (a While node) ONNX Loop, their subgraphs
 reading the enclosing values by name. A node with no mapping (a print, a Parameter assignment,
 a primitive the table refuses) raises NotImplementedError naming it and its source line, so the
-exported model never computes something else. Parameters become
-initializers named by their Parameter names, inputs are named after construct's arguments with
-the static shapes and dtypes of the given inputs, outputs are "output_0", "output_1", ... in
-the order of the flattened return value. The model uses opset onnx_ops.OPSET of the default
-domain. The file is written as MindSpore writes it: ".onnx" appended when missing, a missing
+exported model never computes something else; a matmul followed by its bias is one Gemm, as
+MindSpore writes nn.Dense. Parameters become initializers named by their Parameter names,
+inputs are named after construct's arguments with the static shapes and dtypes of the given
+inputs, outputs are "output_0", "output_1", ... in the order of the flattened return value. The
+model uses opset onnx_ops.OPSET of the default domain. The file is written as MindSpore writes it: ".onnx" appended when missing, a missing
 directory created, the file left read-only for its owner. "MINDIR" and "AIR" are refused naming
 ONNX as the format minispore writes. Needs the `onnx` package (`pip install "minispore[onnx]"`).
 """
