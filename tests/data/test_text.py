@@ -127,3 +127,13 @@ def test_char_tokenizer_add_token_truncate_python_tokenizer():
         split("a-b-c")
     with pytest.raises(ValueError, match="max_seq_len"):
         text.Truncate(0)
+
+
+def test_vocab_from_file(tmp_path):
+    # values from MindSpore 2.10
+    path = tmp_path / "vocab.txt"
+    path.write_text("a,1\nb,2\nc,3\n", encoding="utf-8")
+    assert text.Vocab.from_file(str(path), ",").vocab() == {"a": 0, "b": 1, "c": 2}
+    assert text.Vocab.from_file(str(path), ",", vocab_size=2, special_tokens=["<u>"],
+                                special_first=False).vocab() == {"a": 0, "b": 1, "<u>": 2}
+    assert text.Vocab.from_file(str(path)).vocab() == {"a,1": 0, "b,2": 1, "c,3": 2}
