@@ -424,3 +424,21 @@ def test_eval_callbacks_and_metrics_match_mindspore(mode):
     assert r["loss"] == pytest.approx(0.5202248791853586, rel=1e-6)
     np.testing.assert_allclose(r["f1"], [0.782608695652174, 0.7058823529411765], rtol=1e-15)
     np.testing.assert_array_equal(r["cm"], [[18.0, 3.0], [7.0, 12.0]])
+
+
+@pytest.mark.parametrize("kwargs,files,policy", [
+    # values from MindSpore 2.10: (files after 6 steps, keep_max, keep_per_n_minutes, seconds)
+    (dict(save_checkpoint_steps=1, keep_checkpoint_max=0, keep_checkpoint_per_n_minutes=1),
+     ["CKP-1_1.safetensors", "CKP-1_6.safetensors"], (0, 1, None)),
+    (dict(save_checkpoint_steps=0, save_checkpoint_seconds=3600), ["CKP-1_6.safetensors"],
+     (5, None, 3600)),
+    (dict(save_checkpoint_steps=2, keep_checkpoint_max=0), ["CKP-1_6.safetensors"], (1, 0, None)),
+])
+def test_checkpoint_time_policies_match_mindspore(tmp_path, kwargs, files, policy):
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    _, _, model = _model()
+    cfg = CheckpointConfig(format="safetensors", **kwargs)
+    model.train(1, _data(), callbacks=ModelCheckpoint(directory=str(tmp_path), config=cfg))
+    assert sorted(os.listdir(tmp_path)) == files
+    assert (cfg.keep_checkpoint_max, cfg.keep_checkpoint_per_n_minutes,
+            cfg.save_checkpoint_seconds) == policy
