@@ -152,7 +152,7 @@ def caller_mode(request):
     ms.set_context(mode=saved)
 
 
-def test_mlp_gives_mindsporess_numbers(tmp_path, caller_mode):
+def test_mlp_gives_mindspores_numbers(tmp_path, caller_mode):
     net = MLP()
     for i, p in enumerate(net.trainable_params()):
         p.set_data(ms.Tensor(_det(p.shape, 3 + i)))
@@ -193,7 +193,7 @@ class SmallCNN(nn.Cell):
         return self.fc(self.flat(self.apool(self.pool(self.relu(self.bn(self.conv(x)))))))
 
 
-def test_cnn_with_batchnorm_gives_mindsporess_numbers(tmp_path):
+def test_cnn_with_batchnorm_gives_mindspores_numbers(tmp_path):
     net = SmallCNN()
     for k, p in enumerate(sorted(net.get_parameters(), key=lambda p: p.name)):
         v = _det(p.shape, 3 + k)
@@ -387,7 +387,7 @@ class Sorts(nn.Cell):
         return a, i, b, j
 
 
-def test_sort_keeps_minisporess_tie_and_nan_order(tmp_path):
+def test_sort_keeps_minispores_tie_and_nan_order(tmp_path):
     x = np.array([[1, 3, 1, np.nan, 2, 3, 1], [0, 0, -1, 5, 5, np.nan, np.nan],
                   [2, 2, 2, 2, 2, 2, 2]], np.float32)
     _, path = _export(Sorts(), x, tmp_path=tmp_path)
