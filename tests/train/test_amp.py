@@ -302,3 +302,22 @@ def test_o1_recurrent_cells_cast_as_mindspores_rewrite(mode):
     assert type(lstm).__name__ == "LSTMCellOpt" and hy.dtype is cy.dtype is ms.float32
     grads = ms.grad(lambda a: lstm(a, (h, h))[0].sum(), None, lstm.trainable_params())(x)
     assert [g.dtype for g in grads] == [ms.float32] * 4
+
+
+def test_a_cells_float_tensor_constants_are_cast_too(mode):
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.c = Tensor(np.array([0.3333333, 1.1], np.float32))
+            self.fc = nn.Dense(2, 2, weight_init="ones", bias_init="zeros")
+
+        def construct(self, x):
+            y = x * self.c
+            return self.fc(y), y
+    net = Net()
+    out, y = amp.auto_mixed_precision(net, "O3")(Tensor(np.array([[1.0, 0.7777777]],
+                                                                 np.float32)))
+    # values from MindSpore 2.10: x * c computed in float16 (c cast with the Cell's inputs)
+    np.testing.assert_array_equal(y.asnumpy(), [[0.333251953125, 0.85546875]])
+    np.testing.assert_array_equal(out.asnumpy(), [[1.1884765625, 1.1884765625]])
+    assert net.c.dtype is ms.float32                     # the attribute itself is restored

@@ -5,12 +5,13 @@ wrapper Cells mixed precision inserts (`_OutputTo16`, `_OutputTo32`, `AmpWithLos
 MindSpore's `to_float(dtype)` flags the Cell and every sub-Cell; while a flagged Cell runs, the
 float inputs of the ops it calls (its inputs and its Parameters) are cast to the flag's dtype,
 and the Parameters themselves stay float32 (the gradient flows back through the cast). Here a
-flagged Cell casts its float Tensor arguments and reads its own trainable float Parameters
-through a cast while its construct runs (the values computed from them are then already in that
-dtype), in both modes: a forward pre hook casts and swaps, a forward hook restores. Two
-differences from MindSpore, both in what stays float32: non-trainable Parameters (BatchNorm's
-moving statistics, which the layer assigns in place) are not cast, and a float32 Tensor a
-construct creates itself is not cast (an op then promotes float16 with it to float32).
+flagged Cell casts its float Tensor arguments and reads its own trainable float Parameters and
+float Tensor attributes through a cast while its construct runs (the values computed from them
+are then already in that dtype), in both modes: a forward pre hook casts and swaps, a forward
+hook restores. Two differences from MindSpore, both in what stays float32: non-trainable
+Parameters (BatchNorm's moving statistics, which the layer assigns in place) are not cast, and
+a float32 Tensor a construct creates itself is not cast (an op then promotes float16 with it
+to float32).
 
 Float16 on the CPU computes in float32 and rounds each op's result to float16 (as numpy's
 half kernels do); on the simulated Ascend a float16 matmul or convolution runs on the Cube at
@@ -51,6 +52,10 @@ def _pre_hook(cell, args):
                 and p.dtype is not dtype and cell.__dict__.get(name) is p:
             swapped[name] = p
             cell.__dict__[name] = M.cast(p, dtype)
+    for name, v in list(cell.__dict__.items()):     # float Tensor constants held by the Cell
+        if type(v) is Tensor and v.dtype in _FLOATS and v.dtype is not dtype:
+            swapped[name] = v
+            cell.__dict__[name] = M.cast(v, dtype)
     cell.__dict__.setdefault("_mixed_precision_saved", []).append(swapped)
     return cast_floats(tuple(args), dtype)
 
