@@ -12,7 +12,8 @@ from .core.check_modes import check_modes
 from .core.context import (GRAPH_MODE, PYNATIVE_MODE, get_context, set_context, set_device)
 from .core.context import COMPATIBLE, LAX, STRICT
 from .core.dtype import (DType, bfloat16, bool_, dtype_to_nptype, float16, float32, float64,
-                         int8, int16, int32, int64, pytype_to_dtype, uint8)
+                         int8, int16, int32, int64, pytype_to_dtype, uint8, uint16, uint32,
+                         uint64)
 from .core.tensor import Parameter, ParameterTuple, Tensor, from_numpy, tensor
 from .core.ops.random import get_seed, set_seed
 from . import backends  # noqa: E402,F401  (registers the backends' context option checks)

@@ -5,6 +5,8 @@ and maps to one numpy dtype (bfloat16 comes from ml_dtypes). `promote` is the on
 tensor with tensor as PyTorch/MindSpore do it; a Python scalar never widens a tensor of the same
 kind (a float scalar keeps a float tensor's dtype; an int scalar keeps an int tensor's dtype); a
 float scalar with an int/bool tensor gives float32; scalars alone give int64/float32/bool.
+MindSpore's wide unsigned dtypes (UInt16, UInt32, UInt64) combine only with themselves, Bool and
+int scalars; any other mix is MindSpore's TypeError.
 """
 from __future__ import annotations
 
@@ -55,6 +57,9 @@ _ALIAS: dict = {}                   # MindSpore 2.10: repr(mindspore.bool_) is "
 
 bool_ = DType("Bool", np.bool_, "b", 0)
 uint8 = DType("UInt8", np.uint8, "u", 1)
+uint16 = DType("UInt16", np.uint16, "u", 2)
+uint32 = DType("UInt32", np.uint32, "u", 3)
+uint64 = DType("UInt64", np.uint64, "u", 4)
 int8 = DType("Int8", np.int8, "i", 1)
 int16 = DType("Int16", np.int16, "i", 2)
 int32 = DType("Int32", np.int32, "i", 3)
@@ -64,9 +69,12 @@ bfloat16 = DType("BFloat16", ml_dtypes.bfloat16, "f", 5)
 float32 = DType("Float32", np.float32, "f", 6)
 float64 = DType("Float64", np.float64, "f", 7)
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, uint16,
+       uint32, uint64)
 FLOATS = (float16, bfloat16, float32, float64)
-INTS = (uint8, int8, int16, int32, int64)
+# MindSpore's wide unsigned types: promoted with nothing but themselves and bool (promote)
+WIDE_UNSIGNED = (uint16, uint32, uint64)
+INTS = (uint8, int8, int16, int32, int64) + WIDE_UNSIGNED
 NUMERIC = INTS + FLOATS
 
 _FROM_NP = {d.np: d for d in ALL}
@@ -114,10 +122,23 @@ def pytype_to_dtype(obj) -> DType:
     return to_dtype(obj)
 
 
+def _no_implicit_conversion(a, b):
+    """MindSpore 2.10's refusal to combine a wide unsigned dtype with another dtype."""
+    return DTypeError(f"Type implicit conversion between {a} and {b} is not supported: "
+                      f"MindSpore converts UInt16/UInt32/UInt64 implicitly only with Bool. "
+                      f"Cast one operand with .astype(), e.g. x.astype(ms.{b.np.name})")
+
+
 def promote(a: DType, b: DType) -> DType:
-    """The result dtype of a binary op on two tensors."""
+    """The result dtype of a binary op on two tensors. A wide unsigned dtype (UInt16, UInt32,
+    UInt64) combines only with itself and Bool, as in MindSpore 2.10 (every other pair, UInt8
+    and the other unsigned types included, is a TypeError there)."""
     if a is b:
         return a
+    if a in WIDE_UNSIGNED or b in WIDE_UNSIGNED:
+        if a is bool_ or b is bool_:
+            return b if a is bool_ else a
+        raise _no_implicit_conversion(a, b)
     if a.kind == b.kind == "f" or a.kind in "iu" and b.kind in "iu":
         if {a, b} == {float16, bfloat16}:
             return float32
@@ -140,11 +161,15 @@ def scalar_dtype(value) -> DType:
 
 
 def promote_with_scalar(t: DType, value) -> DType:
-    """The result dtype of tensor (dtype t) op Python scalar: the scalar never widens its kind."""
+    """The result dtype of tensor (dtype t) op Python scalar: the scalar never widens its kind.
+    A float scalar with a wide unsigned tensor is MindSpore 2.10's TypeError (an int scalar
+    keeps the unsigned dtype, as MindSpore's `x * 2` and graph-mode `x < 2` do)."""
     if isinstance(value, (bool, np.bool_)):
         return t
     if isinstance(value, (int, np.integer)):
         return int64 if t is bool_ else t
     if isinstance(value, (float, np.floating)):
+        if t in WIDE_UNSIGNED:
+            raise _no_implicit_conversion(t, float32)
         return t if t.kind == "f" else float32
     raise DTypeError(f"cannot combine a tensor with {type(value).__name__} {value!r}")

@@ -39,9 +39,13 @@ I16 = L.IntType(16)
 P8 = I8.as_pointer()
 # float16 and bfloat16 are stored as their bits (i16) and computed in float32 (native_half.py)
 STORAGE = {dt.float32: F32, dt.float64: F64, dt.int32: I32, dt.int64: I64, dt.bool_: I8,
-           dt.int8: I8, dt.uint8: I8, dt.int16: I16, dt.float16: I16, dt.bfloat16: I16}
+           dt.int8: I8, dt.uint8: I8, dt.int16: I16, dt.float16: I16, dt.bfloat16: I16,
+           dt.uint16: I16, dt.uint32: I32, dt.uint64: I64}
 FLOAT = {dt.float32: F32, dt.float64: F64}
-INTS = (dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8)
+# the unsigned dtypes share their signed twins' storage: compares, divisions, widenings and
+# conversions to float are the unsigned instructions (icmp ult, udiv, zext, uitofp) for them
+UNSIGNED = (dt.uint8, dt.uint16, dt.uint32, dt.uint64)
+INTS = (dt.int8, dt.int16, dt.int32, dt.int64) + UNSIGNED
 _MATH = scalar_math.names("decomposed")
 _INTRINSIC = {name: name for name in scalar_math.names("intrinsic")}
 _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "=="}
@@ -438,8 +442,14 @@ class Emitter:
         if src.is_float and dst.is_float:
             return b.fpext(x, to) if to == F64 else b.fptrunc(x, to)
         if src.is_float:          # C's (type)x: a narrow integer takes the low bits of an i32
+            if dst is dt.uint32:              # x86-64's (uint32)x: the low bits of an i64
+                return b.trunc(b.fptosi(x, I64), to)
+            if dst is dt.uint64:              # x86-64's (uint64)x: from 2**63 on, x - 2**63
+                top = L.Constant(x.type, float(1 << 63))
+                high = b.xor(b.fptosi(b.fsub(x, top), I64), const(-(1 << 63)))
+                return b.select(b.fcmp_ordered(">=", x, top), high, b.fptosi(x, I64))
             return b.fptosi(x, to) if to.width >= 32 else b.trunc(b.fptosi(x, I32), to)
-        unsigned = src is dt.uint8
+        unsigned = src in UNSIGNED
         if dst.is_float:
             return b.uitofp(x, to) if unsigned else b.sitofp(x, to)
         w_src, w_dst = x.type.width, to.width
@@ -534,10 +544,10 @@ class Emitter:
             return b.fcmp_unordered("!=", x, y) if op == "ne" else \
                 b.fcmp_ordered(_CMP[op], x, y)
         if op in ("and", "or"):
-            x, y = (self.truth(self.scalar(z, xs, T)) for z in a)
+            x, y = (self.truth(self.scalar(z, xs, T, signed)) for z in a)
             return b.and_(x, y) if op == "and" else b.or_(x, y)
         if op == "not":
-            return b.xor(self.truth(self.scalar(a[0], xs, T)), const(1, I1))
+            return b.xor(self.truth(self.scalar(a[0], xs, T, signed)), const(1, I1))
         if op == "neg":
             x = self.as_num(self.scalar(a[0], xs, T, signed), T)
             return b.fneg(x) if fl else b.neg(x)

@@ -21,7 +21,7 @@ from llvmlite import ir as L
 from ...core import dtype as dt
 from ...core.index_check import IndexCheck
 from ...core.shape import broadcast_strides, c_strides, normalize_axis, size_of
-from .native_emit import F64, HALF, I64, INTS, Emitter, NativeUnsupported, const, storage
+from .native_emit import F64, HALF, I64, INTS, UNSIGNED, Emitter, NativeUnsupported, const, storage
 from .native_half import bits
 from .native_registry import register
 from .loops import index
@@ -226,7 +226,7 @@ def _arg(kind: str):
                 xv, best = e.load(x, at(t)), b.load(bp)
                 op = ">" if kind == "argmax" else "<"
                 if x.dtype in INTS:      # strict: the first index of the extreme
-                    cmp = b.icmp_unsigned if x.dtype is dt.uint8 else b.icmp_signed
+                    cmp = b.icmp_unsigned if x.dtype in UNSIGNED else b.icmp_signed
                     take = cmp(op, xv, best)
                 else:                    # a NaN is the extreme (the first one)
                     take = b.or_(b.fcmp_ordered(op, xv, best),

@@ -18,7 +18,8 @@ from ...core.graph import ir
 from ...core.shape import broadcast_strides, c_strides, size_of
 from . import native_jit
 from . import elementwise as eager_elementwise
-from .native_emit import FLOAT, HALF, I1, I8, INTS, STORAGE, Emitter, NativeUnsupported, const, storage
+from .native_emit import (FLOAT, HALF, I1, I8, INTS, STORAGE, UNSIGNED, Emitter, NativeUnsupported,
+                          const, storage)
 from .native_emit import compute_dtype as emit_compute
 from .native_half import bits
 from .native_registry import register
@@ -120,7 +121,7 @@ def _elementwise_loop(e: Emitter, n: ir.Node, expr, casts, span, ilv: int):
         if expr.op == "arg":
             y = e.convert(xs[expr.args[0]], n.inputs[expr.args[0]].dtype, out.dtype)
         else:
-            y = e.scalar(expr, xs, T, cdt is not dt.uint8)
+            y = e.scalar(expr, xs, T, cdt not in UNSIGNED)
             y = e.convert(y, cdt if y.type != I1 else dt.bool_, out.dtype)
         dst = idx[0] if flat and shape else e.flat_index(idx, c_strides(shape))
         e.store(y, out, dst)

@@ -17,7 +17,7 @@ from ...core import scalar_expr as E
 from ...core.graph import ir
 from ...core.primitive import attrs_dict
 from ...core.shape import broadcast_strides, c_strides, normalize_axes, size_of
-from .native_emit import F64, FLOAT, HALF, I64, INTS, STORAGE, Emitter, NativeUnsupported
+from .native_emit import F64, FLOAT, HALF, I64, INTS, STORAGE, UNSIGNED, Emitter, NativeUnsupported
 from .native_lower import compute_dtype, elementwise
 from . import fused_reduce as o1_fused_reduce
 from .loops import fused_reduce as loops_fused_reduce
@@ -48,18 +48,20 @@ def _int_reduction(e: Emitter, kind: str, n: ir.Node, axes):
     output dtype; the low bits of a wrapping 64-bit sum or product are those of the output
     dtype's own wrapping arithmetic, so the accumulator is an i64 truncated once. mean divides
     that int64 sum as float64 (numpy's int64 / int: both as float64) and rounds once. max/min
-    pick a value in the input's own type (signed, or unsigned for uint8), starting from the
-    dtype's extreme (an empty slice is a ShapeError at infer)."""
+    pick a value in the input's own type (signed, or unsigned for the unsigned dtypes), starting
+    from the dtype's extreme (an empty slice is a ShapeError at infer). A uint64 sum is an
+    unsigned word: mean converts it to float64 unsigned."""
     b = e.b
     x, out = n.inputs[0], n.outputs[0]
-    unsigned = x.dtype is dt.uint8
+    unsigned = x.dtype in UNSIGNED
     keep = tuple(1 if k in axes else d for k, d in enumerate(x.shape))
     nk = size_of(keep)
     count = size_of(x.shape) // max(nk, 1)
     if kind in ("max", "min"):
         ty = STORAGE[x.dtype]
         info = np.iinfo(x.dtype.np)
-        init = L.Constant(ty, int(info.min if kind == "max" else info.max))
+        init = int(info.min if kind == "max" else info.max)
+        init = L.Constant(ty, init - (1 << ty.width) if init >> (ty.width - 1) else init)
     else:
         ty, init = I64, L.Constant(I64, 1 if kind == "prod" else 0)
     accp = e.scratch(n, ty)
@@ -82,7 +84,8 @@ def _int_reduction(e: Emitter, kind: str, n: ir.Node, axes):
     with e.loop(nk) as q:
         r = b.load(b.gep(accp, [q]))
         if kind == "mean":
-            r = b.fdiv(b.sitofp(r, F64), L.Constant(F64, float(count)))
+            as_f64 = b.uitofp if x.dtype is dt.uint64 else b.sitofp
+            r = b.fdiv(as_f64(r, F64), L.Constant(F64, float(count)))
             e.store(e.convert(r, dt.float64, out.dtype), out, q)
         else:
             e.store(e.convert(r, wide, out.dtype), out, q)

@@ -25,7 +25,7 @@ from llvmlite import ir as L
 
 from ...core import dtype as dt
 from ...core.shape import normalize_axis, size_of
-from .native_emit import I8, I64, INTS, Emitter, NativeUnsupported, const, storage
+from .native_emit import I8, I64, INTS, UNSIGNED, Emitter, NativeUnsupported, const, storage
 from .native_half import HALF
 from .native_registry import register
 
@@ -42,8 +42,7 @@ def _sort_scratch(n) -> int:
 
 
 def _itemsize(d: dt.DType) -> int:
-    return 8 if d in (dt.float64, dt.int64) else 4 if d in (dt.float32, dt.int32) else \
-        2 if d in (dt.int16, dt.float16, dt.bfloat16) else 1
+    return 1 if d is dt.bool_ else d.itemsize
 
 
 def _before(e: Emitter, p, q, d: dt.DType, descending: bool):
@@ -51,7 +50,7 @@ def _before(e: Emitter, p, q, d: dt.DType, descending: bool):
     NaN before a number)."""
     b = e.b
     if d in INTS:
-        cmp = b.icmp_unsigned if d is dt.uint8 else b.icmp_signed
+        cmp = b.icmp_unsigned if d in UNSIGNED else b.icmp_signed
         return cmp(">" if descending else "<", p, q)
     if descending:
         return b.or_(b.fcmp_ordered(">", p, q),
@@ -156,7 +155,7 @@ def _topk(e: Emitter, n, a):
     x = n.inputs[0]
     vals, idxs = n.outputs
     d = x.dtype
-    if not (d.is_float or d in INTS):
+    if not (d.is_float or d in INTS) or d is dt.uint64:   # uint64 keys do not fit int64's
         raise NativeUnsupported(f"topk of {d}")
     if not size_of(vals.shape):
         return

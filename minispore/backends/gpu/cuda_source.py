@@ -25,14 +25,20 @@ from ...core import scalar_math
 # storage C type of each dtype; half types are stored as their 16 bits, computed in float
 STORE = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short",
           "int32": "int", "int64": "long long", "float16": "unsigned short",
-          "bfloat16": "unsigned short", "float32": "float", "float64": "double"}
+          "bfloat16": "unsigned short", "float32": "float", "float64": "double",
+          "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long long"}
 # the parameter type names of a cupy.ElementwiseKernel (numpy dtype names; halves as bits)
 EW_PARAM = {"float16": "uint16", "bfloat16": "uint16"}
-# compute C type: small ints compute in int (their wrap-around is the store's cast)
+# compute C type: small ints compute in int (their wrap-around is the store's cast); uint32 and
+# uint64 in their own unsigned type (unsigned division, comparison and conversion to float)
 COMPUTE = {"bool": "bool", "uint8": "int", "int8": "int", "int16": "int", "int32": "int",
             "int64": "long long", "float16": "float", "bfloat16": "float", "float32": "float",
-            "float64": "double"}
-_RANK = {"bool": 0, "int": 1, "long long": 2, "float": 3, "double": 4}
+            "float64": "double", "uint16": "int", "uint32": "unsigned int",
+            "uint64": "unsigned long long"}
+# C's usual arithmetic conversions: int with unsigned int is unsigned int, unsigned int with
+# long long is long long, long long with unsigned long long is unsigned long long
+_RANK = {"bool": 0, "int": 1, "unsigned int": 1.5, "long long": 2, "unsigned long long": 2.5,
+         "float": 3, "double": 4}
 FLOAT = ("float", "double")
 # dtype name -> device function converting the stored bits to float / float to the bits
 LOAD = {"float16": "ms_h2f", "bfloat16": "ms_bf2f"}
@@ -95,6 +101,19 @@ MS_DEV T ms_abs(T a) { return a < 0 ? (T)(0 - (U)a) : a; }                      
 MS_DEV T ms_neg(T a) { return (T)(0 - (U)a); }
 MS_INT_OPS(int, unsigned int)
 MS_INT_OPS(long long, unsigned long long)
+#define MS_UINT_OPS(U)                                                                    \
+MS_DEV U ms_floordiv(U a, U b) { return b == 0 ? (U)0 : (U)(a / b); }                     \
+MS_DEV U ms_mod(U a, U b) { return b == 0 ? (U)0 : (U)(a % b); }                          \
+MS_DEV U ms_pow(U a, U b) {                                                               \
+  U r = 1, x = a;                                                                         \
+  while (b) { if (b & 1) r *= x; x *= x; b >>= 1; }                                       \
+  return r; }                                                                             \
+MS_DEV U ms_shl(U a, U b) { return b < sizeof(U) * 8 ? (U)(a << b) : (U)0; }              \
+MS_DEV U ms_shr(U a, U b) { return b < sizeof(U) * 8 ? (U)(a >> b) : (U)0; }              \
+MS_DEV U ms_abs(U a) { return a; }                                                        \
+MS_DEV U ms_neg(U a) { return (U)(0 - a); }
+MS_UINT_OPS(unsigned int)
+MS_UINT_OPS(unsigned long long)
 """
 
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "div": "/"}

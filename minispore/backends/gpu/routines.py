@@ -192,7 +192,7 @@ def _scatter_add(xp, ctx, ms, attrs, out):
     # cupy's add.at (scatter_add: atomicAdd) takes int32/uint32/uint64/float16/32/64 only:
     # int64 adds as uint64 (the same two's-complement bits), smaller ints and bool through int32
     # (the cast back wraps as numpy's add does; bool: nonzero, numpy's `or`)
-    wide = xd.np in (np.int8, np.int16, np.uint8, np.bool_)
+    wide = xd.np in (np.int8, np.int16, np.uint8, np.uint16, np.bool_)
     bits64 = xd.np == np.int64
 
     def run(x, idx, upd):
