@@ -83,13 +83,14 @@ class Callback:
 
 
 class CallbackList(Callback):
-    """Calls each hook on every callback in order (MindSpore's CallbackManager); entering it
-    enters every callback's context."""
+    """Calls each hook (2.x and legacy names) on every callback in order (MindSpore's
+    CallbackManager); entering it enters every callback's context."""
 
-    _HOOKS = ("on_train_begin", "on_train_epoch_begin", "on_train_step_begin",
-              "on_train_step_end", "on_train_epoch_end", "on_train_end", "on_eval_begin",
-              "on_eval_epoch_begin", "on_eval_step_begin", "on_eval_step_end",
-              "on_eval_epoch_end", "on_eval_end")
+    HOOKS = ("on_train_begin", "on_train_epoch_begin", "on_train_step_begin",
+             "on_train_step_end", "on_train_epoch_end", "on_train_end", "on_eval_begin",
+             "on_eval_epoch_begin", "on_eval_step_begin", "on_eval_step_end",
+             "on_eval_epoch_end", "on_eval_end", "begin", "epoch_begin", "step_begin",
+             "step_end", "epoch_end", "end")
 
     def __init__(self, callbacks):
         self._callbacks = list(callbacks)
@@ -97,11 +98,11 @@ class CallbackList(Callback):
 
     def __enter__(self):
         self._entered = []
-        for c in self._callbacks:
+        for i, c in enumerate(list(self._callbacks)):
             target = c.__enter__()
             self._entered.append(c)
-            if isinstance(target, Callback) and target is not c:
-                self._callbacks[self._callbacks.index(c)] = target
+            if isinstance(target, Callback):
+                self._callbacks[i] = target
         return self
 
     def __exit__(self, *err):
@@ -111,15 +112,17 @@ class CallbackList(Callback):
         self._entered = []
         return suppress
 
-    def __getattribute__(self, name):
-        if name in CallbackList._HOOKS:
-            callbacks = object.__getattribute__(self, "_callbacks")
 
-            def call_all(run_context):
-                for c in callbacks:
-                    getattr(c, name)(run_context)
-            return call_all
-        return object.__getattribute__(self, name)
+def _fan_out(hook):
+    def call_all(self, run_context):
+        for c in self._callbacks:
+            getattr(c, hook)(run_context)
+    call_all.__name__ = call_all.__qualname__ = hook
+    return call_all
+
+
+for _hook in CallbackList.HOOKS:
+    setattr(CallbackList, _hook, _fan_out(_hook))
 
 
 def handle_loss(loss):
