@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .vision_common import RandomDraws, as_image, check_channels, cv2_module, min_max_range
+from . import vision_pil
+from .vision_common import (RandomDraws, as_image, check_channels, cv2_module, is_pil,
+                            min_max_range)
 
 _F32 = np.float32
 
@@ -81,6 +83,11 @@ class RandomColorAdjust:
         self._draws = RandomDraws(op)
 
     def __call__(self, img):
+        if is_pil(img):                             # MindSpore's Pillow path
+            d = self._draws
+            factors = [d.uniform(*self.brightness), d.uniform(*self.contrast),
+                       d.uniform(*self.saturation), d.uniform(*self.hue)]
+            return vision_pil.color_adjust(img, factors, d.generator().permutation(4))
         x = _rgb("RandomColorAdjust", img)
         steps = [(self.brightness, 1, adjust_brightness), (self.contrast, 1, adjust_contrast),
                  (self.saturation, 1, adjust_saturation), (self.hue, 0, adjust_hue)]
@@ -104,7 +111,14 @@ class _Adjust:
                              f"{self._high if self._high is not None else 'inf'}], got {factor}")
         setattr(self, self._field, float(factor))
 
+    _pil_kind = ""
+
     def __call__(self, img):
+        if is_pil(img):                             # MindSpore's Pillow path
+            factor = getattr(self, self._field)
+            if self._name == "AdjustHue":
+                return vision_pil.adjust_hue(img, factor)
+            return vision_pil.enhance(self._pil_kind, img, factor)
         x, factor = _rgb(self._name, img), getattr(self, self._field)
         if self._name == "AdjustHue":
             return adjust_hue(x, factor, self._name)
@@ -114,6 +128,7 @@ class _Adjust:
 class AdjustBrightness(_Adjust):
     """Multiply by brightness_factor (>= 0)."""
     _name, _field, _apply = "AdjustBrightness", "brightness_factor", staticmethod(adjust_brightness)
+    _pil_kind = "Brightness"
 
     def __init__(self, brightness_factor):
         super().__init__(brightness_factor)
@@ -122,6 +137,7 @@ class AdjustBrightness(_Adjust):
 class AdjustContrast(_Adjust):
     """Blend with the mean grey level by contrast_factor (>= 0)."""
     _name, _field, _apply = "AdjustContrast", "contrast_factor", staticmethod(adjust_contrast)
+    _pil_kind = "Contrast"
 
     def __init__(self, contrast_factor):
         super().__init__(contrast_factor)
@@ -129,7 +145,7 @@ class AdjustContrast(_Adjust):
 
 class AdjustSaturation(_Adjust):
     """Blend with the grey image by saturation_factor (>= 0)."""
-    _name, _field = "AdjustSaturation", "saturation_factor"
+    _name, _field, _pil_kind = "AdjustSaturation", "saturation_factor", "Color"
     _apply = staticmethod(adjust_saturation)
 
     def __init__(self, saturation_factor):
@@ -198,6 +214,8 @@ class Equalize:
     """Histogram equalisation of each channel of a uint8 image (OpenCV's equalizeHist)."""
 
     def __call__(self, img):
+        if is_pil(img):                             # MindSpore's Pillow path
+            return vision_pil.equalize(img)
         x = as_image("Equalize", img, dtypes=(np.uint8,))
         check_channels("Equalize", x, (1, 3))
         cv2 = cv2_module()

@@ -351,6 +351,14 @@ class RandomResizedCrop:
         return _round_half_up((h - ch) / 2), _round_half_up((w - cw) / 2), ch, cw
 
     def __call__(self, img):
+        if is_pil(img):                             # MindSpore's Pillow path
+            from . import vision_pil
+            d = self._draws
+            top, left, ch, cw = vision_pil.resized_crop_box(
+                *img.size, self.scale, self.ratio, self.max_attempts, d.uniform, d.integer)
+            crop = img.crop((left, top, left + cw, top + ch))
+            return crop.resize(self.size[::-1],
+                               vision_pil.resample("RandomResizedCrop", self.interpolation))
         x = as_image("RandomResizedCrop", img)
         top, left, ch, cw = self.crop_box(*x.shape[:2])
         return resize_array("RandomResizedCrop", crop_array(x, top, left, ch, cw), *self.size,

@@ -7,8 +7,9 @@ import numbers
 
 import numpy as np
 
+from . import vision_pil
 from .vision_common import (Inter, RandomDraws, as_image, check_enum, cv2_module, fill_triple,
-                            min_max_range)
+                            is_pil, min_max_range)
 from .vision_warp_kernel import warp_affine
 
 def _warp(op: str, img: np.ndarray, matrix, size, resample: Inter, fill) -> np.ndarray:
@@ -97,7 +98,7 @@ class Rotate:
         self.fill_value = fill_triple("Rotate", fill_value)
 
     def __call__(self, img):
-        x = as_image("Rotate", img)
+        x = as_image("Rotate", img, pil=True)       # MindSpore rotates a PIL image as an array
         return rotate_array("Rotate", x, self.degrees, self.resample, self.expand, self.center,
                             self.fill_value)
 
@@ -116,6 +117,9 @@ class RandomRotation:
         self._draws = RandomDraws("RandomRotation")
 
     def __call__(self, img):
+        if is_pil(img):                             # MindSpore's Pillow path
+            return vision_pil.rotate("RandomRotation", img, self._draws.uniform(*self.degrees),
+                                     self.resample, self.expand, self.center, self.fill_value)
         x = as_image("RandomRotation", img)
         return rotate_array("RandomRotation", x, self._draws.uniform(*self.degrees),
                             self.resample, self.expand, self.center, self.fill_value)

@@ -192,6 +192,40 @@ def test_decode_gives_mindspores_pixels():
         V.Decode()(np.zeros((2, 10), np.uint8))
 
 
+# MindSpore 2.10 on Image.fromarray(IMAGES["u8"]): (op, result is a PIL image, shape, sum,
+# weighted sum) -- its Pillow paths (ImageEnhance, ImageOps, rotate, crop + resize), values
+# from MindSpore 2.10
+PIL_EXPECTED = [
+    ('V.Equalize()', True, (5, 7, 3), 14145, 56361),
+    ('V.AdjustBrightness(1.4)', True, (5, 7, 3), 18029, 71158),
+    ('V.AdjustContrast(0.6)', True, (5, 7, 3), 14367, 57343),
+    ('V.AdjustSaturation(1.7)', True, (5, 7, 3), 13876, 55811),
+    ('V.AdjustHue(0.2)', True, (5, 7, 3), 14181, 57088),
+    ('V.AdjustHue(-0.3)', True, (5, 7, 3), 14132, 56661),
+    ('V.RandomColorAdjust()', True, (5, 7, 3), 14152, 56346),
+    ('V.RandomColorAdjust(hue=(-0.2, -0.2))', True, (5, 7, 3), 14130, 56778),
+    ('V.RandomRotation((30, 30))', True, (5, 7, 3), 11884, 46773),
+    ('V.RandomRotation((30, 30), V.Inter.BILINEAR, expand=True, '
+     'fill_value=(1, 2, 3))', True, (9, 9, 3), 14424, 54046),
+    ('V.RandomRotation((-45, -45), V.Inter.BICUBIC, center=(1, 2))', True, (5, 7, 3), 7073, 27274),
+    ('V.Rotate(20, V.Inter.BILINEAR)', False, (5, 7, 3), 12043, 47561),
+    ('V.RandomResizedCrop(3, (1, 1), (1.4, 1.4))', True, (3, 3, 3), 3646, 14418),
+    ('V.RandomResizedCrop((4, 6), (1, 1), (3.0, 3.0), '
+     'V.Inter.BICUBIC)', True, (4, 6, 3), 9750, 38462),
+    ('V.RandomResizedCrop(5, (1, 1), (0.3, 0.3), V.Inter.NEAREST)', True, (5, 5, 3), 8865, 35238),
+]
+
+
+@pytest.mark.parametrize("expr,is_pil,shape,total,weighted", PIL_EXPECTED,
+                         ids=[e for e, *_ in PIL_EXPECTED])
+def test_pil_paths_match_mindspore(expr, is_pil, shape, total, weighted):
+    from PIL import Image
+    out = eval(expr, {"V": V})(Image.fromarray(IMAGES["u8"]))
+    assert isinstance(out, Image.Image) == is_pil
+    out = np.asarray(out)
+    assert out.shape == shape and _checksums(out) == (total, weighted)
+
+
 def test_pil_images_where_mindspore_takes_them():
     from PIL import Image
     img = IMAGES["u8"]
@@ -203,7 +237,9 @@ def test_pil_images_where_mindspore_takes_them():
     with pytest.raises(TypeError, match="PIL images only"):
         V.Resize(4, V.Inter.ANTIALIAS)(img)
     with pytest.raises(TypeError, match="numpy array"):
-        V.RandomRotation(30)(pil)
+        V.RandomAffine(30)(pil)
+    with pytest.raises(TypeError, match="numpy images only"):
+        V.RandomResizedCrop(4, interpolation=V.Inter.AREA)(pil)
     grey = V.Grayscale(3)(pil)                  # MindSpore: Pillow's convert('L'), PIL only
     assert grey.mode == "RGB" and np.array_equal(np.asarray(grey)[..., 0],
                                                  np.asarray(pil.convert("L")))
