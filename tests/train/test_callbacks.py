@@ -442,3 +442,20 @@ def test_checkpoint_time_policies_match_mindspore(tmp_path, kwargs, files, polic
     assert sorted(os.listdir(tmp_path)) == files
     assert (cfg.keep_checkpoint_max, cfg.keep_checkpoint_per_n_minutes,
             cfg.save_checkpoint_seconds) == policy
+
+
+def test_early_stopping_restores_the_best_weights():
+    """restore_best_weights: at the stop the train network gets the parameters it had at the
+    end of the best epoch (copied at each improvement); MindSpore 2.10 gives the same here."""
+    net = nn.Dense(2, 2)
+    es = EarlyStopping(patience=2, restore_best_weights=True)
+    cb = InternalCallbackParam(train_network=net)
+    ctx = RunContext(cb)
+    es.on_train_begin(ctx)
+    for epoch, value in enumerate([1.0, 0.5, 0.7, 0.8], 1):
+        net.weight.set_data(ms.Tensor(np.full((2, 2), epoch, np.float32)))
+        cb.cur_epoch_num = epoch
+        cb.eval_results = {"eval_loss": value}
+        es.on_train_epoch_end(ctx)
+    assert es.stopped_epoch == 4 and ctx.get_stop_requested()
+    np.testing.assert_array_equal(net.weight.asnumpy(), np.full((2, 2), 2, np.float32))
