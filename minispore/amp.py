@@ -8,7 +8,8 @@ What each amp_level does to a network (auto_mixed_precision):
   to float32; the recurrent cells (RNNCell, GRUCell, LSTMCell) run their MatMuls and
   activations in float16 and their gate arithmetic in float32 (nn/wrap/amp_rnn_cells.py);
   white-list Primitive instances held by a Cell (ops.MatMul(), ops.ReLU(), ...) are wrapped with
-  the same cast pair; everything else stays float32. (MindSpore rewrites the network's source
+  the same cast pair, and nn.ReLU / nn.PReLU (one such call in MindSpore) run in float16;
+  everything else stays float32. (MindSpore rewrites the network's source
   to insert these casts; functional calls such as ops.matmul in a user's construct are not
   white-list Primitives there either.)
 - "O2": the whole network to_float(float16) except the black-list Cells (BatchNorm1d/2d/3d,
@@ -80,6 +81,7 @@ def _cast_white_list(network, white_list, dtype):
     from .nn.wrap.mixed_precision import CastedPrimitive, set_precision
     cells = tuple(c for c in white_list if _is_cell_class(c))
     prims = tuple(c for c in white_list if isinstance(c, type) and issubclass(c, Primitive))
+    cells += tuple(cell for prim, cell in _primitive_cells().items() if prim in prims)
     done = set()
     for _, c in list(network.cells_and_names()):
         if id(c) in done or _precision_set_by_user(c):
@@ -97,6 +99,13 @@ def _cast_white_list(network, white_list, dtype):
             if prims and isinstance(v, prims):
                 object.__setattr__(c, name, CastedPrimitive(v, dtype))
     return network
+
+
+def _primitive_cells():
+    """White-list Primitive class -> the nn Cells whose MindSpore construct is that one
+    Primitive's call (O1 casts the call, so the Cell computes in float16)."""
+    from . import nn, ops
+    return {ops.ReLU: nn.ReLU, ops.PReLU: nn.PReLU}
 
 
 def _is_cell_class(c):

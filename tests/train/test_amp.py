@@ -321,3 +321,21 @@ def test_a_cells_float_tensor_constants_are_cast_too(mode):
     np.testing.assert_array_equal(y.asnumpy(), [[0.333251953125, 0.85546875]])
     np.testing.assert_array_equal(out.asnumpy(), [[1.1884765625, 1.1884765625]])
     assert net.c.dtype is ms.float32                     # the attribute itself is restored
+
+
+def test_o1_relu_cells_compute_in_float16(mode):
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.relu, self.prelu, self.relu6 = nn.ReLU(), nn.PReLU(), nn.ReLU6()
+
+        def construct(self, x):
+            return self.relu(x), self.prelu(x), self.relu6(x)
+    x = Tensor(np.array([[0.3333333, 1.1111111]], np.float32))
+    relu, prelu, relu6 = amp.auto_mixed_precision(Net(), "O1")(x)
+    # values from MindSpore 2.10: nn.ReLU and nn.PReLU are one white-list Primitive call there
+    # (rounded to float16, returned as float32); ReLU6 is not on the list
+    np.testing.assert_array_equal(relu.asnumpy(), [[0.333251953125, 1.111328125]])
+    np.testing.assert_array_equal(prelu.asnumpy(), [[0.333251953125, 1.111328125]])
+    np.testing.assert_array_equal(relu6.asnumpy(), x.asnumpy())
+    assert relu.dtype is prelu.dtype is ms.float32
