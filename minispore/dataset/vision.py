@@ -123,7 +123,7 @@ class ToType:
         self.data_type = np_dtype("ToType", data_type)
 
     def __call__(self, img):
-        return np.asarray(img).astype(self.data_type)
+        return np.asarray(img).astype(self.data_type)   # a PIL image comes back as an array
 
 
 class Rescale:

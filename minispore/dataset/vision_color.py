@@ -165,8 +165,11 @@ class Invert:
     """255 - image, for RGB images."""
 
     def __call__(self, img):
-        x = _rgb("Invert", img)
-        return (np.float32(255) - x).astype(x.dtype) if x.dtype != np.uint8 else 255 - x
+        from .vision_common import back_to_input_kind
+        x = as_image("Invert", img, 3, 3, dtypes=(np.uint8, np.float32), pil=True)
+        check_channels("Invert", x, (3,))
+        out = (np.float32(255) - x).astype(x.dtype) if x.dtype != np.uint8 else 255 - x
+        return back_to_input_kind(img, out)
 
 
 def _pil_only(op: str, img):

@@ -67,8 +67,8 @@ def as_image(op: str, img, min_ndim: int = 2, max_ndim: int = 3, dtypes=None,
     if is_pil(img):
         if not pil:
             raise TypeError(f"{op}: MindSpore runs PIL images through Pillow's version of this "
-                            f"op, whose pixels minispore does not reproduce; pass the image as "
-                            f"a numpy array (np.asarray(img) or vision.ToNumpy())")
+                            f"op, which minispore does not reproduce; pass the image as a numpy "
+                            f"array (np.asarray(img) or vision.ToNumpy())")
         img = np.asarray(img)
     if not isinstance(img, np.ndarray):
         raise TypeError(f"{op}: the input should be a numpy array or a PIL image, got "

@@ -230,7 +230,7 @@ class Crop:
         self.size = square(size_pair("Crop", size))
 
     def __call__(self, img):
-        x = as_image("Crop", img)
+        x = as_image("Crop", img, pil=True)         # a PIL image comes back as an array
         (top, left), (h, w) = self.coordinates, self.size
         if top + h > x.shape[0] or left + w > x.shape[1]:
             raise ValueError(f"Crop: the window at {self.coordinates} of size {self.size} "
@@ -365,20 +365,22 @@ class RandomResizedCrop:
                             self.interpolation)
 
 
+def _hflip(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.flip(x, 2 if x.ndim == 4 else 1))
+
+
 class HorizontalFlip:
-    """Mirror left-right."""
+    """Mirror left-right (a PIL image comes back as an array, as in MindSpore)."""
 
     def __call__(self, img):
-        x = as_image("HorizontalFlip", img, 2, 4, pil=True)
-        return back_to_input_kind(img, np.ascontiguousarray(np.flip(x, 2 if x.ndim == 4 else 1)))
+        return _hflip(as_image("HorizontalFlip", img, 2, 4, pil=True))
 
 
 class VerticalFlip:
-    """Mirror top-bottom."""
+    """Mirror top-bottom (one image, not batches; a PIL image comes back as an array)."""
 
     def __call__(self, img):
-        x = as_image("VerticalFlip", img, pil=True)     # one image, not batches (MindSpore)
-        return back_to_input_kind(img, np.ascontiguousarray(x[::-1]))
+        return np.ascontiguousarray(as_image("VerticalFlip", img, pil=True)[::-1])
 
 
 class RandomHorizontalFlip:
@@ -389,8 +391,8 @@ class RandomHorizontalFlip:
         self._draws = RandomDraws("RandomHorizontalFlip")
 
     def __call__(self, img):
-        as_image("RandomHorizontalFlip", img, 2, 4, pil=True)
-        return HorizontalFlip()(img) if self._draws.happens(self.prob) else img
+        x = as_image("RandomHorizontalFlip", img, 2, 4, pil=True)
+        return back_to_input_kind(img, _hflip(x)) if self._draws.happens(self.prob) else img
 
 
 class RandomVerticalFlip:
@@ -401,8 +403,10 @@ class RandomVerticalFlip:
         self._draws = RandomDraws("RandomVerticalFlip")
 
     def __call__(self, img):
-        as_image("RandomVerticalFlip", img, pil=True)
-        return VerticalFlip()(img) if self._draws.happens(self.prob) else img
+        x = as_image("RandomVerticalFlip", img, pil=True)
+        if not self._draws.happens(self.prob):
+            return img
+        return back_to_input_kind(img, np.ascontiguousarray(x[::-1]))
 
 
 __all__ = ["Resize", "Crop", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop",
