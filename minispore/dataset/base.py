@@ -199,9 +199,11 @@ class Dataset:
         return shapes if shapes is not None else []
 
     def output_types(self) -> list:
-        """The numpy dtype of each column (of the first row)."""
+        """The numpy dtype of each column (of the first row); a string column is
+        np.dtype('<U') whatever its length, as in MindSpore."""
         for row in self._first_rows(all_rows=False):
-            return [np.asarray(x).dtype for x in row]
+            kinds = [np.asarray(x).dtype for x in row]
+            return [np.dtype(t.kind) if t.kind in "US" else t for t in kinds]
         return []
 
     def _first_rows(self, all_rows: bool):

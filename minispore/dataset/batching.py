@@ -198,7 +198,7 @@ class BatchDataset(Dataset):
             return
         batches = ordered_map(self._make, self._groups(epoch), self.workers, self.processes,
                               config.get_prefetch_size(), self.who,
-                              op_name(self.per_batch_map))
+                              op_name(self.per_batch_map), key=id(self))
         try:
             yield from batches
         finally:

@@ -5,10 +5,13 @@ limit), after which iterating raises. Rows come as lists of Tensors, or numpy ar
 output_numpy=True. `stop()` (or dropping the iterator) ends the epoch and its workers."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..core.arg_checks import check_bool
 from .base import Epoch
+from .parallel_map import WorkerSession
 
 
 class _Iterator:
@@ -30,6 +33,9 @@ class _Iterator:
         self.columns = [ds.column_names.index(c) for c in columns] if columns else None
         self.epoch = -1
         self._it = None
+        # the operations' workers live across this iterator's epochs and end with it
+        self._session = WorkerSession()
+        self._finalizer = weakref.finalize(self, _end, self._session)
 
     def __iter__(self):
         if self._it is None:
@@ -48,9 +54,12 @@ class _Iterator:
         if self._it is None:
             self._start()
         try:
-            row = next(self._it)
+            with self._session:
+                row = next(self._it)
         except StopIteration:
             self._it = None                     # the next iteration starts the next epoch
+            if self.num_epochs != -1 and self.epoch + 1 >= self.num_epochs:
+                self._session.close()           # the last epoch: its workers end now
             raise
         if self.columns is not None:
             row = tuple(row[i] for i in self.columns)
@@ -61,16 +70,22 @@ class _Iterator:
                            for x in row])
 
     def stop(self) -> None:
-        """End the current epoch now and release its workers."""
+        """End the current epoch now and release the workers."""
         if self._it is not None:
-            self._it.close()
+            with self._session:
+                self._it.close()
             self._it = None
+        self._session.close()
 
     def get_next(self):
         return next(self)
 
     def _pack(self, row):
         raise NotImplementedError
+
+
+def _end(session) -> None:
+    session.close()
 
 
 class TupleIterator(_Iterator):

@@ -1,35 +1,42 @@
 """Ordered parallel application of a Python callable to a stream of work items: the workers
-behind `Dataset.map`, `Dataset.batch(per_batch_map=...)` and the parallel reading of a
-random-access `GeneratorDataset`.
+behind `Dataset.map`, `Dataset.batch(per_batch_map=...)`, `filter` and the parallel reading of
+a random-access `GeneratorDataset`.
 
 `ordered_map(fn, items, ...)` is a generator yielding `fn(item)` for every item, strictly in the
-order of `items`. With one worker it calls `fn` in the caller's thread; with more it uses a
-thread pool, or worker processes (forked, so `fn` need not be picklable; items and results
-travel pickled) when `use_processes`. At most `prefetch` items are in flight, so a slow
-consumer never makes the pipeline hold more than that many results. The pool starts on the
-first `next()` and is shut down (processes terminated and joined) when the stream ends, when
-the generator is closed, or when it is garbage-collected. An exception raised by `fn` is
-re-raised in the consumer as MindSpore does: a RuntimeError whose message carries the
-operation's name and the worker's traceback text.
+order of `items`. With one worker it calls `fn` in the caller's thread; with more it uses
+dedicated worker threads, or worker processes (forked, MindSpore's default start method, so
+`fn` need not be picklable; items and results travel pickled) when `use_processes`. Item k
+goes to worker k % n and every worker keeps its own copy of the operation's state (a fork's
+copy; for threads, `make_fn(worker)` gives each its own), so a seeded pipeline with random
+operations gives the same rows in every run whatever the timing, as MindSpore's does. At most
+`prefetch` items are in flight, so a slow consumer never makes the pipeline hold more.
+
+Workers start on the first `next()`. Inside an iterator (`WorkerSession`, which the dataset
+iterators make active while they pull a row) the workers of an operation live across its
+epochs (a worker's random state goes on from one epoch to the next) and are shut down when
+the iterator finishes its last epoch, is stopped or is garbage-collected; outside one they
+live for one pass. A worker that raises makes the reader raise MindSpore's RuntimeError with
+the operation's name and the worker's traceback text; a worker process that dies fails the
+pipeline instead of hanging it.
 """
 from __future__ import annotations
 
 import collections
+import queue
+import threading
 import traceback
 from typing import Callable, Iterable, Iterator
 
 _FAILED = "__minispore_dataset_worker_failed__"
-_worker_fn: dict = {}                    # the callable of this worker process (set at fork)
+_STOP = "__minispore_dataset_worker_stop__"
+_current = threading.local()             # the WorkerSession of the iterator pulling a row
 
 
 def error_text(who: str, op_name: str, exc: BaseException) -> str:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return _format(who, op_name, type(exc).__name__, tb)
-
-
-def _format(who: str, op_name: str, exc_type: str, tb: str) -> str:
     return (f"Exception thrown from user defined Python function in dataset.\n"
-            f"{who} operation: [{op_name}] failed. Error description:\n{exc_type}: {tb}")
+            f"{who} operation: [{op_name}] failed. Error description:\n"
+            f"{type(exc).__name__}: {tb}")
 
 
 def op_name(fn) -> str:
@@ -45,72 +52,138 @@ def _call_guarded(fn, item, who, name):
         return (_FAILED, error_text(who, name, e))
 
 
-def _set_worker_fn(fn, who, name):
-    _worker_fn["fn"], _worker_fn["who"], _worker_fn["name"] = fn, who, name
-
-
-def _run_in_worker(item):
-    return _call_guarded(_worker_fn["fn"], item, _worker_fn["who"], _worker_fn["name"])
+def _is_failure(result) -> bool:
+    return isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str) and \
+        result[0] == _FAILED
 
 
 def _unwrap(result):
-    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str) and \
-            result[0] == _FAILED:
+    if _is_failure(result):
         raise RuntimeError(result[1])
     return result
 
 
-class _ThreadWorkers:
-    """A thread pool; closing cancels what has not started (a running call finishes)."""
-
-    def __init__(self, fn, n, who, name):
-        from concurrent.futures import ThreadPoolExecutor
-        self.fn, self.who, self.name = fn, who, name
-        self.pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix=f"dataset-{who}")
-
-    def submit(self, item):
-        return self.pool.submit(_call_guarded, self.fn, item, self.who, self.name)
-
-    def result(self, handle):
-        return handle.result()
-
-    def close(self):
-        self.pool.shutdown(wait=False, cancel_futures=True)
+def _serve(fn, inbox, outbox, who, name):
+    """A worker's loop: items from inbox, results to outbox, in order, until _STOP."""
+    while True:
+        item = inbox.get()
+        if isinstance(item, str) and item == _STOP:
+            return
+        outbox.put(_call_guarded(fn, item, who, name))
 
 
-class _ProcessWorkers:
-    """Forked worker processes (MindSpore's default start method), so `fn` is inherited, not
-    pickled. A worker that dies (killed, out of memory) fails the stream instead of hanging
-    it; closing terminates and joins every worker."""
+def _serve_in_child(make_fn, worker, inbox, outbox, who, name):
+    _serve(make_fn(worker), inbox, outbox, who, name)
 
-    def __init__(self, fn, n, who, name):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        self.who, self.name = who, name
-        self.pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"),
-                                        initializer=_set_worker_fn, initargs=(fn, who, name))
 
-    def submit(self, item):
-        return self.pool.submit(_run_in_worker, item)
+class _Workers:
+    """n dedicated workers (threads or forked processes), each with its own in/out queue;
+    item k goes to worker k % n, so results come back in order by reading the workers in
+    turn."""
 
-    def result(self, handle):
-        from concurrent.futures.process import BrokenProcessPool
-        try:
-            return handle.result()
-        except BrokenProcessPool as e:
-            raise RuntimeError(f"{self.who} operation: [{self.name}] failed: a worker process "
-                               f"died ({e}); a worker killed by the system is often out of "
-                               f"memory: lower num_parallel_workers or "
-                               f"set_prefetch_size") from None
+    def __init__(self, make_fn, n, use_processes, who, name):
+        self.n, self.who, self.name, self.processes = n, who, name, use_processes
+        self.sent = self.received = 0
+        self.busy = False                  # a pass is reading it (a shared pool serves one)
+        self.closed = False
+        if use_processes:
+            import multiprocessing
+            ctx = multiprocessing.get_context("fork")
+            self.queues = [(ctx.Queue(), ctx.Queue()) for _ in range(n)]
+            self.procs = [ctx.Process(target=_serve_in_child, daemon=True,
+                                      args=(make_fn, w, i, o, who, name),
+                                      name=f"dataset-{who}-{w}")
+                          for w, (i, o) in enumerate(self.queues)]
+        else:
+            self.queues = [(queue.SimpleQueue(), queue.SimpleQueue()) for _ in range(n)]
+            self.procs = [threading.Thread(target=_serve, daemon=True,
+                                           args=(make_fn(w), i, o, who, name),
+                                           name=f"dataset-{who}-{w}")
+                          for w, (i, o) in enumerate(self.queues)]
+        for p in self.procs:
+            p.start()
 
-    def close(self):
-        procs = list((getattr(self.pool, "_processes", None) or {}).values())
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            p.join(timeout=5)
+    @property
+    def in_flight(self) -> int:
+        return self.sent - self.received
+
+    def submit(self, item) -> None:
+        self.queues[self.sent % self.n][0].put(item)
+        self.sent += 1
+
+    def result(self):
+        w = self.received % self.n
+        outbox = self.queues[w][1]
+        if not self.processes:
+            out = outbox.get()
+        else:
+            while True:
+                try:
+                    out = outbox.get(timeout=0.2)
+                    break
+                except queue.Empty:
+                    if not self.procs[w].is_alive():
+                        raise RuntimeError(
+                            f"{self.who} operation: [{self.name}] failed: a worker process "
+                            f"died (exit code {self.procs[w].exitcode}); one killed by the "
+                            f"system is often out of memory: lower num_parallel_workers or "
+                            f"dataset.config.set_prefetch_size") from None
+        self.received += 1
+        return out
+
+    def drain(self) -> None:
+        """Wait for and drop the results in flight (a pass stopped early), so the next pass
+        starts clean."""
+        while self.in_flight:
+            self.result()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.processes:
+            for p in self.procs:
+                if p.is_alive():
+                    p.terminate()
+            for p in self.procs:
+                p.join(timeout=5)
+            for i, o in self.queues:
+                for q in (i, o):
+                    q.cancel_join_thread()
+                    q.close()
+        else:
+            for i, _ in self.queues:
+                i.put(_STOP)
+        self.procs = []
+
+
+class WorkerSession:
+    """The worker pools of one iterator, kept across its epochs, closed with it."""
+
+    def __init__(self):
+        self.pools: dict = {}
+        self.closed = False
+
+    def pool(self, key, start: Callable[[], _Workers]) -> _Workers | None:
+        """The pool of `key` (started on first use), or None while another pass reads it."""
+        if key not in self.pools:
+            self.pools[key] = start()
+        pool = self.pools[key]
+        return None if pool.busy else pool
+
+    def close(self) -> None:
+        self.closed = True
+        pools, self.pools = self.pools, {}
+        for p in pools.values():
+            p.close()
+
+    def __enter__(self):
+        self._outer = getattr(_current, "session", None)
+        _current.session = self
+        return self
+
+    def __exit__(self, *exc):
+        _current.session = self._outer
 
 
 def resolve_workers(who: str, num_parallel_workers, python_multiprocessing,
@@ -136,37 +209,61 @@ def resolve_workers(who: str, num_parallel_workers, python_multiprocessing,
 
 
 def ordered_map(fn: Callable, items: Iterable, num_workers: int, use_processes: bool,
-                prefetch: int, who: str = "map", name: str | None = None) -> Iterator:
+                prefetch: int, who: str = "map", name: str | None = None, key=None,
+                make_fn: Callable[[int], Callable] | None = None) -> Iterator:
     """fn(item) for each item, in order, computed by `num_workers` threads or processes with
-    at most max(prefetch, num_workers) items in flight."""
+    at most max(prefetch, num_workers) items in flight. `make_fn(worker)` gives a worker its
+    own callable (default: fn); `key` names the pool in the active WorkerSession."""
     name = name or op_name(fn)
     if num_workers <= 1:
         for item in items:
             yield _unwrap(_call_guarded(fn, item, who, name))
         return
+    make_fn = make_fn or (lambda worker: fn)
+    session = getattr(_current, "session", None)
+    shared = session is not None and not session.closed and key is not None
     workers = None
-    pending: collections.deque = collections.deque()
     limit = max(prefetch, num_workers)
+    failed = False
     try:
         source = iter(items)
         exhausted = False
         while True:
-            while not exhausted and len(pending) < limit:
+            while not exhausted and (workers is None or workers.in_flight < limit):
                 try:
                     item = next(source)
                 except StopIteration:
                     exhausted = True
                     break
                 if workers is None:              # start lazily: only once there is work
-                    workers = (_ProcessWorkers if use_processes else _ThreadWorkers)(
-                        fn, num_workers, who, name)
-                pending.append(workers.submit(item))
-            if not pending:
+                    def start():
+                        return _Workers(make_fn, num_workers, use_processes, who, name)
+                    workers = session.pool(key, start) if shared else None
+                    if workers is None:          # no session, or its pool is busy
+                        shared, workers = False, start()
+                    workers.busy = True
+                workers.submit(item)
+            if workers is None or not workers.in_flight:
                 return
-            yield _unwrap(workers.result(pending.popleft()))
+            result = workers.result()
+            failed = _is_failure(result)
+            yield _unwrap(result)
+    except GeneratorExit:                        # the reader stopped this pass early
+        raise
+    except BaseException:
+        failed = True
+        raise
     finally:
         if workers is not None:
-            workers.close()
+            workers.busy = False
+            if workers.closed:
+                pass                             # its iterator ended first
+            elif shared and not failed:
+                workers.drain()                  # kept for the iterator's next epoch
+            else:
+                if shared:
+                    session.pools.pop(key, None)
+                workers.close()
 
 
-__all__ = ["ordered_map", "op_name", "resolve_workers", "error_text"]
+__all__ = ["ordered_map", "op_name", "resolve_workers", "error_text", "WorkerSession"]

@@ -62,6 +62,24 @@ def pick(layout: list, row: tuple, outs: list) -> tuple:
     return tuple(outs[k] if kind == "out" else row[k] for _, (kind, k) in layout)
 
 
+def _apply_ops(ops, vals) -> tuple:
+    for op in ops:
+        out = op(*vals)
+        vals = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    return tuple(np.asarray(v) for v in vals)
+
+
+def _copy_ops(ops) -> list:
+    import copy
+    out = []
+    for op in ops:
+        try:
+            out.append(copy.deepcopy(op))
+        except Exception:                   # a lock, a file, ...: the workers share it
+            out.append(op)
+    return out
+
+
 class MapDataset(Dataset):
     """`operations` (one callable or a list, each one's outputs the next one's inputs) applied
     to `input_columns`, on a pool of workers, rows in order."""
@@ -92,17 +110,24 @@ class MapDataset(Dataset):
         self.name = op_name(ops[0]) if len(ops) == 1 else "/".join(op_name(o) for o in ops)
 
     def _apply(self, vals):
-        for op in self.ops:
-            out = op(*vals)
-            vals = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        return tuple(np.asarray(v) for v in vals)
+        return _apply_ops(self.ops, vals)
+
+    def _worker_fn(self, worker: int):
+        """A worker thread's own copy of the operations (their random state advances per
+        worker, as MindSpore's per-worker operation copies do); a forked process has one
+        already."""
+        if self.processes:
+            return self._apply
+        ops = _copy_ops(self.ops)
+        return lambda vals: _apply_ops(ops, vals)
 
     def _rows(self, epoch):
         idx = [self.parent.column_names.index(c) for c in self.ins]
         rows_a, rows_b = itertools.tee(self.parent._rows(epoch))
         ins = (tuple(r[i] for i in idx) for r in rows_a)
         results = ordered_map(self._apply, ins, self.workers, self.processes,
-                              config.get_prefetch_size(), "map", self.name)
+                              config.get_prefetch_size(), "map", self.name, key=id(self),
+                              make_fn=self._worker_fn)
         try:
             yield from self._checked(rows_b, results)
         finally:
@@ -279,7 +304,8 @@ class FilterDataset(Dataset):
     def _rows(self, epoch):
         rows_a, rows_b = itertools.tee(self.parent._rows(epoch))
         keeps = ordered_map(self._keep, rows_a, self.workers, False,
-                            config.get_prefetch_size(), "filter", op_name(self.predicate))
+                            config.get_prefetch_size(), "filter", op_name(self.predicate),
+                            key=id(self))
         try:
             for row, keep in zip(rows_b, keeps):
                 if keep:

@@ -113,7 +113,8 @@ class GeneratorDataset(Dataset):
         if self.random_access:
             idx = self.sampler.indices(len(self.source), epoch)
             rows = ordered_map(self._fetch, idx, self.workers, self.processes,
-                               config.get_prefetch_size(), who, type(self.source).__name__)
+                               config.get_prefetch_size(), who, type(self.source).__name__,
+                               key=id(self))
             try:
                 yield from rows
             finally:

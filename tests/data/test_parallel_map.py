@@ -181,3 +181,50 @@ def test_a_dead_worker_process_fails_the_pipeline_instead_of_hanging():
     with pytest.raises(RuntimeError, match="a worker process died"):
         _values(d)
     assert _no_workers_left()
+
+
+class _Jitter:
+    """A random operation with its own generator, like a seeded vision transform."""
+
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+
+    def __call__(self, x):
+        time.sleep(0.001 * (int(x) % 2))
+        return x * 1000 + self.rng.integers(1000)
+
+
+@pytest.mark.parametrize("processes", [False, True])
+def test_random_operations_on_workers_are_reproducible_and_advance_per_epoch(processes):
+    def run():
+        d = ds.NumpySlicesDataset({"x": np.arange(12)}, shuffle=False).map(
+            _Jitter(), input_columns="x", num_parallel_workers=3,
+            python_multiprocessing=processes)
+        it = d.create_tuple_iterator(output_numpy=True, num_epochs=2)
+        return [[int(r[0]) for r in it] for _ in range(2)]
+    first, again = run(), run()
+    assert first == again                                  # whatever the workers' timing
+    assert first[0] != first[1]                            # epoch 2 draws on from epoch 1
+    assert [v // 1000 for v in first[0]] == list(range(12))
+    # each worker has its own copy of the operation: worker k % 3 draws its own sequence
+    assert first[0][0] % 1000 == first[0][1] % 1000 == first[0][2] % 1000
+    assert _no_workers_left()
+
+
+def test_worker_processes_live_across_the_iterators_epochs():
+    d = ds.NumpySlicesDataset({"x": np.arange(6)}, shuffle=False).map(
+        lambda x: np.array(os.getpid()), input_columns="x", num_parallel_workers=2,
+        python_multiprocessing=True)
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=2)
+    e0, e1 = [{int(r[0]) for r in it} for _ in range(2)]
+    assert e0 == e1 and len(e0) == 2 and _no_workers_left()
+
+
+def test_one_mapped_node_read_twice_at_once():
+    m = ds.NumpySlicesDataset({"x": np.arange(5)}, shuffle=False).map(
+        lambda x: x * 3, input_columns="x", num_parallel_workers=2)
+    z = ds.zip((m.rename("x", "y"), m))
+    assert [[int(v) for v in r] for r in z.create_tuple_iterator(output_numpy=True)] == \
+        [[3 * i, 3 * i] for i in range(5)]
+    t = m.take(2).concat(m)                                 # an early stop, then a full pass
+    assert _values(t) == [0, 3, 0, 3, 6, 9, 12] and _no_workers_left()

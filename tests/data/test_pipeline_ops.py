@@ -123,6 +123,8 @@ def test_getters():
     g = ds.GeneratorDataset(lambda: ((np.ones(i + 1, np.float32),) for i in range(3)), ["x"])
     assert g.get_dataset_size() == 3 and g.output_shapes() == [[1]]
     assert g.output_shapes(estimate=True) == [[None]] and d.num_classes() is None
+    words = ds.NumpySlicesDataset({"s": np.array(["ab", "c"])}, shuffle=False)
+    assert words.output_types() == [np.dtype("<U")] and _rows(words) == [["ab"], ["c"]]
 
 
 def test_batch_size_callable_and_batch_info():
