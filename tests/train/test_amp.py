@@ -30,7 +30,7 @@ class _Net(nn.Cell):
 # each Cell's precision flag (cells_and_names order)
 LEVELS = {
     "O0": (2.5333207, "_Net", [None, None, None, None, None]),
-    "O1": (2.5332031, "_Net", [None, ms.float16, None, ms.float16, None]),
+    "O1": (2.5332031, "_Net", [None, ms.float16, None, ms.float16, ms.float16]),
     "O2": (2.5332031, "_OutputTo32", [None, ms.float16, ms.float16, None, ms.float32,
                                       ms.float16, ms.float16]),
     "O3": (2.5332031, "_OutputTo32", [None, ms.float16, ms.float16, ms.float16, ms.float16,
