@@ -195,6 +195,10 @@ def _unary(w, n, xs, ys):
     if n.name == "neg" and c is dt.uint8:           # ONNX Neg is signed only: 0 - x wraps alike
         _finish(w, w.add("Sub", [_scalar(w, 0, c)] + ins), od, n, ys)
         return
+    if n.name == "relu" and c.is_float:             # where(x > 0, x, 0): NaN -> 0, as
+        zero = _scalar(w, 0, c)                       # minispore and MindSpore give
+        _finish(w, w.add("Where", [w.add("Greater", [ins[0], zero]), ins[0], zero]), od, n, ys)
+        return
     if n.name == "relu" and wide_int(c) is not c:   # no small-int kernels (uint8: x itself)
         r = ins[0] if c is dt.uint8 else w.add("Relu", [w.cast(ins[0], c, dt.int64)])
         _finish(w, r, c if c is dt.uint8 else dt.int64, n, ys)
