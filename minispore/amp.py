@@ -148,6 +148,12 @@ def auto_mixed_precision(network, amp_level="O0", dtype=_dt.float16):
     _check_dtype(dtype)
     if amp_level == "O0":
         return network
+    previous = network.__dict__.get("_amp_level")
+    if previous in ("O1", "O2", "O3", "auto"):
+        from . import log
+        log.warning(f"The network's auto mixed-precision level is adjusted from {previous} to "
+                    f"{amp_level}, and repeated calls to mixed-precision interfaces can cause "
+                    f"performance degradation.")
     if amp_level == "O1":
         network = _cast_white_list(network, _white_list(), dtype)
     elif amp_level == "O2":
@@ -178,6 +184,11 @@ def _list_check(custom_list, list_name):
         if list_name == "black_list" and not _is_cell_class(elem):
             raise TypeError(f"The subclass of element in {list_name} should be one of 'Cell', "
                             f"but got {elem}")
+    if list_name == "black_list":
+        from . import log
+        for elem in _black_list():
+            if elem not in custom_list:
+                log.warning(f"{elem} is removed from internal black list.")
 
 
 def custom_mixed_precision(network, *, white_list=None, black_list=None, dtype=_dt.float16):
