@@ -63,9 +63,11 @@ def pick(layout: list, row: tuple, outs: list) -> tuple:
 
 
 def _apply_ops(ops, vals) -> tuple:
+    """Each op's outputs feed the next as returned (a tuple: several columns; anything else,
+    a list included, one column); numpy arrays only at the end, as in MindSpore."""
     for op in ops:
         out = op(*vals)
-        vals = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        vals = out if isinstance(out, tuple) else (out,)
     return tuple(np.asarray(v) for v in vals)
 
 

@@ -47,6 +47,14 @@ def test_map_column_order_is_mindspores(kwargs, names, row):
     assert m.get_col_names() == names and _rows(m)[1] == row
 
 
+def test_map_passes_results_between_operations_as_returned():
+    # values from MindSpore 2.10: a list is one column, handed on as a Python list
+    d = _abc(3, 1).map(lambda x: [x, x + 1])
+    assert d.get_col_names() == ["a"] and _rows(d) == [[[0, 1]], [[1, 2]], [[2, 3]]]
+    d = _abc(3, 1).map([lambda x: [x, x + 1], lambda y: y * 2])
+    assert _rows(d) == [[[0, 1, 0, 1]], [[1, 2, 1, 2]], [[2, 3, 2, 3]]]
+
+
 def test_map_output_count_must_match_output_columns():
     with pytest.raises(RuntimeError, match="should match the number of 'output_columns'"):
         _rows(_abc().map(lambda b: (b, b), input_columns="b"))
