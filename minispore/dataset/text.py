@@ -1,6 +1,6 @@
 """`mindspore.dataset.text`: Vocab and the text ops on numpy string arrays (Lookup, the
 Whitespace/Regex/UnicodeChar/Python tokenizers, AddToken, Truncate, ToNumber, SlidingWindow,
-to_str/to_bytes), with
+to_str/to_bytes; CaseFold, NormalizeUTF8, RegexReplace and Ngram from text_normalize), with
 MindSpore's ids, orders, offsets (UTF-8 bytes) and dtypes."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import re
 import numpy as np
 
 from ..core import dtype as mstype
+from .text_normalize import CaseFold, Ngram, NormalizeForm, NormalizeUTF8, RegexReplace
 from .transforms import np_dtype
 
 
@@ -406,4 +407,4 @@ def to_bytes(array, encoding="utf8") -> np.ndarray:
 
 __all__ = ["Vocab", "Lookup", "WhitespaceTokenizer", "RegexTokenizer", "UnicodeCharTokenizer",
            "PythonTokenizer", "AddToken", "Truncate", "ToNumber", "SlidingWindow", "to_str",
-           "to_bytes"]
+           "to_bytes", "CaseFold", "NormalizeForm", "NormalizeUTF8", "RegexReplace", "Ngram"]

@@ -137,3 +137,26 @@ def test_vocab_from_file(tmp_path):
     assert text.Vocab.from_file(str(path), ",", vocab_size=2, special_tokens=["<u>"],
                                 special_first=False).vocab() == {"a": 0, "b": 1, "<u>": 2}
     assert text.Vocab.from_file(str(path)).vocab() == {"a,1": 0, "b,2": 1, "c,3": 2}
+
+
+def test_case_fold_normalize_regex_replace_ngram():
+    # values from MindSpore 2.10
+    assert str(text.CaseFold()("Straße ÀB")) == "strasse àb"
+    assert text.CaseFold()(np.array(["AbC", "DD"])).tolist() == ["abc", "dd"]
+    assert str(text.NormalizeUTF8()("ｱ①ﬁ")) == "ア1fi"
+    assert str(text.NormalizeUTF8(text.NormalizeForm.NFD)("é")) == "e\u0301"
+    assert str(text.NormalizeUTF8(text.NormalizeForm.NONE)("ｱ")) == "ｱ"
+    assert str(text.RegexReplace("a+", "X")("caaab aa")) == "cXb X"
+    assert str(text.RegexReplace("a+", "X", False)("caaab aa")) == "cXb aa"
+    assert str(text.RegexReplace("(a)(b)", "$2$1")("abab")) == "baba"
+    with pytest.raises(ValueError, match="one string"):
+        text.RegexReplace("a", "b")(np.array(["a", "b"]))
+    tokens = np.array(["a", "b", "c"])
+    assert text.Ngram(2)(tokens).tolist() == ["a b", "b c"]
+    assert text.Ngram([1, 3])(tokens).tolist() == ["a", "b", "c", "a b c"]
+    assert text.Ngram(2, ("_", 1), ("-", 1))(np.array(["a", "b"])).tolist() == \
+        ["_ a", "a b", "b -"]
+    assert text.Ngram(3, ("<", 2), (">", 2))(np.array(["x"])).tolist() == \
+        ["< < x", "< x >", "x > >"]
+    assert text.Ngram(4)(np.array(["a", "b"])).tolist() == [""]
+    assert text.Ngram(2, separator="+")(tokens).tolist() == ["a+b", "b+c"]
