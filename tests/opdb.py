@@ -24,6 +24,8 @@ import opdb_special
 
 f16, bf16, f32, f64 = dt.float16, dt.bfloat16, dt.float32, dt.float64
 i8, i32, i64, u8, b_ = dt.int8, dt.int32, dt.int64, dt.uint8, dt.bool_
+# MindSpore 2.10 runs these ops on its wide unsigned dtypes on the CPU (the op cases list them)
+u16, u32, u64 = dt.uint16, dt.uint32, dt.uint64
 
 
 @dataclass(frozen=True)
@@ -390,7 +392,7 @@ FL2 = (f32, f64)
 _EW = elementwise_case
 CASES = [
     # unary elementwise
-    _EW("neg", 1, dtypes=(f32, f64, i32, f16)),
+    _EW("neg", 1, dtypes=(f32, f64, i32, f16, u32)),
     _EW("abs", 1, (rand_nonzero,), dtypes=(f32, f64, i32, i8)),
     _EW("exp", 1, dtypes=(f32, f64, f16, bf16, i32), grad_dtypes=(f32, f16)),
     _EW("log", 1, (rand_positive,)),
@@ -415,39 +417,39 @@ CASES = [
     _EW("logical_not", 1, dtypes=(b_, f32, i32)),
     _EW("bitwise_not", 1, dtypes=(i32, u8, i8)),
     # binary elementwise
-    _EW("add", 2, dtypes=(f32, f64, i32, f16, bf16, b_), grad_dtypes=(f32, f16)),
-    _EW("sub", 2, dtypes=(f32, f64, i32, u8)),
-    _EW("mul", 2, dtypes=(f32, f64, i32, b_), grad_dtypes=(f32, f16)),
-    _EW("div", 2, (rand_default, rand_nonzero), dtypes=(f32, f64, i32)),
-    _EW("floor_div", 2, (rand_off_half, rand_pow2_divisor), dtypes=(f32, f64, i32)),
+    _EW("add", 2, dtypes=(f32, f64, i32, f16, bf16, b_, u32), grad_dtypes=(f32, f16)),
+    _EW("sub", 2, dtypes=(f32, f64, i32, u8, u64)),
+    _EW("mul", 2, dtypes=(f32, f64, i32, b_, u16), grad_dtypes=(f32, f16)),
+    _EW("div", 2, (rand_default, rand_nonzero), dtypes=(f32, f64, i32, u32)),
+    _EW("floor_div", 2, (rand_off_half, rand_pow2_divisor), dtypes=(f32, f64, i32, u64)),
     _EW("mod", 2, (rand_off_half, rand_pow2_divisor), dtypes=(f32, f64, i32)),
     _EW("truncate_div", 2, (rand_off_half, rand_pow2_divisor), dtypes=(f32, f64, i32)),
     _EW("pow", 2, (rand_positive, rand_small_nonneg_int), dtypes=(f32, f64, i32)),
-    _EW("maximum", 2, (rand_grid_a, rand_grid_b), dtypes=(f32, f64, i32)),
+    _EW("maximum", 2, (rand_grid_a, rand_grid_b), dtypes=(f32, f64, i32, u32)),
     _EW("minimum", 2, (rand_grid_a, rand_grid_b), dtypes=(f32, f64, i32)),
-    _EW("equal", 2, (coarse, coarse), dtypes=(f32, i32, b_)),
+    _EW("equal", 2, (coarse, coarse), dtypes=(f32, i32, b_, u64)),
     _EW("not_equal", 2, (coarse, coarse), dtypes=(f32, i32)),
-    _EW("less", 2, (coarse, coarse), dtypes=(f32, i32)),
+    _EW("less", 2, (coarse, coarse), dtypes=(f32, i32, u32, u64)),
     _EW("less_equal", 2, (coarse, coarse), dtypes=(f32, i32)),
     _EW("greater", 2, (coarse, coarse), dtypes=(f32, i32)),
-    _EW("greater_equal", 2, (coarse, coarse), dtypes=(f32, i32)),
+    _EW("greater_equal", 2, (coarse, coarse), dtypes=(f32, i32, u16)),
     _EW("logical_and", 2, (coarse, coarse), dtypes=(b_, i32)),
     _EW("logical_or", 2, (coarse, coarse), dtypes=(b_, f32)),
-    _EW("bitwise_and", 2, dtypes=(i32, u8, b_)),
+    _EW("bitwise_and", 2, dtypes=(i32, u8, b_, u32)),
     _EW("bitwise_or", 2, dtypes=(i32, u8, b_)),
     _EW("bitwise_xor", 2, dtypes=(i32, u8, b_)),
     _EW("left_shift", 2, (rand_default, rand_small_nonneg_int), dtypes=(i32, u8)),
     _EW("right_shift", 2, (rand_default, rand_small_nonneg_int), dtypes=(i32, u8)),
     OpCase("where", where_samples, (f32, f64, i32, b_)),
-    OpCase("cast", cast_samples, (f32, f64, i32, b_, f16)),
+    OpCase("cast", cast_samples, (f32, f64, i32, b_, f16, u16, u32, u64)),
     # reductions
-    OpCase("sum", reduction(), (f32, f64, i32, b_), accum=True),
+    OpCase("sum", reduction(), (f32, f64, i32, b_, u32), accum=True),
     OpCase("mean", reduction(), (f32, f64, i32), accum=True),
     OpCase("prod", prod_samples, (f32, f64, i32), accum=True),
-    OpCase("max", minmax_samples, (f32, f64, i32, f16)),
+    OpCase("max", minmax_samples, (f32, f64, i32, f16, u64)),
     OpCase("min", minmax_samples, (f32, f64, i32)),
     OpCase("logsumexp", reduction(), (f32, f64, i32), accum=True),
-    OpCase("argmax", arg_samples, (f32, i32, f16)),
+    OpCase("argmax", arg_samples, (f32, i32, f16, u32)),
     OpCase("argmin", arg_samples, (f32, i32)),
     # linalg, nn
     OpCase("matmul", matmul_samples, (f32, f64, i32, f16), accum=True, grad_dtypes=(f32, f16)),
@@ -456,9 +458,9 @@ CASES = [
     OpCase("sparse_softmax_cross_entropy", sce_samples(False), (f32, f64, f16), accum=True),
     OpCase("sparse_softmax_cross_entropy_grad", sce_samples(True), (f32, f64, f16), accum=True),
     # data movement, indexing, creation
-    OpCase("reshape", reshape_samples, (f32, f64, i32, b_)),
-    OpCase("transpose", transpose_samples, (f32, f64, i32, b_)),
-    OpCase("concat", concat_samples, (f32, f64, i32)),
+    OpCase("reshape", reshape_samples, (f32, f64, i32, b_, u32)),
+    OpCase("transpose", transpose_samples, (f32, f64, i32, b_, u64)),
+    OpCase("concat", concat_samples, (f32, f64, i32, u16)),
     OpCase("split", split_samples, (f32, f64, i32)),
     OpCase("strided_slice", strided_slice_samples, (f32, f64, i32, b_)),
     OpCase("strided_slice_grad", strided_slice_grad_samples, (f32, f64)),

@@ -103,6 +103,6 @@ def sorting_cases(OpCase, Sample):
     return [
         OpCase("sort", sort_samples(Sample), (f32, f64, i32, f16, u8, i64)),
         OpCase("topk", topk_samples(Sample), (f32, f64, i32, f16, u8, i64)),
-        OpCase("cumsum", cumsum_samples(Sample), (f32, f64, i32, f16, i8), accum=True),
+        OpCase("cumsum", cumsum_samples(Sample), (f32, f64, i32, f16, i8, dt.uint32), accum=True),
         OpCase("cumprod", cumprod_samples(Sample), (f32, f64, i32, f16, i64), accum=True),
     ]
