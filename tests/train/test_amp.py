@@ -339,3 +339,11 @@ def test_o1_relu_cells_compute_in_float16(mode):
     np.testing.assert_array_equal(prelu.asnumpy(), [[0.333251953125, 1.111328125]])
     np.testing.assert_array_equal(relu6.asnumpy(), x.asnumpy())
     assert relu.dtype is prelu.dtype is ms.float32
+
+
+def test_mindspores_module_paths():
+    import minispore.train.amp as train_amp
+    from minispore.nn.wrap import loss_scale
+    assert train_amp.build_train_network is amp.build_train_network
+    assert train_amp.get_black_list is amp.get_black_list
+    assert loss_scale.TrainOneStepWithLossScaleCell is nn.TrainOneStepWithLossScaleCell
