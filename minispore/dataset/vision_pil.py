@@ -86,3 +86,32 @@ def resized_crop_box(w: int, h: int, scale, ratio, attempts: int, uniform, integ
     else:
         cw, ch = w, h
     return int(round((h - ch) / 2.0)), int(round((w - cw) / 2.0)), ch, cw
+
+
+def random_affine(op: str, img, degrees, translate, scale, shear, interpolation: Inter, fill,
+                  uniform):
+    """MindSpore's PIL-path RandomAffine: translate[0] / translate[1] are the largest x / y
+    shifts (fractions, drawn in (-t, t) and rounded), the centre is (w / 2 + 0.5,
+    h / 2 + 0.5), and Pillow >= 10 gets no fill colour (MindSpore compares version strings:
+    '10' < '5'), all as MindSpore 2.10 does."""
+    image = pil_image_module()
+    w, h = img.size
+    angle = uniform(*degrees)
+    tx = float(np.round(uniform(-translate[0] * w, translate[0] * w)))
+    ty = float(np.round(uniform(-translate[1] * h, translate[1] * h)))
+    factor = uniform(*scale)
+    sx, sy = uniform(shear[0], shear[1]), uniform(shear[2], shear[3])
+    cx, cy = w * 0.5 + 0.5, h * 0.5 + 0.5
+    angle, sx, sy = math.radians(angle), math.radians(sx), math.radians(sy)
+    inv = 1.0 / factor
+    d = math.cos(angle + sx) * math.cos(angle + sy) + math.sin(angle + sx) * math.sin(angle + sy)
+    m = [math.cos(angle + sx), math.sin(angle + sx), 0, -math.sin(angle + sy),
+         math.cos(angle + sy), 0]
+    m = [inv / d * v for v in m]
+    m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty)
+    m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty)
+    m[2] += cx
+    m[5] += cy
+    kwargs = {"fillcolor": fill} if image.__version__ >= "5" else {}
+    return img.transform((w, h), image.Transform.AFFINE, m, resample(op, interpolation),
+                         **kwargs)

@@ -185,6 +185,10 @@ class RandomAffine:
         return vals
 
     def __call__(self, img):
+        if is_pil(img):                             # MindSpore's Pillow path
+            return vision_pil.random_affine("RandomAffine", img, self.degrees, self.translate,
+                                            self.scale, self.shear, self.resample,
+                                            self.fill_value, self._draws.uniform)
         x = as_image("RandomAffine", img)
         h, w = x.shape[:2]
         d = self._draws
