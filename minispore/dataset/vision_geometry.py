@@ -1,6 +1,7 @@
-"""`dataset.vision`'s geometric ops with MindSpore's numbers: Resize (OpenCV's kernels, its
-fixed-point bicubic for uint8 reproduced in numpy), crops, pads and flips. The random ones
-draw their parameters as MindSpore documents, from `vision_common.RandomDraws`."""
+"""`dataset.vision`'s geometric ops with MindSpore's numbers: Resize (OpenCV 4's kernels; its
+nearest rule, fixed-point uint8 bicubic and float 16-bit bicubic reproduced in numpy, where
+newer OpenCV builds round differently), crops, pads and flips. The random ones draw their
+parameters as MindSpore documents, from `vision_common.RandomDraws`."""
 from __future__ import annotations
 
 import math
@@ -118,16 +119,6 @@ def resize_array(op: str, img: np.ndarray, oh: int, ow: int, interpolation: Inte
     return out.reshape(oh, ow, *img.shape[2:])
 
 
-def _pil_resample(op: str, interpolation: Inter):
-    image = pil_image_module()
-    table = {Inter.NEAREST: image.Resampling.NEAREST, Inter.ANTIALIAS: image.Resampling.LANCZOS,
-             Inter.BILINEAR: image.Resampling.BILINEAR, Inter.BICUBIC: image.Resampling.BICUBIC}
-    if interpolation not in table:
-        raise TypeError(f"{op}: {interpolation!r} works on numpy images only (as in "
-                        f"MindSpore); convert the PIL image with np.asarray first")
-    return table[interpolation]
-
-
 class Resize:
     """Resize to `size`: an int makes the shorter side `size` keeping the aspect ratio, (h, w)
     sets both. Numpy images (H, W[, C]) or batches (N, H, W, C) use OpenCV's kernels as
@@ -149,7 +140,8 @@ class Resize:
         return resize_array("Resize", img, *self._target(*img.shape[:2]), self.interpolation)
 
     def _resize_pil(self, img):
-        resample = _pil_resample("Resize", self.interpolation)
+        from .vision_pil import resample as pil_resample
+        resample = pil_resample("Resize", self.interpolation)
         w, h = img.size
         if isinstance(self.size, int):
             if min(w, h) == self.size:
