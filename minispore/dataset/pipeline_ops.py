@@ -72,9 +72,16 @@ def _apply_ops(ops, vals) -> tuple:
 
 
 def _copy_ops(ops) -> list:
+    """One worker thread's operations: its own copy of each minispore.dataset transform (as
+    MindSpore gives each worker a copy of its C++ transforms, random state included); user
+    Python callables are shared, as MindSpore's PyFunc workers share them (a bound method
+    sees its object's updates)."""
     import copy
     out = []
     for op in ops:
+        if not type(op).__module__.startswith("minispore.dataset."):
+            out.append(op)
+            continue
         try:
             out.append(copy.deepcopy(op))
         except Exception:                   # a lock, a file, ...: the workers share it
@@ -115,9 +122,8 @@ class MapDataset(Dataset):
         return _apply_ops(self.ops, vals)
 
     def _worker_fn(self, worker: int):
-        """A worker thread's own copy of the operations (their random state advances per
-        worker, as MindSpore's per-worker operation copies do); a forked process has one
-        already."""
+        """A worker thread's operations (`_copy_ops`); a forked process has its own copy of
+        everything already."""
         if self.processes:
             return self._apply
         ops = _copy_ops(self.ops)

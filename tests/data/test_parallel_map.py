@@ -184,7 +184,7 @@ def test_a_dead_worker_process_fails_the_pipeline_instead_of_hanging():
 
 
 class _Jitter:
-    """A random operation with its own generator, like a seeded vision transform."""
+    """A user random operation with its own generator."""
 
     def __init__(self):
         self.rng = np.random.default_rng(0)
@@ -194,20 +194,38 @@ class _Jitter:
         return x * 1000 + self.rng.integers(1000)
 
 
+def _crop_offsets(processes, epochs=2):
+    """The top-left pixel (its position in the image) of RandomCrop(2) of 12 equal images,
+    per epoch, on 3 workers."""
+    from minispore.dataset import vision
+    ds.config.set_seed(3)
+    image = (np.arange(16).reshape(4, 4, 1) * np.ones((1, 1, 3))).astype(np.uint8)
+    d = ds.NumpySlicesDataset({"im": np.stack([image] * 12)}, shuffle=False).map(
+        vision.RandomCrop(2), input_columns="im", num_parallel_workers=3,
+        python_multiprocessing=processes)
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=epochs)
+    return [[int(r[0][0, 0, 0]) for r in it] for _ in range(epochs)]
+
+
 @pytest.mark.parametrize("processes", [False, True])
-def test_random_operations_on_workers_are_reproducible_and_advance_per_epoch(processes):
-    def run():
-        d = ds.NumpySlicesDataset({"x": np.arange(12)}, shuffle=False).map(
-            _Jitter(), input_columns="x", num_parallel_workers=3,
-            python_multiprocessing=processes)
-        it = d.create_tuple_iterator(output_numpy=True, num_epochs=2)
-        return [[int(r[0]) for r in it] for _ in range(2)]
-    first, again = run(), run()
+def test_random_transforms_on_workers_are_reproducible_and_advance_per_epoch(processes):
+    first, again = _crop_offsets(processes), _crop_offsets(processes)
     assert first == again                                  # whatever the workers' timing
     assert first[0] != first[1]                            # epoch 2 draws on from epoch 1
-    assert [v // 1000 for v in first[0]] == list(range(12))
-    # each worker has its own copy of the operation: worker k % 3 draws its own sequence
-    assert first[0][0] % 1000 == first[0][1] % 1000 == first[0][2] % 1000
+    # as in MindSpore, each worker has its own copy of the transform: worker k % 3 draws
+    # the same sequence as the others
+    assert first[0][0::3] == first[0][1::3] == first[0][2::3]
+    assert _no_workers_left()
+
+
+def test_user_callables_are_shared_by_threads_and_copied_by_processes():
+    d = lambda p: ds.NumpySlicesDataset({"x": np.arange(12)}, shuffle=False).map(  # noqa
+        _Jitter(), input_columns="x", num_parallel_workers=3, python_multiprocessing=p)
+    threads = [int(r[0]) % 1000 for r in d(False).create_tuple_iterator(output_numpy=True)]
+    one = np.random.default_rng(0)
+    assert sorted(threads) == sorted(int(one.integers(1000)) for _ in range(12))  # shared
+    procs = [int(r[0]) % 1000 for r in d(True).create_tuple_iterator(output_numpy=True)]
+    assert procs[0::3] == procs[1::3] == procs[2::3]          # a fork's copy per worker
     assert _no_workers_left()
 
 
