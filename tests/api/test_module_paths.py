@@ -402,8 +402,8 @@ def test_loss_scale_managers_as_mindspore():
     # MindSpore 2.10: 128.0 True, and get_update_cell() None without drop_overflow_update
     assert (f.get_loss_scale(), f.get_drop_overflow_update()) == (128.0, True)
     assert FixedLossScaleManager(1024, False).get_update_cell() is None
-    with pytest.raises(NotImplementedError, match="FixedLossScaleUpdateCell"):
-        f.get_update_cell()
+    assert isinstance(f.get_update_cell(), ms.nn.FixedLossScaleUpdateCell)
+    assert isinstance(DynamicLossScaleManager().get_update_cell(), ms.nn.DynamicLossScaleUpdateCell)
     d = DynamicLossScaleManager(init_loss_scale=16, scale_factor=2, scale_window=3)
     seq = []
     for overflow in [False, False, False, True, False, False, False, True, True, False]:
