@@ -20,6 +20,7 @@ from . import backends  # noqa: E402,F401  (registers the backends' context opti
 from . import common, nn, ops  # noqa: E402
 from . import dataset, train  # noqa: E402
 from . import amp  # noqa: E402
+from . import onnx  # noqa: E402  (mindspore.onnx.export)
 from .train import (Callback, LossMonitor, Model, TimeMonitor, export,  # noqa: E402
                     load_checkpoint, load_param_into_net, save_checkpoint)
 from .profiler import Profiler  # noqa: E402

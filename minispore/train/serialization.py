@@ -417,3 +417,6 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
 
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_param_into_net"]
+
+# mindspore.train.serialization.export: MindSpore keeps export in this module too
+from .onnx_export import export  # noqa: E402,F401
