@@ -71,6 +71,18 @@ def _apply_ops(ops, vals) -> tuple:
     return tuple(np.asarray(v) for v in vals)
 
 
+def _apply_row(ops, item) -> tuple:
+    """The operations on one row (epoch, row number, values), with the vision transforms'
+    random draws keyed by (epoch, row number) (vision_common.random_row)."""
+    epoch, k, vals = item
+    try:
+        from .vision_common import random_row
+    except ImportError:                         # no random transforms to key
+        return _apply_ops(ops, vals)
+    with random_row(epoch, k):
+        return _apply_ops(ops, vals)
+
+
 def _copy_ops(ops) -> list:
     """One worker thread's operations: its own copy of each minispore.dataset transform (as
     MindSpore gives each worker a copy of its C++ transforms, random state included); user
@@ -118,8 +130,8 @@ class MapDataset(Dataset):
         self.column_names = [c for c, _ in self.layout]
         self.name = op_name(ops[0]) if len(ops) == 1 else "/".join(op_name(o) for o in ops)
 
-    def _apply(self, vals):
-        return _apply_ops(self.ops, vals)
+    def _apply(self, item):
+        return _apply_row(self.ops, item)
 
     def _worker_fn(self, worker: int):
         """A worker thread's operations (`_copy_ops`); a forked process has its own copy of
@@ -127,12 +139,14 @@ class MapDataset(Dataset):
         if self.processes:
             return self._apply
         ops = _copy_ops(self.ops)
-        return lambda vals: _apply_ops(ops, vals)
+        return lambda item: _apply_row(ops, item)
 
     def _rows(self, epoch):
         idx = [self.parent.column_names.index(c) for c in self.ins]
         rows_a, rows_b = itertools.tee(self.parent._rows(epoch))
-        ins = (tuple(r[i] for i in idx) for r in rows_a)
+        # each row's random transforms draw from that row's generator (epoch, row number):
+        # the same rows whatever the number of workers, threads or processes
+        ins = ((int(epoch), k, tuple(r[i] for i in idx)) for k, r in enumerate(rows_a))
         results = ordered_map(self._apply, ins, self.workers, self.processes,
                               config.get_prefetch_size(), "map", self.name, key=id(self),
                               make_fn=self._worker_fn)
