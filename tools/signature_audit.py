@@ -54,6 +54,7 @@ NAMESPACES = {
     "mindspore.dataset": "minispore.dataset",
     "mindspore.dataset.vision": "minispore.dataset.vision",
     "mindspore.dataset.transforms": "minispore.dataset.transforms",
+    "mindspore.dataset.text": "minispore.dataset.text",
     "mindspore.train": "minispore.train",
     "mindspore.context": "minispore.context",
     "mindspore.communication": "minispore.communication",
