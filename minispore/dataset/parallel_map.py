@@ -6,10 +6,10 @@ a random-access `GeneratorDataset`.
 order of `items`. With one worker it calls `fn` in the caller's thread; with more it uses
 dedicated worker threads, or worker processes (forked, MindSpore's default start method, so
 `fn` need not be picklable; items and results travel pickled) when `use_processes`. Item k
-goes to worker k % n and every worker keeps its own copy of the operation's state (a fork's
-copy; for threads, `make_fn(worker)` gives each its own), so a seeded pipeline with random
-operations gives the same rows in every run whatever the timing, as MindSpore's does. At most
-`prefetch` items are in flight, so a slow consumer never makes the pipeline hold more.
+goes to worker k % n, and every worker has its own copy of the operation's state (a fork's
+copy; for threads, what `make_fn(worker)` gives it), so which worker computes a row never
+depends on timing. At most `prefetch` items are in flight, so a slow consumer never makes
+the pipeline hold more.
 
 Workers start on the first `next()`. Inside an iterator (`WorkerSession`, which the dataset
 iterators make active while they pull a row) the workers of an operation live across its
