@@ -60,7 +60,9 @@ class Dataset:
         """Apply `operations` in order (each one's outputs are the next one's inputs) to
         `input_columns` (default: the first column); the last one's outputs are named
         `output_columns` (default: the input columns). Runs on `num_parallel_workers` threads
-        (processes with python_multiprocessing=True), rows kept in order."""
+        (processes with python_multiprocessing=True), rows kept in order. max_rowsize sizes
+        MindSpore's shared memory; minispore's worker processes pickle the rows, so it is
+        only checked."""
         for name, v in [("cache", cache), ("callbacks", callbacks), ("offload", offload)]:
             if v is not None:
                 raise NotImplementedError(f"map: {name}= is not supported by minispore; "

@@ -63,11 +63,12 @@ class _Iterator:
             raise
         if self.columns is not None:
             row = tuple(row[i] for i in self.columns)
+        arrays = [np.array(x) if self.do_copy else np.asarray(x) for x in row]
         if self.numpy:
-            return self._pack([np.array(x) if self.do_copy else np.asarray(x) for x in row])
+            return self._pack(arrays)
         from ..core.tensor import Tensor
-        return self._pack([Tensor(np.array(x) if self.do_copy else np.asarray(x))
-                           for x in row])
+        # a string (or bytes) column stays a numpy array, as in MindSpore: no Tensor holds text
+        return self._pack([a if a.dtype.kind in "USO" else Tensor(a) for a in arrays])
 
     def stop(self) -> None:
         """End the current epoch now and release the workers."""
