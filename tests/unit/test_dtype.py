@@ -22,6 +22,7 @@ def test_names_and_numpy_types():
     (dt.float16, dt.bfloat16, dt.float32), (dt.bool_, dt.int8, dt.int8),
     (dt.int64, dt.float16, dt.float16), (dt.float32, dt.float64, dt.float64),
     (dt.int16, dt.int64, dt.int64), (dt.uint8, dt.int64, dt.int64),
+    (dt.uint32, dt.bool_, dt.uint32), (dt.uint64, dt.uint64, dt.uint64),   # MindSpore 2.10
 ])
 def test_tensor_tensor_promotion(a, b, out):
     assert dt.promote(a, b) is out and dt.promote(b, a) is out
