@@ -39,11 +39,14 @@ EXPECTED = {
     "11_text_classifier.py": ["test accuracy:", "final loss:", "text classifier OK"],
     "12_small_gpt.py": ["training step (", "final loss:", "small gpt OK"],
     "13_conv_autoencoder.py": ["final loss:", "conv autoencoder OK"],
+    "14_cifar_resnet.py": ["checkpoint: resnet-2_43.ckpt", "test accuracy:", "final loss:",
+                           "exported: resnet.onnx", "cifar resnet OK"],
 }
 # the training examples print their final loss; GRAPH_MODE's and PyNative's agree this closely
 # (PyNative runs the step op by op, GRAPH_MODE as one graph: fusion may reorder the roundings)
 FINAL_LOSS_RTOL = {"10_char_lstm_lm.py": 1e-4, "11_text_classifier.py": 1e-4,
-                   "12_small_gpt.py": 1e-4, "13_conv_autoencoder.py": 1e-4}
+                   "12_small_gpt.py": 1e-4, "13_conv_autoencoder.py": 1e-4,
+                   "14_cifar_resnet.py": 1e-4}
 MODES = ("graph", "pynative")
 
 
@@ -89,6 +92,18 @@ def test_graph_and_pynative_final_losses_agree(results, script):
         losses.append(float(out.split("final loss: ")[1].split()[0]))
     graph, pynative = losses
     assert abs(graph - pynative) <= FINAL_LOSS_RTOL[script] * abs(pynative), (script, losses)
+
+
+def test_the_cifar_resnet_trains_on_the_simulated_ascend_as_on_the_cpu(results):
+    script = "14_cifar_resnet.py"
+    r = subprocess.run([sys.executable, str(EXAMPLES / script), "--mode", "graph", "--device",
+                        "Ascend"], capture_output=True, text=True, timeout=600,
+                       env=_env(PYTHONWARNINGS="ignore"), cwd=EXAMPLES.parent)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
+    assert "cifar resnet OK (graph, Ascend)" in r.stdout
+    ascend = float(r.stdout.split("final loss: ")[1].split()[0])
+    cpu = float(results[(script, "graph")].stdout.split("final loss: ")[1].split()[0])
+    assert abs(ascend - cpu) <= 1e-4 * abs(cpu), (ascend, cpu)
 
 
 def test_mode_from_environment():
