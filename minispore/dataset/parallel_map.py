@@ -21,7 +21,7 @@ pipeline instead of hanging it.
 """
 from __future__ import annotations
 
-import collections
+import itertools
 import queue
 import threading
 import traceback
@@ -64,12 +64,13 @@ def _unwrap(result):
 
 
 def _serve(fn, inbox, outbox, who, name):
-    """A worker's loop: items from inbox, results to outbox, in order, until _STOP."""
+    """A worker's loop: chunks (lists of items) from inbox, their lists of results to outbox,
+    in order, until _STOP."""
     while True:
-        item = inbox.get()
-        if isinstance(item, str) and item == _STOP:
+        chunk = inbox.get()
+        if isinstance(chunk, str) and chunk == _STOP:
             return
-        outbox.put(_call_guarded(fn, item, who, name))
+        outbox.put([_call_guarded(fn, item, who, name) for item in chunk])
 
 
 def _serve_in_child(make_fn, worker, inbox, outbox, who, name):
@@ -78,8 +79,8 @@ def _serve_in_child(make_fn, worker, inbox, outbox, who, name):
 
 class _Workers:
     """n dedicated workers (threads or forked processes), each with its own in/out queue;
-    item k goes to worker k % n, so results come back in order by reading the workers in
-    turn."""
+    chunk k of items goes to worker k % n, so results come back in order by reading the
+    workers in turn."""
 
     def __init__(self, make_fn, n, use_processes, who, name):
         self.n, self.who, self.name, self.processes = n, who, name, use_processes
@@ -224,16 +225,21 @@ def ordered_map(fn: Callable, items: Iterable, num_workers: int, use_processes: 
     shared = session is not None and not session.closed and key is not None
     workers = None
     limit = max(prefetch, num_workers)
+    # processes get items in chunks (one pickled message each way per chunk, not per item);
+    # threads one at a time. Chunks are cut at fixed counts, so the workers' shares of the
+    # rows never depend on timing.
+    chunk = max(1, min(32, limit // num_workers)) if use_processes else 1
+    max_chunks = max(num_workers, limit // chunk)
     failed = False
     try:
         source = iter(items)
         exhausted = False
         while True:
-            while not exhausted and (workers is None or workers.in_flight < limit):
-                try:
-                    item = next(source)
-                except StopIteration:
+            while not exhausted and (workers is None or workers.in_flight < max_chunks):
+                part = list(itertools.islice(source, chunk))
+                if len(part) < chunk:
                     exhausted = True
+                if not part:
                     break
                 if workers is None:              # start lazily: only once there is work
                     def start():
@@ -242,12 +248,12 @@ def ordered_map(fn: Callable, items: Iterable, num_workers: int, use_processes: 
                     if workers is None:          # no session, or its pool is busy
                         shared, workers = False, start()
                     workers.busy = True
-                workers.submit(item)
+                workers.submit(part)
             if workers is None or not workers.in_flight:
                 return
-            result = workers.result()
-            failed = _is_failure(result)
-            yield _unwrap(result)
+            for result in workers.result():
+                failed = _is_failure(result)
+                yield _unwrap(result)
     except GeneratorExit:                        # the reader stopped this pass early
         raise
     except BaseException:

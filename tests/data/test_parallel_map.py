@@ -223,12 +223,14 @@ def test_user_callables_are_shared_by_threads_and_copied_by_processes():
     one = np.random.default_rng(0)
     assert sorted(threads) == sorted(int(one.integers(1000)) for _ in range(12))  # shared
     procs = [int(r[0]) % 1000 for r in d(True).create_tuple_iterator(output_numpy=True)]
-    assert procs[0::3] == procs[1::3] == procs[2::3]          # a fork's copy per worker
+    one = np.random.default_rng(0)
+    sequence = {int(one.integers(1000)) for _ in range(12)}
+    assert set(procs) <= sequence and len(set(procs)) < 12   # each fork's copy starts anew
     assert _no_workers_left()
 
 
 def test_worker_processes_live_across_the_iterators_epochs():
-    d = ds.NumpySlicesDataset({"x": np.arange(6)}, shuffle=False).map(
+    d = ds.NumpySlicesDataset({"x": np.arange(40)}, shuffle=False).map(
         lambda x: np.array(os.getpid()), input_columns="x", num_parallel_workers=2,
         python_multiprocessing=True)
     it = d.create_tuple_iterator(output_numpy=True, num_epochs=2)
