@@ -13,17 +13,19 @@ batching.py, splitting.py, parallel_map.py (the workers), iterators.py, config.p
 """
 from __future__ import annotations
 
+# the node classes are re-exported for minispore.dataset.engine (MindSpore's module path) and
+# the sources' helpers for the file readers that subclass GeneratorDataset
 from . import config, samplers
 from .base import Dataset, _dataset_list
-from .batching import BatchDataset, BatchInfo
+from .batching import BatchDataset, BatchInfo  # noqa: F401
 from .digits import load_digits
-from .iterators import DictIterator, TupleIterator
-from .pipeline_ops import (ConcatDataset, FilterDataset, MapDataset, ProjectDataset,
-                           RenameDataset, RepeatDataset, ShuffleDataset, SkipDataset,
-                           TakeDataset, ZipDataset)
+from .iterators import DictIterator, TupleIterator  # noqa: F401
+from .pipeline_ops import (  # noqa: F401
+    ConcatDataset, FilterDataset, MapDataset, ProjectDataset, RenameDataset, RepeatDataset,
+    ShuffleDataset, SkipDataset, TakeDataset, ZipDataset)
 from .samplers import (DistributedSampler, RandomSampler, Sampler, SequentialSampler,
                        SubsetRandomSampler, SubsetSampler, WeightedRandomSampler)
-from .sources import GeneratorDataset, NumpySlicesDataset, _Slices, _check_shards
+from .sources import GeneratorDataset, NumpySlicesDataset, _check_shards, _Slices  # noqa: F401
 
 
 def zip(datasets) -> Dataset:  # noqa: A001  (MindSpore's name: mindspore.dataset.zip)

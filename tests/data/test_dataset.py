@@ -64,7 +64,8 @@ def test_random_access_source_shuffles_by_default():
 
 
 def test_errors_name_the_problem():
-    with pytest.raises(ValueError, match="batch_size must be an int >= 1 or a callable taking a BatchInfo, got 0"):
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1 or a callable taking "
+                                         "a BatchInfo, got 0"):
         ds.NumpySlicesDataset(np.ones(3)).batch(0)
     with pytest.raises(ValueError, match=r"different lengths \[3, 4\]"):
         ds.NumpySlicesDataset((np.ones(3), np.ones(4)))
