@@ -459,3 +459,30 @@ def test_early_stopping_restores_the_best_weights():
         es.on_train_epoch_end(ctx)
     assert es.stopped_epoch == 4 and ctx.get_stop_requested()
     np.testing.assert_array_equal(net.weight.asnumpy(), np.full((2, 2), 2, np.float32))
+
+
+def test_prefix_suffix_rule_saved_network_and_function_names(tmp_path):
+    """values from MindSpore 2.10: the next suffix is one more than the highest (CKP_7 ->
+    CKP_8; CKPx is another prefix), saved_network's parameters only, and a function prefix /
+    directory evaluated at each save."""
+    ms.set_context(mode=ms.PYNATIVE_MODE)
+    net, _, model = _model()
+    first = tmp_path / "a"
+    first.mkdir()
+    for name in ("CKP-1_1.safetensors", "CKP_7-1_1.safetensors", "CKPx-1_1.safetensors"):
+        (first / name).write_bytes(b"")
+    cb = ModelCheckpoint(directory=str(first), config=CheckpointConfig(
+        save_checkpoint_steps=2, format="safetensors", saved_network=net))
+    model.train(1, _data(n=24), callbacks=cb)
+    assert sorted(os.listdir(first)) == [
+        "CKP-1_1.safetensors", "CKP_7-1_1.safetensors", "CKP_8-1_2.safetensors",
+        "CKP_8-1_3.safetensors", "CKPx-1_1.safetensors"]
+    assert sorted(ms.load_checkpoint(cb.latest_ckpt_file_name, format="safetensors")) == \
+        ["bias", "weight"]
+    second = tmp_path / "b"
+    cb = ModelCheckpoint(prefix=lambda c: f"s{c.cur_step_num}",
+                         directory=lambda c: str(second / f"e{c.cur_epoch_num}"),
+                         config=CheckpointConfig(save_checkpoint_steps=2, format="safetensors"))
+    model.train(2, _data(n=24), callbacks=cb)
+    assert sorted((p, sorted(os.listdir(second / p))) for p in os.listdir(second)) == \
+        [("e1", ["s2.safetensors"]), ("e2", ["s4.safetensors", "s6.safetensors"])]
