@@ -4,6 +4,7 @@ prefetch size (how many rows or batches a parallel operation computes ahead of t
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -11,6 +12,7 @@ _UINT32_MAX = 2**32 - 1
 _INT32_MAX = 2**31 - 1
 
 _seed = {"value": None, "default": int(np.random.default_rng().integers(2**31))}
+_reading = threading.local()            # .seed: the seed of the iterator reading in this thread
 _settings = {"num_parallel_workers": max(1, min(8, os.cpu_count() or 1)), "prefetch_size": 16}
 
 
@@ -27,7 +29,25 @@ def set_seed(seed: int) -> None:
 
 
 def get_seed() -> int:
-    return _seed["value"] if _seed["value"] is not None else _seed["default"]
+    """The set seed; without one, the seed of the iterator reading rows now (each new
+    iterator of an unseeded pipeline draws its own, so its shuffles and random transforms
+    differ from the last one's, as in MindSpore), else this process's default."""
+    if _seed["value"] is not None:
+        return _seed["value"]
+    seed = getattr(_reading, "seed", None)
+    return seed if seed is not None else _seed["default"]
+
+
+def fresh_iterator_seed():
+    """The seed a new iterator reads with: None (use the set seed) once one is set."""
+    return None if _seed["value"] is not None else int(np.random.default_rng().integers(2**31))
+
+
+def swap_iterator_seed(seed):
+    """Make `seed` the reading iterator's seed in this thread; returns the one it replaces."""
+    previous = getattr(_reading, "seed", None)
+    _reading.seed = seed
+    return previous
 
 
 def rng(epoch: int, salt: int = 0) -> np.random.Generator:

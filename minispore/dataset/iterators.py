@@ -10,6 +10,7 @@ import weakref
 import numpy as np
 
 from ..core.arg_checks import check_bool
+from . import config
 from .base import Epoch
 from .parallel_map import WorkerSession
 
@@ -35,6 +36,7 @@ class _Iterator:
         self._it = None
         # the operations' workers live across this iterator's epochs and end with it
         self._session = WorkerSession()
+        self._seed = config.fresh_iterator_seed()   # None once a seed is set
         self._finalizer = weakref.finalize(self, _end, self._session)
 
     def __iter__(self):
@@ -53,6 +55,7 @@ class _Iterator:
     def __next__(self):
         if self._it is None:
             self._start()
+        outer_seed = config.swap_iterator_seed(self._seed)
         try:
             with self._session:
                 row = next(self._it)
@@ -61,6 +64,8 @@ class _Iterator:
             if self.num_epochs != -1 and self.epoch + 1 >= self.num_epochs:
                 self._session.close()           # the last epoch: its workers end now
             raise
+        finally:
+            config.swap_iterator_seed(outer_seed)
         if self.columns is not None:
             row = tuple(row[i] for i in self.columns)
         arrays = [np.array(x) if self.do_copy else np.asarray(x) for x in row]
@@ -73,8 +78,12 @@ class _Iterator:
     def stop(self) -> None:
         """End the current epoch now and release the workers."""
         if self._it is not None:
-            with self._session:
-                self._it.close()
+            outer_seed = config.swap_iterator_seed(self._seed)
+            try:
+                with self._session:
+                    self._it.close()
+            finally:
+                config.swap_iterator_seed(outer_seed)
             self._it = None
         self._session.close()
 

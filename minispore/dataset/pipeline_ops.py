@@ -72,15 +72,20 @@ def _apply_ops(ops, vals) -> tuple:
 
 
 def _apply_row(ops, item) -> tuple:
-    """The operations on one row (epoch, row number, values), with the vision transforms'
-    random draws keyed by (epoch, row number) (vision_common.random_row)."""
-    epoch, k, vals = item
+    """The operations on one row (seed, epoch, row number, values) under the reading
+    iterator's seed, with the vision transforms' random draws keyed by (epoch, row number)
+    (vision_common.random_row)."""
+    seed, epoch, k, vals = item
+    outer_seed = config.swap_iterator_seed(seed)
     try:
-        from .vision_common import random_row
-    except ImportError:                         # no random transforms to key
-        return _apply_ops(ops, vals)
-    with random_row(epoch, k):
-        return _apply_ops(ops, vals)
+        try:
+            from .vision_common import random_row
+        except ImportError:                     # no random transforms to key
+            return _apply_ops(ops, vals)
+        with random_row(epoch, k):
+            return _apply_ops(ops, vals)
+    finally:
+        config.swap_iterator_seed(outer_seed)
 
 
 def _copy_ops(ops) -> list:
@@ -146,7 +151,8 @@ class MapDataset(Dataset):
         rows_a, rows_b = itertools.tee(self.parent._rows(epoch))
         # each row's random transforms draw from that row's generator (epoch, row number):
         # the same rows whatever the number of workers, threads or processes
-        ins = ((int(epoch), k, tuple(r[i] for i in idx)) for k, r in enumerate(rows_a))
+        seed = config.get_seed()               # the reading iterator's, for worker threads
+        ins = ((seed, int(epoch), k, tuple(r[i] for i in idx)) for k, r in enumerate(rows_a))
         results = ordered_map(self._apply, ins, self.workers, self.processes,
                               config.get_prefetch_size(), "map", self.name, key=id(self),
                               make_fn=self._worker_fn)
@@ -180,12 +186,16 @@ class ShuffleDataset(Dataset):
         super().__init__(parent)
         self.buffer_size = buffer_size
         self.reshuffle_each_epoch = True
+        self.fixed_seed = None                  # split's: one order for every iterator
 
     def is_shuffled(self):
         return True
 
     def _rows(self, epoch):
-        rng = config.rng(epoch if self.reshuffle_each_epoch else 0, salt=1)
+        if self.fixed_seed is not None:
+            rng = np.random.default_rng([self.fixed_seed, 0, 1])
+        else:
+            rng = config.rng(epoch if self.reshuffle_each_epoch else 0, salt=1)
         buf = []
         for row in self.parent._rows(epoch):
             buf.append(row)

@@ -20,13 +20,20 @@ _SPLIT_BUFFER = 10000                    # MindSpore's shuffle buffer of a non-m
 
 
 class _FixedPermutationSampler(BuiltinSampler):
-    """A RandomSampler that draws one permutation for every epoch (reshuffle_each_epoch=False)."""
+    """A RandomSampler that draws one permutation for every epoch and every iterator
+    (reshuffle_each_epoch=False), from the seed of the split that made it, so the splits
+    stay disjoint even when no seed is set."""
+
+    def __init__(self, seed: int):
+        super().__init__()
+        self.seed = seed
 
     def is_shuffled(self):
         return True
 
     def _own(self, n, epoch, depth):
-        return config.rng(0, salt=3 + depth).permutation(n)
+        import numpy as np
+        return np.random.default_rng([self.seed, 0, 3 + depth]).permutation(n)
 
 
 def absolute_sizes(sizes, dataset_size: int) -> list:
@@ -87,13 +94,14 @@ def split(ds, sizes, randomize: bool = True) -> tuple:
     counts = absolute_sizes(sizes, ds.get_dataset_size())
     mappable = getattr(ds, "sampler", None) is not None and \
         getattr(ds, "random_access", False)
+    seed = config.get_seed()          # one draw shared by every split, in every iterator
     splits, start = [], 0
     for size in counts:
         if mappable:
             part = copy.copy(ds)
             base = copy.deepcopy(ds.sampler)
             if randomize:
-                shuffled = _FixedPermutationSampler()
+                shuffled = _FixedPermutationSampler(seed)
                 shuffled.add_child(base)
                 base = shuffled
             window = SequentialSampler(start_index=start, num_samples=size)
@@ -104,7 +112,7 @@ def split(ds, sizes, randomize: bool = True) -> tuple:
             if randomize:
                 from .pipeline_ops import ShuffleDataset
                 part = ShuffleDataset(part, _SPLIT_BUFFER)
-                part.reshuffle_each_epoch = False
+                part.reshuffle_each_epoch, part.fixed_seed = False, seed
             if start:
                 part = part.skip(start)
             part = part.take(size)

@@ -256,6 +256,26 @@ def test_take_skip_and_zip_under_repeat():
     assert _rows(z) == [[0, 0], [1, 1], [0, 2]]
 
 
+@pytest.fixture
+def no_set_seed():
+    saved = ds.config._seed["value"]
+    ds.config._seed["value"] = None
+    yield
+    ds.config._seed["value"] = saved
+
+
+def test_without_a_seed_every_iterator_draws_anew(no_set_seed):
+    # MindSpore 2.10: unseeded, each new iterator shuffles differently; seeded, alike
+    d = ds.NumpySlicesDataset({"a": np.arange(12)}, shuffle=False).shuffle(12)
+    orders = [sum(_rows(d), []) for _ in range(3)]
+    assert orders[0] != orders[1] or orders[1] != orders[2]
+    for parent in (_abc(12, 1), _abc(12, 1).map(lambda a: a)):
+        parts = parent.split([0.5, 0.5])                   # splits stay disjoint anyway
+        assert sorted(sum(_rows(parts[0]) + _rows(parts[1]), [])) == list(range(12))
+    ds.config.set_seed(4)
+    assert sum(_rows(d), []) == sum(_rows(d), [])
+
+
 def test_iterators_epochs_and_outputs():
     it = _abc().create_tuple_iterator(num_epochs=2, output_numpy=True)
     assert [len(list(it)) for _ in range(2)] == [4, 4]
