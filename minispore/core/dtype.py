@@ -162,8 +162,10 @@ def scalar_dtype(value) -> DType:
 
 def promote_with_scalar(t: DType, value) -> DType:
     """The result dtype of tensor (dtype t) op Python scalar: the scalar never widens its kind.
-    A float scalar with a wide unsigned tensor is MindSpore 2.10's TypeError (an int scalar
-    keeps the unsigned dtype, as MindSpore's `x * 2` and graph-mode `x < 2` do)."""
+    With a wide unsigned tensor MindSpore 2.10 refuses most scalars (`x + 1`, `x + 0.5`) but
+    computes some: an int scalar keeps the dtype, as its `x * 2` and graph-mode `x < 2` do; a
+    float scalar is its TypeError here (a float scalar is a Float32 operand, which the tensor
+    rule refuses; MindSpore's `x / 2.0` alone computes, Float32)."""
     if isinstance(value, (bool, np.bool_)):
         return t
     if isinstance(value, (int, np.integer)):

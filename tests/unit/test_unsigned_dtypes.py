@@ -107,20 +107,22 @@ def test_mixed_operands_raise_in_both_modes(mode):
         o = ms.Tensor(np.array([1, 2], other))
         with pytest.raises(TypeError, match="implicit conversion between UInt32 and"):
             in_mode(lambda a, b: a + b, u, o)
-    # a float scalar too (MindSpore 2.10: 'Type implicit conversion between Tensor[Float32]
-    # and UInt32 is not supported')
-    with pytest.raises(TypeError, match="implicit conversion between UInt32 and Float32"):
-        in_mode(lambda a: a * 1.5, u)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_scalar_operands(mode):
     x = ms.Tensor(np.array([1, 2, 7], np.uint32))
-    # values from MindSpore 2.10 (PyNative): x * 3, x + True, x / 2, x == 2
-    r = in_mode(lambda a: (a * 3, a + True, a / 2, a == 2), x)
-    assert [t.dtype for t in r] == [ms.uint32, ms.uint32, ms.float32, ms.bool_]
+    # values from MindSpore 2.10 (PyNative): x * 3, x + True, x / 2, x == 2 (it refuses x + 1,
+    # x - 1 and x ** 2, which keep the dtype here as x * 3 does)
+    r = in_mode(lambda a: (a * 3, a + True, a / 2, a == 2, a - 1), x)
+    assert [t.dtype for t in r] == [ms.uint32, ms.uint32, ms.float32, ms.bool_, ms.uint32]
     assert [t.asnumpy().tolist() for t in r] == [[3, 6, 21], [2, 3, 8], [0.5, 1.0, 3.5],
-                                                 [False, True, False]]
+                                                 [False, True, False], [0, 1, 6]]
+    # a float scalar is MindSpore's TypeError ('Type implicit conversion between
+    # Tensor[Float32] and UInt32 is not supported' for x * 1.5; its x / 2.0 alone is Float32)
+    for fn in (lambda a: a * 1.5, lambda a: a / 2.0):
+        with pytest.raises(TypeError, match="implicit conversion between UInt32 and Float32"):
+            in_mode(fn, x)
 
 
 # ----------------------------------------------------------------------- arithmetic
