@@ -60,9 +60,8 @@ class GeneratorDataset(Dataset):
                 raise TypeError(f"{who}: column_types must be a list of one dtype per column "
                                 f"({len(self.column_names)}), got {column_types!r}")
             self.column_types = [dt.to_dtype(t).np for t in column_types]
-        self.workers = resolve_workers(who, 1 if num_parallel_workers is None
-                                       else num_parallel_workers, python_multiprocessing,
-                                       max_rowsize)
+        self.workers = resolve_workers(who, num_parallel_workers, python_multiprocessing,
+                                       max_rowsize)       # None: the configured default
         self.processes = python_multiprocessing
         if shuffle is not None and not isinstance(shuffle, bool):
             raise TypeError(f"{who}: shuffle must be a bool or None, got {shuffle!r} "
