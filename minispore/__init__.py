@@ -23,6 +23,8 @@ from . import amp  # noqa: E402
 from . import onnx  # noqa: E402  (mindspore.onnx.export)
 from .train import (Callback, LossMonitor, Model, TimeMonitor, export,  # noqa: E402
                     load_checkpoint, load_param_into_net, save_checkpoint)
+from .train import (ckpt_to_safetensors, load_checkpoint_async,  # noqa: E402
+                    safetensors_to_ckpt)
 from .profiler import Profiler  # noqa: E402
 from . import context, log  # noqa: E402  (MindSpore's module paths mindspore.context, .log)
 from . import communication  # noqa: E402

@@ -47,3 +47,5 @@ __all__ = ["Dataset", "GeneratorDataset", "NumpySlicesDataset", "zip", "BatchInf
 from . import engine  # noqa: E402,F401  (MindSpore's module path mindspore.dataset.engine)
 from .file_datasets import *  # noqa: E402,F401,F403
 from .text_file_datasets import *  # noqa: E402,F401,F403
+from . import file_datasets as _file_datasets, text_file_datasets as _text_file_datasets  # noqa: E402
+__all__ += _file_datasets.__all__ + _text_file_datasets.__all__

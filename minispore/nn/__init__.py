@@ -5,9 +5,8 @@ from .layers import *  # noqa: F401,F403
 from .layers import __all__ as _layers
 from .loss import (BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, LossBase, MSELoss, NLLLoss,
                    SoftmaxCrossEntropyWithLogits)
-from .metrics import MAE, Accuracy, Metric
-from .metrics import (Top1CategoricalAccuracy, Top5CategoricalAccuracy,
-                         TopKCategoricalAccuracy)
+from .metrics import *  # noqa: F401,F403  (MindSpore 2.10's nn still exports the metrics)
+from .metrics import __all__ as _metrics
 from .optim import SGD, Adam, AdamWeightDecay, LearningRateSchedule, Momentum, Optimizer
 from .wrap import DistributedGradReducer, TrainOneStepCell, WithEvalCell, WithLossCell
 from .wrap import (DynamicLossScaleUpdateCell, FixedLossScaleUpdateCell,
@@ -18,5 +17,4 @@ __all__ = ["Cell", "CellList", "SequentialCell", *_layers, "LossBase", "MSELoss"
            "Optimizer", "SGD", "Momentum", "Adam", "AdamWeightDecay", "LearningRateSchedule",
            "WithLossCell", "WithEvalCell", "TrainOneStepCell", "DistributedGradReducer",
            "TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
-           "FixedLossScaleUpdateCell", "Metric", "Accuracy", "MAE", "Top1CategoricalAccuracy",
-           "Top5CategoricalAccuracy", "TopKCategoricalAccuracy"]
+           "FixedLossScaleUpdateCell", *_metrics]

@@ -12,10 +12,12 @@ from .loss_scale_manager import (DynamicLossScaleManager, FixedLossScaleManager,
                                  LossScaleManager)
 from .serialization import load_checkpoint, load_param_into_net, save_checkpoint
 from .onnx_export import export
+from .ckpt_convert import ckpt_to_safetensors, load_checkpoint_async, safetensors_to_ckpt
 
 __all__ = ["Model", *_metrics, "Callback", "RunContext", "LossMonitor", "TimeMonitor",
            "History", "LambdaCallback", "CheckpointConfig", "ModelCheckpoint", "BackupAndRestore",
            "LearningRateScheduler", "ReduceLROnPlateau", "EarlyStopping", "CurvePlotter",
            "TensorBoardWriter", "save_checkpoint",
            "load_checkpoint", "load_param_into_net", "LossScaleManager", "FixedLossScaleManager",
-           "DynamicLossScaleManager", "export"]
+           "DynamicLossScaleManager", "export", "ckpt_to_safetensors", "safetensors_to_ckpt",
+           "load_checkpoint_async"]

@@ -163,8 +163,9 @@ def test_map_and_batch_take_mindspores_worker_options_and_refuse_the_rest():
         [[0, 2, 4, 6, 8], [10, 12, 14, 16, 18]]
     with pytest.raises(ValueError, match="num_parallel_workers"):
         d.map(abs, num_parallel_workers=0)
-    with pytest.raises(NotImplementedError, match="per_batch_map"):
-        d.batch(2, per_batch_map=lambda a, info: (a,))
+    first = next(d.batch(2, per_batch_map=lambda a, info: (a,)).create_tuple_iterator(
+        output_numpy=True))
+    assert first[0].tolist() == [0, 1]
     with pytest.raises(TypeError, match="no_such_option"):
         d.batch(2, no_such_option=1)
 
