@@ -464,7 +464,7 @@ CASES = [
     OpCase("split", split_samples, (f32, f64, i32)),
     OpCase("strided_slice", strided_slice_samples, (f32, f64, i32, b_)),
     OpCase("strided_slice_grad", strided_slice_grad_samples, (f32, f64)),
-    OpCase("gather", gather_samples, (f32, f64, i32)),
+    OpCase("gather", gather_samples, (f32, f64, i32, u32)),
     OpCase("scatter_add", scatter_add_samples, (f32, f64, i32)),
     OpCase("scatter_update", scatter_update_samples, (f32, f64, i32)),
     OpCase("slice_update", slice_update_samples, (f32, f64, i32)),

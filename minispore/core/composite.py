@@ -78,7 +78,7 @@ def _tensors(op: OpDef, inputs: tuple) -> tuple:
     inputs = op_inputs(op, inputs)
     for x in inputs:
         if not isinstance(x, Tensor):
-            ref = tensor_dtype(inputs)
+            ref = tensor_dtype(op, inputs)
             return tuple(to_tensor(op, y, ref) for y in inputs)
     return inputs
 

@@ -71,9 +71,12 @@ def op_inputs(op: OpDef, inputs: tuple) -> tuple:
     return inputs
 
 
-def tensor_dtype(inputs) -> dt.DType | None:
-    """The promoted dtype of the Tensor operands: what a Python scalar operand is promoted
-    against."""
+def tensor_dtype(op: OpDef, inputs) -> dt.DType | None:
+    """The promoted dtype of the Tensor operands of an elementwise op: what a Python scalar
+    operand is promoted against. None for any other op: its scalars take their own dtype, and
+    its operands need not promote together (gather's UInt32 params with Int64 indices)."""
+    if op.kind != ELEMENTWISE:
+        return None
     ref = None
     for y in inputs:
         if isinstance(y, Tensor):
@@ -153,7 +156,7 @@ class EagerExecutor:
         ts = inputs = op_inputs(op, inputs)
         for x in inputs:
             if not isinstance(x, Tensor):
-                ref = tensor_dtype(inputs)
+                ref = tensor_dtype(op, inputs)
                 ts = tuple(to_tensor(op, y, ref) for y in inputs)
                 break
         backend = current.backend or self.backend()

@@ -232,8 +232,10 @@ def to_numpy(data, dtype=None) -> np.ndarray:
 
 
 def _python_data(data, target) -> np.ndarray:
-    """numpy's conversion of Python data, with its integers checked against int64 (numpy makes
-    objects, uint64 or float64 of larger ones) and against an integer target dtype."""
+    """numpy's conversion of Python data, with its integers checked against the integer target
+    dtype, or int64 without one (numpy makes objects, uint64 or float64 of larger ones, and
+    float64 loses their low digits). Ints up to 2**64-1 are exact with a UInt64 target, and a
+    lone int in [2**63, 2**64) with no dtype is UInt64, as MindSpore 2.10's Tensor(2**63)."""
     if target is not None and target.kind == "f":
         return np.asarray(data, dtype=np.float64 if target.itemsize < 8 else target)
     try:
@@ -242,11 +244,19 @@ def _python_data(data, target) -> np.ndarray:
         arr = np.asarray(None, dtype=object)          # ragged: reported below
     if arr.dtype == object or arr.dtype == np.uint64 or \
             (arr.dtype == np.float64 and bool(np.any(np.abs(arr) >= 2.0**63))):
-        i64 = np.iinfo(np.int64)
+        if target is not None and target.kind in "iu":
+            bound = target
+        elif target is None and arr.ndim == 0 and arr.dtype == np.uint64:
+            bound = np.dtype(np.uint64)
+        else:
+            bound = np.dtype(np.int64)
+        info = np.iinfo(bound)
         big = next((v for v in _leaves(data) if isinstance(v, int) and not isinstance(v, bool)
-                    and not i64.min <= v <= i64.max), None)
+                    and not info.min <= v <= info.max), None)
         if big is not None:
-            _out_of_range(big, np.dtype(np.int64))
+            _out_of_range(big, bound)
+        if bound == np.uint64 and arr.dtype != np.uint64:
+            arr = np.asarray(data, dtype=np.uint64)   # exact: no float64 on the way
     if arr.dtype == object:
         raise TypeError(f"Tensor: cannot convert {type(data).__name__} with ragged or "
                         f"non-numeric elements to a tensor")

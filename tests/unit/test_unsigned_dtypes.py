@@ -18,6 +18,7 @@ import minispore as ms
 from minispore import ops
 from minispore.common import dtype as mstype
 from minispore.core import dtype as dt
+from minispore.core.errors import OutOfRangeError
 from minispore.core.primitive import REGISTRY
 
 from helpers import in_mode
@@ -305,15 +306,7 @@ def test_conversions_from_floats_and_between_integers(mode):
         np.testing.assert_array_equal(g.asnumpy(), w)
 
 
-_GRAPH_PROMOTES_INDICES = pytest.mark.xfail(
-    strict=True, raises=TypeError,
-    reason="graph mode promotes every tensor operand of an op together (core/pynative.py "
-           "tensor_dtype, to type Python scalars with), and UInt32 with Int64 indices has no "
-           "promotion; it should promote the operands of elementwise ops only")
-
-
-@pytest.mark.parametrize("mode", ("pynative", pytest.param("graph-O1",
-                                                           marks=_GRAPH_PROMOTES_INDICES)))
+@pytest.mark.parametrize("mode", ("pynative", "graph-O1"))
 def test_gather_and_indexing(mode):
     x = ms.Tensor(np.array([7, 4294967295, 1], np.uint32))
     got = in_mode(lambda a: (ops.gather(a, ms.Tensor(np.array([1, 0])), 0), a[1:], a[2]), x)
@@ -368,3 +361,63 @@ def test_cuda_templates_compute_unsigned_as_numpy(tmp_path):
     if ptx_compiler() is not None:
         ptx = compile_ptx([k for *_, k in cases], tmp_path)
         assert all(f".entry {k.name}(" in ptx for *_, k in cases)
+
+
+# ----------------------------------------------------------------------- topk above 2**63
+# values from MindSpore 2.10 (CPU, both modes): unsigned order, 2**64-1 first
+_TOP_BIT = np.array([2**63 - 1, 2**63, 2**63 + 1, 5, 2**64 - 1, 0], np.uint64)
+_TOPK_WANT = {3: ([2**64 - 1, 2**63 + 1, 2**63], [4, 2, 1]),
+              6: ([2**64 - 1, 2**63 + 1, 2**63, 2**63 - 1, 5, 0], [4, 2, 1, 0, 3, 5])}
+
+
+@pytest.mark.filterwarnings("ignore:jit_level O2:RuntimeWarning")
+@pytest.mark.parametrize("mode", MODES)
+def test_topk_orders_uint64_above_two_to_the_63(mode):
+    """The eager kernel, the O1 graph's kernel and the native sink (which hands uint64 to the
+    kernel) all compare through topk_select.compare_keys."""
+    x = ms.Tensor(_TOP_BIT)
+    for k, (values, indices) in _TOPK_WANT.items():
+        v, i = in_mode(lambda a: ops.topk(a, k), x)
+        assert v.dtype is ms.uint64 and i.dtype is ms.int32
+        assert v.asnumpy().tolist() == values and i.asnumpy().tolist() == indices
+    v, i = in_mode(lambda a: ops.topk(a, 2, sorted=False), ms.Tensor(_TOP_BIT[None, ::-1]))
+    assert sorted(v.asnumpy()[0].tolist()) == [2**63 + 1, 2**64 - 1]
+
+
+def test_topk_reference_and_gpu_routine_order_uint64_above_two_to_the_63():
+    from minispore.backends.gpu import routines
+    from minispore.core.primitive import Meta, attrs_dict, normalize_attrs
+
+    class HostCtx:
+        checks = True
+    op = REGISTRY["topk"]
+    for k, (values, indices) in _TOPK_WANT.items():
+        v, i = op.ref(_TOP_BIT, k=k, sorted=True)
+        assert v.tolist() == values and i.tolist() == indices
+        kw = attrs_dict(normalize_attrs(op, {"k": k}))
+        metas = (Meta(_TOP_BIT.shape, ms.uint64),)
+        run = routines.build(np, HostCtx, "topk", metas, kw, op.infer(*metas, **kw))
+        v, i = run(_TOP_BIT.copy())       # numpy as the routine's array module
+        assert v.tolist() == values and i.tolist() == indices
+
+
+# ----------------------------------------------------------------------- big Python ints
+def test_python_ints_up_to_two_to_the_64_make_uint64_tensors():
+    # values from MindSpore 2.10: Tensor(2**64-1, ms.uint64) is exact, and a lone int in
+    # [2**63, 2**64) without a dtype is UInt64
+    top = 2**64 - 1
+    for data, want in ((top, top), ([top, 0, 5], [top, 0, 5]), ([[top], [3]], [[top], [3]]),
+                       ((top, True), [top, 1]), ([2**63, 1], [2**63, 1])):
+        t = ms.Tensor(data, ms.uint64)
+        assert t.dtype is ms.uint64 and t.asnumpy().tolist() == want
+    t = ms.Tensor(2**63)
+    assert t.dtype is ms.uint64 and t.asnumpy().tolist() == 2**63
+    assert ms.Tensor(2**63, ms.float32).asnumpy().tolist() == 2.0**63
+    # MindSpore wraps these silently (2**64 -> error, -1 -> 2**64-1, 2**32 as UInt32 -> 0) and
+    # gives [0, 0, 5] for [2**64-1, 0, 5]; minispore keeps every value or names it
+    for data, d, name in ((2**64, ms.uint64, "uint64"), (-1, ms.uint64, "uint64"),
+                          ([-1, 2**63], ms.uint64, "uint64"), (2**63, ms.int64, "int64"),
+                          (2**63, ms.int32, "int32"), ([2**63, 1], None, "int64"),
+                          (2**64, None, "int64")):
+        with pytest.raises(OutOfRangeError, match=f"does not fit {name} "):
+            ms.Tensor(data, d)

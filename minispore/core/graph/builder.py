@@ -127,7 +127,7 @@ class GraphBuilder:
             if isinstance(x, SymScalar):     # ms.mutable / float(t): a Python number's dtype
                 inputs = scalar_operands(op, inputs)
                 break
-        ref = tensor_dtype(inputs)
+        ref = tensor_dtype(op, inputs)
         ts = tuple(self.to_tensor(op, x, ref) for x in inputs)
         try:
             meta = op.infer(*ts, **attrs_dict(attrs))

@@ -188,8 +188,15 @@ def select_rows(x, k, sorted_, out):
             out[r, j] = a[j]
 
 
+_UINT64_SIGN = np.uint64(1 << 63)
+
+
 def compare_keys(x: np.ndarray) -> np.ndarray:
-    """x's values as the dtype the selection compares in: int64 for integers, float64 for
-    floats (half types widen exactly), C-contiguous."""
+    """x's values as the dtype the selection compares in, in the same order: int64 for
+    integers, float64 for floats (half types widen exactly), C-contiguous. uint64 values have
+    their top bit flipped and are read as int64 (0 becomes -2**63, 2**64-1 becomes 2**63-1):
+    a plain cast would wrap every value >= 2**63 to a negative one and order it last."""
+    if x.dtype == np.uint64:
+        return (np.ascontiguousarray(x) ^ _UINT64_SIGN).view(np.int64)
     kind = np.dtype(x.dtype).kind
     return np.ascontiguousarray(x, dtype=np.int64 if kind in "iub" else np.float64)
