@@ -1,4 +1,4 @@
-"""Command line: `python -m minispore demo|info|bench|check` (or the `minispore` script)."""
+"""Command line: `python -m minispore demo|info|bench|check|run` (or the `minispore` script)."""
 from __future__ import annotations
 
 import argparse
@@ -38,7 +38,17 @@ def main(argv=None) -> int:
     check.add_argument("--rtol", type=float, default=1e-5,
                        help="relative tolerance of printed numbers (default 1e-5)")
     check.add_argument("--timeout", type=float, default=600, help="seconds per run")
+    run = sub.add_parser("run", help="start a distributed job on this machine (MindSpore's "
+                                     "msrun): N ranks of a script under mpiexec")
+    run.add_argument("-n", "--nprocs", type=int, required=True, help="number of ranks")
+    run.add_argument("--timeout", type=float, default=None,
+                     help="stop the job after this many seconds (exit code 124)")
+    run.add_argument("script")
+    run.add_argument("script_args", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
+    if args.cmd == "run":
+        from .communication.launcher import run as run_job
+        return run_job(args.nprocs, args.script, args.script_args, timeout=args.timeout)
     if args.cmd == "check":
         from .check_script import check as check_script
         return check_script(args.script, args.script_args, rtol=args.rtol, timeout=args.timeout)

@@ -1,0 +1,179 @@
+"""The communicator abstraction under mindspore.communication: one object per communication
+group that runs the collectives on host numpy arrays, and the table of groups by name.
+
+`Communicator` is what every collective op's host kernel calls (core/ops/collective.py);
+`MPICommunicator` runs it over an mpi4py communicator (Open MPI or any MPI), and
+`SingleProcessCommunicator` is the world of one process that a script sees before init():
+each collective over one rank gives what MPI gives for one rank (the reduction of one
+contribution is that contribution, a gather of one is its input). Another transport (NCCL
+through CuPy, a simulated interconnect) is one more subclass.
+
+Group names: the three world names (hccl/nccl/mccl_world_group) all mean the world, as
+MindSpore maps its default 'hccl_world_group' to the backend's world group."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Communicator", "MPICommunicator", "SingleProcessCommunicator", "WORLD_NAMES",
+           "lookup", "world", "REDUCE_OPS"]
+
+WORLD_NAMES = ("hccl_world_group", "nccl_world_group", "mccl_world_group")
+REDUCE_OPS = ("sum", "max", "min", "prod")
+
+_NP_REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
+
+
+class Communicator:
+    """A communication group: its size, this process's rank in it, the world ranks of its
+    members, and the collectives on contiguous numpy arrays (every rank passes arrays of one
+    shape and dtype, except where a collective says otherwise)."""
+
+    name: str
+    rank: int
+    size: int
+    world_ranks: tuple
+
+    def all_reduce(self, x: np.ndarray, op: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def all_gather(self, x: np.ndarray) -> np.ndarray:
+        """The ranks' arrays concatenated along axis 0, in rank order."""
+        raise NotImplementedError
+
+    def reduce_scatter(self, x: np.ndarray, op: str) -> np.ndarray:
+        """The reduction of the ranks' arrays, split along axis 0 into `size` parts: this
+        rank's part."""
+        raise NotImplementedError
+
+    def broadcast(self, x: np.ndarray, root: int) -> np.ndarray:
+        """Rank `root`'s array (a group rank), on every rank."""
+        raise NotImplementedError
+
+    def all_to_all(self, x: np.ndarray, split_count: int, split_dim: int,
+                   concat_dim: int) -> np.ndarray:
+        """x split along split_dim into split_count parts, part j sent to rank j; the parts
+        received, in rank order, concatenated along concat_dim."""
+        raise NotImplementedError
+
+    def barrier(self) -> None:
+        raise NotImplementedError
+
+    def check_same_shape(self, who: str, x: np.ndarray) -> None:
+        """Raise on every rank, naming `who` and each rank's shape and dtype, when the ranks
+        pass arrays of different shapes or dtypes (a collective on them would hang or mix
+        bytes)."""
+
+
+class SingleProcessCommunicator(Communicator):
+    """The world of one process (no init(), or a launcher that started one rank without MPI)."""
+
+    def __init__(self, name="hccl_world_group"):
+        self.name, self.rank, self.size, self.world_ranks = name, 0, 1, (0,)
+
+    def all_reduce(self, x, op):
+        return np.array(x)
+
+    def all_gather(self, x):
+        return np.array(x)
+
+    def reduce_scatter(self, x, op):
+        return np.array(x)
+
+    def broadcast(self, x, root):
+        return np.array(x)
+
+    def all_to_all(self, x, split_count, split_dim, concat_dim):
+        return np.array(x)                      # split_count is the group size: 1
+
+    def barrier(self):
+        return None
+
+
+class MPICommunicator(Communicator):
+    """A group over an mpi4py communicator (`comm`), `world_ranks` its members' world ranks."""
+
+    def __init__(self, name, comm, world_ranks):
+        from mpi4py import MPI
+        self._MPI = MPI
+        self.name, self.comm = name, comm
+        self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        self.world_ranks = tuple(world_ranks)
+        self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
+
+    def check_same_shape(self, who, x):
+        sig = (tuple(x.shape), str(x.dtype))
+        sigs = self.comm.allgather(sig)
+        if any(s != sig for s in sigs):
+            listed = ", ".join(f"rank {r}: shape {list(s[0])} {s[1]}" for r, s in enumerate(sigs))
+            raise ValueError(f"For '{who}' over group '{self.name}', every rank must pass a "
+                             f"tensor of one shape and dtype, but got {listed}")
+
+    def all_reduce(self, x, op):
+        x = np.ascontiguousarray(x)
+        if x.dtype == np.bool_:                  # MPI has no bool reduction: reduce as uint8
+            return self.all_reduce(x.view(np.uint8), op).astype(np.bool_)
+        if x.dtype.kind == "f" and x.dtype.itemsize == 2:
+            # float16/bfloat16: no MPI datatype; reduce in float32 and round once
+            return self.all_reduce(x.astype(np.float32), op).astype(x.dtype)
+        out = np.empty_like(x)
+        self.comm.Allreduce(x, out, op=self._ops[op])
+        return out
+
+    def all_gather(self, x):
+        x = np.ascontiguousarray(x)
+        out = np.empty((self.size * x.shape[0],) + x.shape[1:], x.dtype)
+        self.comm.Allgather(x.view(np.uint8).reshape(-1), out.view(np.uint8).reshape(-1))
+        return out
+
+    def reduce_scatter(self, x, op):
+        x = np.ascontiguousarray(x)
+        if x.dtype == np.bool_ or (x.dtype.kind == "f" and x.dtype.itemsize == 2):
+            full = self.all_reduce(x, op)        # no MPI datatype: via all_reduce (above)
+            part = x.shape[0] // self.size
+            return np.array(full[self.rank * part:(self.rank + 1) * part])
+        out = np.empty((x.shape[0] // self.size,) + x.shape[1:], x.dtype)
+        self.comm.Reduce_scatter_block(x, out, op=self._ops[op])
+        return out
+
+    def broadcast(self, x, root):
+        out = np.array(np.ascontiguousarray(x))
+        self.comm.Bcast(out.view(np.uint8).reshape(-1), root=root)
+        return out
+
+    def all_to_all(self, x, split_count, split_dim, concat_dim):
+        parts = [np.ascontiguousarray(p) for p in np.split(x, split_count, split_dim)]
+        send = np.concatenate([p.view(np.uint8).reshape(-1) for p in parts])
+        recv = np.empty_like(send)
+        self.comm.Alltoall(send, recv)
+        got = np.split(recv, split_count)
+        return np.concatenate([g.view(x.dtype).reshape(parts[0].shape) for g in got], concat_dim)
+
+    def barrier(self):
+        self.comm.Barrier()
+
+
+class _Groups:
+    """The groups of this process by name; `world` is the world group (a single process's
+    until init() replaces it)."""
+    world: Communicator = SingleProcessCommunicator()
+    named: dict = {}
+
+
+def world() -> Communicator:
+    return _Groups.world
+
+
+def lookup(who: str, group: str) -> Communicator:
+    """The communicator of `group`, for the op or function `who`."""
+    if not isinstance(group, str):
+        raise TypeError(f"For '{who}', the argument 'group' must be type of string, but got "
+                        f"'group' type : {type(group)}.")
+    if group in WORLD_NAMES:
+        return _Groups.world
+    comm = _Groups.named.get(group)
+    if comm is None:
+        known = ", ".join(repr(g) for g in (*WORLD_NAMES, *_Groups.named))
+        raise ValueError(f"For '{who}', the communication group {group!r} does not exist: create "
+                         f"it with mindspore.communication.create_group after init(); known "
+                         f"groups: {known}")
+    return comm

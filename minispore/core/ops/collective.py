@@ -1,0 +1,261 @@
+"""Collective communication ops: all_reduce, all_gather, reduce_scatter, collective_broadcast,
+all_to_all (MindSpore's AllReduce, AllGather, ReduceScatter, Broadcast, AlltoAll).
+
+Each is a composite whose one part is a host-callback op (the mechanism of ops.Custom pyfunc,
+core/custom_op.py): its kernel copies the input to the host, runs the collective on the group's
+communicator (communication/_comm.py: MPI after init(), the world of one process before), and
+moves the result back. So no backend has or needs a kernel for them, PyNative runs them at the
+call, and in a graph each is an ordinary node that every backend's program calls at its place
+(the CPU native sink through a callback address), never folded nor merged with another call:
+ranks run the same graph, so they meet in each collective in the same order.
+
+The group's communicator is looked up when the op's shape is inferred (AllGather's output has
+the group's size in it) and again when it runs. Every rank must pass one shape and dtype; the
+MPI communicator checks that before each collective and raises on every rank, naming the op
+and each rank's shape, instead of hanging.
+
+Gradients, as MindSpore's (ops/_grad_experimental/grad_comm_ops.py): AllReduce(sum) ->
+AllReduce(sum) of the sensitivity; max/min -> that sum where x equals the result; prod -> the
+sum of dout * out, divided by x; AllGather -> ReduceScatter(sum); ReduceScatter(sum) ->
+AllGather (other reductions have no gradient, as in MindSpore); Broadcast -> the sensitivity
+unchanged; AlltoAll -> AlltoAll with split_dim and concat_dim exchanged."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtype as dt
+from ..errors import DTypeError, ShapeError
+from ..primitive import Meta, OpDef, defop, executor, normalize_attrs
+
+__all__ = ["ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "COLLECTIVE_BROADCAST", "ALL_TO_ALL",
+           "all_reduce", "all_gather", "reduce_scatter", "collective_broadcast", "all_to_all"]
+
+_WORLD = "hccl_world_group"
+
+
+def _group(who, group):
+    from ...communication import _comm
+    return _comm.lookup(who, group)
+
+
+def _check_op(who, op):
+    from ...communication._comm import REDUCE_OPS
+    if not isinstance(op, str):
+        raise TypeError(f"For '{who}', the argument 'op' must be a str (ReduceOp.SUM, MAX, MIN "
+                        f"or PROD), but got {type(op).__name__} {op!r}")
+    if op == "avg":
+        raise NotImplementedError(f"For '{who}', op='avg' (ReduceOp.AVG) is not supported; "
+                                  f"reduce with ReduceOp.SUM and divide by the group size")
+    if op not in REDUCE_OPS:
+        raise ValueError(f"For '{who}', the argument 'op' must be one of 'sum', 'max', 'min', "
+                         f"'prod', but got {op!r}")
+
+
+def _no_bool(who, x):
+    if x.dtype is dt.bool_:
+        raise DTypeError(f"For '{who}', a bool tensor cannot be reduced; cast it, e.g. "
+                         f"x.astype(ms.int32)")
+
+
+def _int_attr(who, name, v):
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"For '{who}', the argument '{name}' must be an int, but got "
+                        f"{type(v).__name__} {v!r}")
+    return v
+
+
+def _dim(who, name, d, rank):
+    _int_attr(who, name, d)
+    if not -rank <= d < rank:
+        raise ValueError(f"For '{who}', '{name}' must be in [{-rank}, {rank}) for a rank-{rank} "
+                         f"input, but got {d}")
+    return d % rank
+
+
+# ------------------------------------------------------------------ shape rules ------------------
+def _all_reduce_meta(who, x, op, group):
+    _check_op(who, op)
+    _no_bool(who, x)
+    _group(who, group)
+    return Meta(tuple(x.shape), x.dtype)
+
+
+def _all_gather_meta(who, x, group):
+    size = _group(who, group).size
+    if not x.shape:
+        raise ShapeError(f"For '{who}', the input must have at least one dimension (ranks' "
+                         f"tensors are concatenated along axis 0), but got a 0-d tensor")
+    return Meta((x.shape[0] * size,) + tuple(x.shape[1:]), x.dtype)
+
+
+def _reduce_scatter_meta(who, x, op, group):
+    _check_op(who, op)
+    _no_bool(who, x)
+    size = _group(who, group).size
+    if not x.shape or x.shape[0] % size:
+        raise ShapeError(f"For '{who}', the input's first dimension must divide by the group "
+                         f"size {size}, but got shape {list(x.shape)}")
+    return Meta((x.shape[0] // size,) + tuple(x.shape[1:]), x.dtype)
+
+
+def _broadcast_meta(who, x, root_rank, group):
+    size = _group(who, group).size
+    _int_attr(who, "root_rank", root_rank)
+    if not 0 <= root_rank < size:
+        raise ValueError(f"For '{who}', 'root_rank' must be a rank of group {group!r} in "
+                         f"[0, {size}), but got {root_rank}")
+    return Meta(tuple(x.shape), x.dtype)
+
+
+def _all_to_all_meta(who, x, split_count, split_dim, concat_dim, group):
+    size = _group(who, group).size
+    _int_attr(who, "split_count", split_count)
+    if split_count != size:
+        raise ValueError(f"For '{who}', 'split_count' must equal the group size {size}, but got "
+                         f"{split_count}")
+    rank = len(x.shape)
+    if not rank:
+        raise ShapeError(f"For '{who}', the input must have at least one dimension")
+    sd, cd = _dim(who, "split_dim", split_dim, rank), _dim(who, "concat_dim", concat_dim, rank)
+    if x.shape[sd] % split_count:
+        raise ShapeError(f"For '{who}', the input's dimension split_dim={split_dim} "
+                         f"({x.shape[sd]}) must divide by split_count {split_count}, but got "
+                         f"shape {list(x.shape)}")
+    shape = list(x.shape)
+    shape[sd] //= split_count
+    shape[cd] *= split_count
+    return Meta(tuple(shape), x.dtype)
+
+
+# ------------------------------------------------------------------ host collectives -------------
+def _run_all_reduce(comm, x, op, group):
+    return comm.all_reduce(x, op)
+
+
+def _run_all_gather(comm, x, group):
+    return comm.all_gather(x)
+
+
+def _run_reduce_scatter(comm, x, op, group):
+    return comm.reduce_scatter(x, op)
+
+
+def _run_broadcast(comm, x, root_rank, group):
+    return comm.broadcast(x, root_rank)
+
+
+def _run_all_to_all(comm, x, split_count, split_dim, concat_dim, group):
+    return comm.all_to_all(x, split_count, split_dim % x.ndim, concat_dim % x.ndim)
+
+
+def _apply(opdef, x, attrs):
+    """primitive.apply(opdef, x, **attrs), whose own first parameter is named `op` (AllReduce's
+    reduction attribute is too)."""
+    if opdef.composite is not None:
+        from .. import composite
+        return composite.run(opdef, (x,), normalize_attrs(opdef, attrs))
+    return executor.current.apply(opdef, (x,), normalize_attrs(opdef, attrs))
+
+
+def _host_op(who, attrs, meta, run) -> OpDef:
+    """The host-callback op of one collective (unregistered, as a Custom pyfunc's: the
+    composite `who` is what the registry and the op database know)."""
+
+    def collective(x, **kw):
+        comm = _group(who, kw["group"])
+        a = np.ascontiguousarray(x)
+        comm.check_same_shape(who, a)
+        return np.ascontiguousarray(run(comm, a, **kw))
+
+    def host_kernel(backend, in_metas, kw, out_meta):
+        def kernel(buf):
+            return backend.to_device(collective(np.array(backend.to_host(buf)), **kw))
+        kernel.host = True                  # a CUDA-graph capture leaves it on the host
+        return kernel
+
+    op = OpDef(f"{who}.host", infer=lambda x, **kw: meta(who, x, **kw),
+               ref=collective, attrs=dict(attrs), arity=1, differentiable=False)
+    op.host_kernel = host_kernel
+    from ..graph.passes import NONDETERMINISTIC
+    NONDETERMINISTIC.add(op.name)           # a collective runs at every step: never folded
+    return op
+
+
+def _declare(name, attrs, meta, run, bprop):
+    host = _host_op(name, attrs, meta, run)
+
+    def ref(x, **kw):
+        return host.ref(x, **kw)
+    return defop(name, infer=lambda x, **kw: meta(name, x, **kw), ref=ref, attrs=attrs,
+                 arity=1, bprop=bprop, composite=lambda x, **kw: _apply(host, x, kw))
+
+
+# ------------------------------------------------------------------ gradients --------------------
+def _all_reduce_bprop(i, out, dout, op="sum", group=_WORLD):
+    from . import math as _m
+    x = i[0]
+    if op == "prod":
+        return (_m.div(all_reduce(_m.mul(dout, out), "sum", group), x),)
+    dx = all_reduce(dout, "sum", group)
+    if op == "sum":
+        return (dx,)
+    return (_m.mul(dx, _m.cast(_m.eq(x, out), dx.dtype)),)
+
+
+def _all_gather_bprop(i, out, dout, group=_WORLD):
+    return (reduce_scatter(dout, "sum", group),)
+
+
+def _reduce_scatter_bprop(i, out, dout, op="sum", group=_WORLD):
+    if op != "sum":
+        raise RuntimeError(f"For 'ReduceScatter', the gradient is defined for ReduceOp.SUM "
+                           f"only, but got op={op!r} (as in MindSpore)")
+    return (all_gather(dout, group),)
+
+
+def _broadcast_bprop(i, out, dout, root_rank=0, group=_WORLD):
+    return (dout,)                          # MindSpore's Broadcast gradient: dout as it is
+
+
+def _all_to_all_bprop(i, out, dout, split_count=1, split_dim=0, concat_dim=0, group=_WORLD):
+    return (all_to_all(dout, split_count, concat_dim, split_dim, group),)
+
+
+ALL_REDUCE = _declare("all_reduce", {"op": "sum", "group": _WORLD}, _all_reduce_meta,
+                      _run_all_reduce, _all_reduce_bprop)
+ALL_GATHER = _declare("all_gather", {"group": _WORLD}, _all_gather_meta, _run_all_gather,
+                      _all_gather_bprop)
+REDUCE_SCATTER = _declare("reduce_scatter", {"op": "sum", "group": _WORLD},
+                          _reduce_scatter_meta, _run_reduce_scatter, _reduce_scatter_bprop)
+COLLECTIVE_BROADCAST = _declare("collective_broadcast", {"root_rank": 0, "group": _WORLD},
+                                _broadcast_meta, _run_broadcast, _broadcast_bprop)
+ALL_TO_ALL = _declare("all_to_all", {"split_count": 1, "split_dim": 0, "concat_dim": 0,
+                                     "group": _WORLD},
+                      _all_to_all_meta, _run_all_to_all, _all_to_all_bprop)
+
+
+def all_reduce(x, op="sum", group=_WORLD):
+    """The elementwise reduction (sum, max, min, prod) of every rank's x, on every rank."""
+    return _apply(ALL_REDUCE, x, {"op": op, "group": group})
+
+
+def all_gather(x, group=_WORLD):
+    """Every rank's x concatenated along axis 0, in rank order."""
+    return _apply(ALL_GATHER, x, {"group": group})
+
+
+def reduce_scatter(x, op="sum", group=_WORLD):
+    """The reduction of every rank's x, split along axis 0: this rank's part."""
+    return _apply(REDUCE_SCATTER, x, {"op": op, "group": group})
+
+
+def collective_broadcast(x, root_rank=0, group=_WORLD):
+    """Group rank root_rank's x, on every rank."""
+    return _apply(COLLECTIVE_BROADCAST, x, {"root_rank": root_rank, "group": group})
+
+
+def all_to_all(x, split_count, split_dim, concat_dim, group=_WORLD):
+    """x split along split_dim, part j to rank j; the parts received concatenated along
+    concat_dim."""
+    return _apply(ALL_TO_ALL, x, {"split_count": split_count, "split_dim": split_dim,
+                                  "concat_dim": concat_dim, "group": group})
