@@ -156,7 +156,7 @@ def converts(*names):
     return register
 
 
-_SMALL_INTS = (dt.int8, dt.int16, dt.uint8)
+_SMALL_INTS = (dt.int8, dt.int16, dt.uint8, dt.uint16, dt.uint32)   # uint64 does not fit int64
 
 
 def wide_int(d: dt.DType) -> dt.DType:

@@ -238,3 +238,34 @@ def test_nan_inputs_give_mindspores_values(tmp_path, y, want):
         np.testing.assert_array_equal(got, np.array(w, got.dtype))
 
 
+
+
+class WideUnsigned(nn.Cell):
+    """The ops whose ONNX kernels take no UInt16/UInt32 (reductions, CumSum, MatMul, Pow,
+    Max/Min, Relu), computed in int64 (onnx_ops.wide_int), beside ones that take them."""
+
+    def construct(self, i):
+        small = i % 7 + 1
+        return (i.sum(), i.sum(1), i.max(), i.min(axis=0), i.mean(1), small.prod(1),
+                ops.cumsum(i, 1), ops.matmul(small, small.T), ops.maximum(i, i[::-1]),
+                ops.minimum(i, i[::-1]), ops.relu(i), ops.pow(small, small % 3), i + i,
+                i // small, i % small, i < i[::-1])
+
+
+_WIDE_UINT_TYPES = pytest.mark.xfail(
+    strict=True, raises=KeyError,
+    reason="onnx_ops._ONNX_TYPES has no entries for UInt16/UInt32 (TensorProto.UINT16/UINT32)")
+
+
+@_WIDE_UINT_TYPES
+@pytest.mark.parametrize("udt", [np.uint16, np.uint32])
+def test_wide_unsigned_ints_compute_in_int64_as_the_small_ints(tmp_path, udt):
+    top = int(np.iinfo(udt).max)
+    i = np.array([[1, 5, top, top // 2 + 3], [top // 2, 2, 7, 0], [3, top - 1, 4, top // 2 + 1]],
+                 udt)
+    _, path = export_and_load(WideUnsigned(), i, tmp_path=tmp_path)
+    with np.errstate(over="ignore"):
+        want = expected(WideUnsigned(), i)
+    for k, (a, b) in enumerate(zip(run_onnx(path, i), want)):
+        assert a.dtype == b.dtype and a.shape == b.shape, (k, a.dtype, b.dtype)
+        np.testing.assert_array_equal(a, b, err_msg=f"output {k}")
