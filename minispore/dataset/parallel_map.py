@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
+import time
 import traceback
 from typing import Callable, Iterable, Iterator
 
@@ -74,7 +75,32 @@ def _serve(fn, inbox, outbox, who, name):
 
 
 def _serve_in_child(make_fn, worker, inbox, outbox, who, name):
+    import sys
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None:             # the workers share the cores: one OpenCV thread each
+        cv2.setNumThreads(1)        # (its results do not depend on the thread count)
     _serve(make_fn(worker), inbox, outbox, who, name)
+
+
+class _PipeBox:
+    """A worker process's outbox: a one-way pipe the worker writes its pickled results to in
+    its own thread (no feeder thread, so one hop less per chunk than a multiprocessing
+    Queue); only the parent reads it, in order, so a full pipe only waits for the reader."""
+
+    def __init__(self, ctx):
+        self.reader, self.writer = ctx.Pipe(duplex=False)
+
+    def put(self, obj) -> None:
+        self.writer.send(obj)
+
+    def get(self, timeout: float):
+        if not self.reader.poll(timeout):
+            raise queue.Empty
+        return self.reader.recv()
+
+    def close(self) -> None:
+        self.reader.close()
+        self.writer.close()
 
 
 class _Workers:
@@ -90,7 +116,7 @@ class _Workers:
         if use_processes:
             import multiprocessing
             ctx = multiprocessing.get_context("fork")
-            self.queues = [(ctx.Queue(), ctx.Queue()) for _ in range(n)]
+            self.queues = [(ctx.Queue(), _PipeBox(ctx)) for _ in range(n)]
             self.procs = [ctx.Process(target=_serve_in_child, daemon=True,
                                       args=(make_fn, w, i, o, who, name),
                                       name=f"dataset-{who}-{w}")
@@ -149,9 +175,9 @@ class _Workers:
             for p in self.procs:
                 p.join(timeout=5)
             for i, o in self.queues:
-                for q in (i, o):
-                    q.cancel_join_thread()
-                    q.close()
+                i.cancel_join_thread()
+                i.close()
+                o.close()
         else:
             for i, _ in self.queues:
                 i.put(_STOP)
@@ -211,10 +237,14 @@ def resolve_workers(who: str, num_parallel_workers, python_multiprocessing,
 
 def ordered_map(fn: Callable, items: Iterable, num_workers: int, use_processes: bool,
                 prefetch: int, who: str = "map", name: str | None = None, key=None,
-                make_fn: Callable[[int], Callable] | None = None) -> Iterator:
+                make_fn: Callable[[int], Callable] | None = None,
+                inline_start_s: float | None = None) -> Iterator:
     """fn(item) for each item, in order, computed by `num_workers` threads or processes with
     at most max(prefetch, num_workers) items in flight. `make_fn(worker)` gives a worker its
-    own callable (default: fn); `key` names the pool in the active WorkerSession."""
+    own callable (default: fn); `key` names the pool in the active WorkerSession. With
+    `inline_start_s`, the caller's thread computes the first items itself until they took
+    that long, and the workers start only if items remain (for a pure `fn` only: which
+    thread or process computes an item must not change its result)."""
     name = name or op_name(fn)
     if num_workers <= 1:
         for item in items:
@@ -223,13 +253,26 @@ def ordered_map(fn: Callable, items: Iterable, num_workers: int, use_processes: 
     make_fn = make_fn or (lambda worker: fn)
     session = getattr(_current, "session", None)
     shared = session is not None and not session.closed and key is not None
+    if inline_start_s is not None and not (shared and key in session.pools):
+        items = iter(items)
+        spent = 0.0
+        for item in items:
+            start = time.perf_counter()
+            result = _call_guarded(fn, item, who, name)
+            spent += time.perf_counter() - start
+            yield _unwrap(result)
+            if spent >= inline_start_s:
+                break
+        else:
+            return
     workers = None
     limit = max(prefetch, num_workers)
     # processes get items in chunks (one pickled message each way per chunk, not per item);
     # threads one at a time. Chunks are cut at fixed counts, so the workers' shares of the
     # rows never depend on timing.
     chunk = max(1, min(32, limit // num_workers)) if use_processes else 1
-    max_chunks = max(num_workers, limit // chunk)
+    # two chunks per worker at least: one computing while the reader takes the other's
+    max_chunks = max(2 * num_workers, limit // chunk)
     failed = False
     try:
         source = iter(items)

@@ -9,10 +9,12 @@ columns of its inputs in order; project reorders.
 from __future__ import annotations
 
 import itertools
+import types
 
 import numpy as np
 
 from . import config
+from .vision_common import enter_row, leave_row
 from .base import Dataset, Epoch, _check_count, outer_epoch
 from .parallel_map import op_name, ordered_map, resolve_workers
 
@@ -73,19 +75,52 @@ def _apply_ops(ops, vals) -> tuple:
 
 def _apply_row(ops, item) -> tuple:
     """The operations on one row (seed, epoch, row number, values) under the reading
-    iterator's seed, with the vision transforms' random draws keyed by (epoch, row number)
-    (vision_common.random_row)."""
-    seed, epoch, k, vals = item
+    iterator's seed, with the random transforms' draws keyed by (epoch, row number)
+    (vision_common.enter_row)."""
+    seed, seeded, epoch, k, vals = item
     outer_seed = config.swap_iterator_seed(seed)
+    token = enter_row((epoch, k), seed, seeded)
     try:
-        try:
-            from .vision_common import random_row
-        except ImportError:                     # no random transforms to key
-            return _apply_ops(ops, vals)
-        with random_row(epoch, k):
-            return _apply_ops(ops, vals)
+        return _apply_ops(ops, vals)
     finally:
+        leave_row(token)
         config.swap_iterator_seed(outer_seed)
+
+
+def _is_builtin(obj, depth: int = 0) -> bool:
+    """Whether `obj` is a minispore.dataset transform holding no user code (no callable from
+    outside minispore.dataset among its attributes, lists and dicts included): a pure
+    function of its input and the row's random key, safe to run in a worker process."""
+    if depth > 4:
+        return False
+    if isinstance(obj, (list, tuple)):
+        return all(_is_builtin(v, depth + 1) for v in obj)
+    if isinstance(obj, dict):
+        return all(_is_builtin(v, depth + 1) for v in obj.values())
+    if not callable(obj) or isinstance(obj, type):
+        return True                             # data: numbers, arrays, enums, draws, ...
+    function = isinstance(obj, types.FunctionType)
+    module = (obj.__module__ if function else type(obj).__module__) or ""
+    if not module.startswith("minispore.dataset."):
+        return False
+    if function:                                # and what its closure holds
+        return all(_is_builtin(c.cell_contents, depth + 1) for c in obj.__closure__ or ())
+    return all(_is_builtin(v, depth + 1) for v in getattr(obj, "__dict__", {}).values())
+
+
+def builtin_processes(ops, workers: int) -> bool:
+    """Whether a map with python_multiprocessing=False runs its operations in worker
+    processes. MindSpore runs its C++ transforms on native threads that compute in parallel;
+    minispore's transforms are Python (numpy, OpenCV, Pillow) holding the GIL between kernel
+    calls, so threads cannot overlap them. When every operation is a built-in transform
+    holding no user code (`_is_builtin`), the map computes in forked processes instead: their
+    results are the same bits (each row's random draws are keyed by its epoch and number,
+    never by its worker), and no user function runs outside the main process, so user
+    Python functions keep MindSpore's thread semantics. MINISPORE_DATASET_THREADS_ONLY=1 in
+    the environment keeps threads."""
+    import os
+    return workers > 1 and hasattr(os, "fork") and \
+        os.environ.get("MINISPORE_DATASET_THREADS_ONLY", "") in ("", "0") and _is_builtin(ops)
 
 
 def _copy_ops(ops) -> list:
@@ -106,6 +141,11 @@ def _copy_ops(ops) -> list:
     return out
 
 
+# the compute time a map of built-in transforms spends in the reader's thread before it starts
+# worker processes: a dataset it maps within that time never forks
+_INLINE_START_S = 0.03
+
+
 class MapDataset(Dataset):
     """`operations` (one callable or a list, each one's outputs the next one's inputs) applied
     to `input_columns`, on a pool of workers, rows in order."""
@@ -124,6 +164,10 @@ class MapDataset(Dataset):
         self.workers = resolve_workers("map", num_parallel_workers, python_multiprocessing,
                                        max_rowsize)
         self.processes = python_multiprocessing
+        # built-in transforms only: processes (builtin_processes), after a short start in
+        # the reader's thread, so that a small dataset never starts them and the workers
+        # fork with the transforms' libraries already loaded
+        self.auto_processes = builtin_processes(ops, self.workers)
         cols = parent.column_names
         ins = [cols[0]] if input_columns is None else _names("map", "input_columns",
                                                              input_columns)
@@ -138,10 +182,23 @@ class MapDataset(Dataset):
     def _apply(self, item):
         return _apply_row(self.ops, item)
 
+    def _pool_size(self) -> int:
+        """The workers that compute: num_parallel_workers, but for built-in transforms no
+        more processes than the cores this process may use (they would only take turns, and
+        which worker computes a row never changes it)."""
+        if not self.auto_processes:
+            return self.workers
+        import os
+        try:
+            cores = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cores = os.cpu_count() or 1
+        return max(1, min(self.workers, cores))
+
     def _worker_fn(self, worker: int):
         """A worker thread's operations (`_copy_ops`); a forked process has its own copy of
         everything already."""
-        if self.processes:
+        if self.processes or self.auto_processes:
             return self._apply
         ops = _copy_ops(self.ops)
         return lambda item: _apply_row(ops, item)
@@ -151,11 +208,16 @@ class MapDataset(Dataset):
         rows_a, rows_b = itertools.tee(self.parent._rows(epoch))
         # each row's random transforms draw from that row's generator (epoch, row number):
         # the same rows whatever the number of workers, threads or processes
-        seed = config.get_seed()               # the reading iterator's, for worker threads
-        ins = ((seed, int(epoch), k, tuple(r[i] for i in idx)) for k, r in enumerate(rows_a))
-        results = ordered_map(self._apply, ins, self.workers, self.processes,
+        # the reading iterator's seed, for the workers (threads and processes)
+        seed, seeded = config.get_seed(), config._seed["value"] is not None
+        epoch = int(epoch)
+        ins = ((seed, seeded, epoch, k, tuple(r[i] for i in idx))
+               for k, r in enumerate(rows_a))
+        results = ordered_map(self._apply, ins, self._pool_size(),
+                              self.processes or self.auto_processes,
                               config.get_prefetch_size(), "map", self.name, key=id(self),
-                              make_fn=self._worker_fn)
+                              make_fn=self._worker_fn,
+                              inline_start_s=_INLINE_START_S if self.auto_processes else None)
         try:
             yield from self._checked(rows_b, results)
         finally:

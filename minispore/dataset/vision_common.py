@@ -169,17 +169,30 @@ def check_enum(op: str, name: str, value, enum_cls):
 _ROW = contextvars.ContextVar("minispore_dataset_random_row", default=None)
 
 
+def enter_row(key: tuple, seed: int | None = None, seeded: bool = True):
+    """Make the random ops draw from generators keyed by `key` (a tuple of ints, e.g. the
+    epoch and row index a pipeline is mapping) instead of their running sequences, until
+    `leave_row(token)` with the token this returns: a seeded pipeline then draws the same
+    parameters for a row whatever the worker, thread, process or order that maps it.
+    `seed`/`seeded` are the reading iterator's seed and whether it is a set one
+    (`config.get_seed()`, a seed set with `set_seed`), taken with the row so that a worker
+    process draws with the reader's seed; None: read `config` when drawing. (`random_row`
+    is the same as a `with` block; the pipeline engine calls these two once per row.)"""
+    return _ROW.set((key, {}, seed, seeded))
+
+
+def leave_row(token) -> None:
+    _ROW.reset(token)
+
+
 @contextlib.contextmanager
 def random_row(*key: int):
-    """Within this block the random ops draw from generators keyed by `key` (e.g. the epoch
-    and row index a pipeline is mapping) instead of their running sequences, so a seeded
-    pipeline draws the same parameters for a row whatever the worker, thread or order that
-    maps it (for the pipeline engine to wrap each row's operations in)."""
-    token = _ROW.set((tuple(int(k) for k in key), {}))
+    """Within this block the random ops draw from generators keyed by `key` (see enter_row)."""
+    token = enter_row(tuple(int(k) for k in key))
     try:
         yield
     finally:
-        _ROW.reset(token)
+        leave_row(token)
 
 
 class RandomDraws:
@@ -198,15 +211,19 @@ class RandomDraws:
         self._seed, self._gen = None, None
 
     def generator(self) -> np.random.Generator:
+        row = _ROW.get()
+        if row is not None:                     # one generator per op per row, made once
+            key, made, seed, seeded = row
+            gen = made.get(self._instance)
+            if gen is None:
+                if seed is None:
+                    seed, seeded = config.get_seed(), config._seed["value"] is not None
+                mine = [] if seeded else [self._instance]
+                gen = made[self._instance] = np.random.default_rng(
+                    [seed, 4, self._salt, *mine, *key])
+            return gen
         seed = config.get_seed()
         mine = [] if config._seed["value"] is not None else [self._instance]
-        row = _ROW.get()
-        if row is not None:                     # one generator per op per row
-            key, made = row
-            if self._instance not in made:
-                made[self._instance] = np.random.default_rng([seed, 4, self._salt, *mine,
-                                                              *key])
-            return made[self._instance]
         if self._gen is None or seed != self._seed:
             self._gen = np.random.default_rng([seed, 3, self._salt, *mine])
             self._seed = seed
