@@ -5,10 +5,13 @@
 - Parameter groups (MindSpore's dicts: `{"params": [...], "lr": ..., "weight_decay": 0.0,
   "grad_centralization": True}`, and `{"order_params": [...]}` for the order). Parameters outside
   a group's key take the optimizer's setting.
-  - `lr` takes every form `learning_rate` takes. A float (or 0-d Tensor) is kept in a Parameter,
-    one per distinct rate, so changing it does not recompile; a per-step list or 1-d Tensor gets
-    the group its own table Parameter; a LearningRateSchedule Cell (or callable) is called with
-    the global step. As in MindSpore, every per-step list (the optimizer's and the groups') must
+  - `lr` takes every form `learning_rate` takes. As in MindSpore, each group with an `lr` gets
+    its own source named 'learning_rate_group_<k>' (k: the group's index in the list, the
+    order_params dict counted): a float (or 0-d Tensor) is a Parameter of shape (), so changing
+    it does not recompile; a per-step list or 1-d Tensor a table Parameter; a
+    LearningRateSchedule Cell (or callable) is called with the global step. The optimizer's own
+    'learning_rate' is registered only when a Parameter outside every lr group uses it, so a
+    checkpoint holds MindSpore's names. As in MindSpore, every per-step list (the optimizer's and the groups') must
     have the same length (ValueError otherwise); floats and schedules mix freely with them.
   - `weight_decay` is applied to every Parameter of the group (no 'beta'/'gamma' name filter).
   - `grad_centralization` (a bool): gradient centralization, g - mean(g over every axis but 0),
@@ -28,7 +31,11 @@
 - `weight_decay` (L2 added to the gradient of every parameter whose name contains neither 'beta'
   nor 'gamma', MindSpore's default filter) and `loss_scale` (gradients divided by it).
 State tensors (moments, ...) are Parameters named '<prefix>.<parameter name>', registered on the
-optimizer so checkpoints can hold them. All updates go through ops.assign, so the same construct
+optimizer so checkpoints can hold them. The Parameters are registered in MindSpore's order and
+under MindSpore's names: global_step, the learning rates, the updated Parameters themselves
+(under their own names, as MindSpore's ParameterTuple attribute puts them), then each
+optimizer's own state (Momentum: momentum, moments.*; SGD: momentum, accum.*, stat.*; Adam:
+beta1_power, beta2_power, moment1.*, moment2.*; AdamWeightDecay: adam_m.*, adam_v.*). All updates go through ops.assign, so the same construct
 runs eagerly in PyNative and inside the compiled graph in GRAPH_MODE.
 """
 from __future__ import annotations
@@ -102,13 +109,13 @@ _GROUP_KEYS = {"params", "lr", "learning_rate", "weight_decay", "order_params",
 
 
 def _parse_groups(who, items):
-    """(Parameters, their group's lr form or None, their group's weight decay or None, their
-    group's grad_centralization flag) from a flat list or from MindSpore's parameter groups.
-    Parameters of one group share one lr form object (so a per-step table is built once)."""
+    """(Parameters, their group's (index in `items`, lr form) or None, their group's weight decay
+    or None, their group's grad_centralization flag) from a flat list or from MindSpore's
+    parameter groups. Parameters of one group share one lr entry (one source per group)."""
     if not any(isinstance(g, dict) for g in items):
         return items, [None] * len(items), [None] * len(items), [False] * len(items)
     order, params, lrs, wds, gcs = None, [], {}, {}, {}
-    for g in items:
+    for group_num, g in enumerate(items):
         if not isinstance(g, dict):
             raise TypeError(f"{who}: params mixes parameter groups (dicts) and "
                             f"{type(g).__name__}s; put every Parameter in a group")
@@ -123,7 +130,7 @@ def _parse_groups(who, items):
             raise ValueError(f"{who}: a parameter group needs 'params', got keys {sorted(g)}")
         lr = g.get("lr", g.get("learning_rate"))
         if lr is not None:
-            lr = _lr_form(who, "a group's lr", lr)
+            lr = (group_num, _lr_form(who, "a group's lr", lr))
         wd = g.get("weight_decay")
         if wd is not None:
             wd = _check_float(who, "a group's weight_decay", wd, low=0.0)
@@ -187,60 +194,65 @@ class Optimizer(Cell):
         self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step",
                                      requires_grad=False)
         own = _lr_form(who, "learning_rate", learning_rate)
-        self._init_lr(own)
-        self._init_group_lrs(who, own, group_lr)
+        self._init_lrs(who, own, group_lr)
+        for p in params:        # MindSpore's ParameterTuple attribute registers them by name
+            if p.name not in self._params:
+                self._params[p.name] = p
 
-    def _init_lr(self, form):
-        kind, value = form
-        self._lr_kind, self.lr_steps = kind, 0
-        self.__dict__["lr_schedule"] = None
-        if kind == "schedule":
-            self.__dict__["lr_schedule"] = value       # registered once, as learning_rate
-            if isinstance(value, Cell):
-                self.learning_rate = value
-            return
-        if kind == "table":
-            self.lr_steps = int(value.size)
-        self.learning_rate = Parameter(Tensor(value if kind == "table" else np.float32(value)),
-                                       name="learning_rate", requires_grad=False)
-
-    def _init_group_lrs(self, who, own, group_lr):
-        """The groups' rate sources: a Parameter per distinct float, a table Parameter per group
-        with a per-step list, a registered Cell per distinct schedule. `_lr_slot[i]` is the index
-        of Parameter i's source in `_group_sources`, or None for the optimizer's rate."""
-        lengths = {len(v) for k, v in [own] + [f for f in group_lr if f] if k == "table"}
+    def _init_lrs(self, who, own, group_lr):
+        """The rate sources, registered in MindSpore's order (each first use along the
+        Parameters): the optimizer's own ('learning_rate': a Parameter of shape () or (n,), or a
+        schedule Cell) where a Parameter takes it, and one source per lr group
+        ('learning_rate_group_<k>'). `_lr_slot[i]` is the index of Parameter i's source in
+        `_group_sources`, or None for the optimizer's rate."""
+        lengths = {len(f[1][1]) for f in group_lr if f and f[1][0] == "table"}
+        if own[0] == "table":
+            lengths.add(len(own[1]))
         if len(lengths) > 1:
             raise ValueError(f"{who}: every per-step learning rate (learning_rate and each "
                              f"group's lr) must have the same number of values, as in MindSpore; "
                              f"got lengths {sorted(lengths)}")
+        kind, value = own
+        self._lr_kind, self.lr_steps = kind, int(value.size) if kind == "table" else 0
+        self.__dict__["lr_schedule"] = value if kind == "schedule" else None
+        default = value if kind == "schedule" else Parameter(
+            Tensor(value if kind == "table" else np.float32(value)), name="learning_rate",
+            requires_grad=False)
+        # MindSpore registers the optimizer's rate only where a Parameter uses it
+        self._uses_own_lr = any(f is None for f in group_lr) or not any(group_lr)
+        if not self._uses_own_lr and isinstance(default, (Parameter, Cell)):
+            self.__dict__["learning_rate"] = default        # kept, not registered
         keys, slots, sources, consts, tables, schedules = {}, [], [], [], [], []
-        for form in group_lr:
-            if form is None:
+        for entry in list(group_lr) or [None]:
+            if entry is None:
+                if isinstance(default, (Parameter, Cell)) and "learning_rate" not in \
+                        self._params and "learning_rate" not in self._cells:
+                    self.learning_rate = default
                 slots.append(None)
                 continue
-            kind, value = form      # a group's Parameters share one form: one table per group
-            key = (kind, value if kind == "const" else id(form if kind == "table" else value))
-            if key not in keys:
-                keys[key] = j = len(sources)
-                name = f"learning_rate_group{j}"
-                if kind == "const":
-                    consts.append(Parameter(Tensor(np.float32(value)), name=name,
-                                            requires_grad=False))
-                    sources.append(("const", len(consts) - 1, 0))
-                elif kind == "table":
-                    tables.append(Parameter(Tensor(value), name=name, requires_grad=False))
-                    sources.append(("table", len(tables) - 1, int(value.size)))
+            group_num, (kind, value) = entry
+            if group_num not in keys:
+                keys[group_num] = len(sources)
+                name = f"learning_rate_group_{group_num}"
+                if kind in ("const", "table"):
+                    param = Parameter(Tensor(value if kind == "table" else np.float32(value)),
+                                      name=name, requires_grad=False)
+                    self._params[name] = param
+                    (consts if kind == "const" else tables).append(param)
+                    sources.append((kind, len(consts if kind == "const" else tables) - 1,
+                                    int(value.size) if kind == "table" else 0))
                 else:
-                    if isinstance(value, Cell) and value is not self.lr_schedule:
+                    if isinstance(value, Cell) and all(value is not c
+                                                       for c in self._cells.values()):
                         setattr(self, name, value)      # registered (once) for its state
                     schedules.append(value)
                     sources.append(("schedule", len(schedules) - 1, 0))
-            slots.append(keys[key])
+            slots.append(keys[group_num])
         self.group_lrs = ParameterTuple(consts)
         self.group_lr_tables = ParameterTuple(tables)
         self.__dict__["group_lr_schedules"] = tuple(schedules)
         self._group_sources = tuple(sources)
-        self._lr_slot = tuple(slots)
+        self._lr_slot = tuple(slots) if group_lr else (None,) * len(self.parameters)
         self.is_group_lr = bool(sources)
         self.dynamic_lr = own[0] != "const" or any(s[0] != "const" for s in sources)
 
@@ -277,8 +289,10 @@ class Optimizer(Cell):
         when a group sets its own lr (is_group_lr), a tuple with each Parameter's rate (as
         MindSpore's get_lr). Every rate is read at the same step, the one before the increment."""
         step = self.global_step * 1     # the value now: assign() below rebinds the Parameter
-        own = self.lr_schedule if self._lr_kind == "schedule" else self.learning_rate
-        lr = self._rate(self._lr_kind, own, self.lr_steps, step)
+        lr = None
+        if self._uses_own_lr:
+            own = self.lr_schedule if self._lr_kind == "schedule" else self.learning_rate
+            lr = self._rate(self._lr_kind, own, self.lr_steps, step)
         if self.is_group_lr:
             rates = tuple(self._group_rate(s, step) for s in self._group_sources)
             lr = tuple(lr if k is None else rates[k] for k in self._lr_slot)
