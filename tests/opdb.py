@@ -493,6 +493,8 @@ from opdb_array_nd import array_nd_cases  # noqa: E402
 CASES += array_nd_cases(OpCase, Sample)
 from opdb_attention import attention_cases  # noqa: E402
 CASES += attention_cases(OpCase, Sample)
+from opdb_collective import collective_cases  # noqa: E402  (AllReduce, AllGather, ...)
+CASES += collective_cases(OpCase, Sample)
 
 OPDB = {c.name: c for c in CASES}
 assert len(OPDB) == len(CASES), "duplicate OpCase"

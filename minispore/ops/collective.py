@@ -51,7 +51,7 @@ class AllReduce(Primitive):
     def __init__(self, op=ReduceOp.SUM, group=_WORLD):
         _checked("AllReduce", op, {"op": _str("AllReduce", "op", op),
                                    "group": _str("AllReduce", "group", group)})
-        _bind(self, _C.ALL_REDUCE, op=op, group=group)
+        _bind(self, _C.ALL_REDUCE, reduce_op=op, group=group)
         self.name, self.op_name, self.group = "AllReduce", op, group
 
 
@@ -72,7 +72,7 @@ class ReduceScatter(Primitive):
     def __init__(self, op=ReduceOp.SUM, group=_WORLD):
         _checked("ReduceScatter", op, {"op": _str("ReduceScatter", "op", op),
                                        "group": _str("ReduceScatter", "group", group)})
-        _bind(self, _C.REDUCE_SCATTER, op=op, group=group)
+        _bind(self, _C.REDUCE_SCATTER, reduce_op=op, group=group)
         self.name, self.op_name, self.group = "ReduceScatter", op, group
         self.rank_size = _C._group("ReduceScatter", group).size
 

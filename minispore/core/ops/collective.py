@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import dtype as dt
 from ..errors import DTypeError, ShapeError
-from ..primitive import Meta, OpDef, defop, executor, normalize_attrs
+from ..primitive import Meta, OpDef, apply, defop
 
 __all__ = ["ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "COLLECTIVE_BROADCAST", "ALL_TO_ALL",
            "all_reduce", "all_gather", "reduce_scatter", "collective_broadcast", "all_to_all"]
@@ -73,8 +73,8 @@ def _dim(who, name, d, rank):
 
 
 # ------------------------------------------------------------------ shape rules ------------------
-def _all_reduce_meta(who, x, op, group):
-    _check_op(who, op)
+def _all_reduce_meta(who, x, reduce_op, group):
+    _check_op(who, reduce_op)
     _no_bool(who, x)
     _group(who, group)
     return Meta(tuple(x.shape), x.dtype)
@@ -88,8 +88,8 @@ def _all_gather_meta(who, x, group):
     return Meta((x.shape[0] * size,) + tuple(x.shape[1:]), x.dtype)
 
 
-def _reduce_scatter_meta(who, x, op, group):
-    _check_op(who, op)
+def _reduce_scatter_meta(who, x, reduce_op, group):
+    _check_op(who, reduce_op)
     _no_bool(who, x)
     size = _group(who, group).size
     if not x.shape or x.shape[0] % size:
@@ -128,16 +128,16 @@ def _all_to_all_meta(who, x, split_count, split_dim, concat_dim, group):
 
 
 # ------------------------------------------------------------------ host collectives -------------
-def _run_all_reduce(comm, x, op, group):
-    return comm.all_reduce(x, op)
+def _run_all_reduce(comm, x, reduce_op, group):
+    return comm.all_reduce(x, reduce_op)
 
 
 def _run_all_gather(comm, x, group):
     return comm.all_gather(x)
 
 
-def _run_reduce_scatter(comm, x, op, group):
-    return comm.reduce_scatter(x, op)
+def _run_reduce_scatter(comm, x, reduce_op, group):
+    return comm.reduce_scatter(x, reduce_op)
 
 
 def _run_broadcast(comm, x, root_rank, group):
@@ -148,24 +148,15 @@ def _run_all_to_all(comm, x, split_count, split_dim, concat_dim, group):
     return comm.all_to_all(x, split_count, split_dim % x.ndim, concat_dim % x.ndim)
 
 
-def _apply(opdef, x, attrs):
-    """primitive.apply(opdef, x, **attrs), whose own first parameter is named `op` (AllReduce's
-    reduction attribute is too)."""
-    if opdef.composite is not None:
-        from .. import composite
-        return composite.run(opdef, (x,), normalize_attrs(opdef, attrs))
-    return executor.current.apply(opdef, (x,), normalize_attrs(opdef, attrs))
-
-
 def _host_op(who, attrs, meta, run) -> OpDef:
     """The host-callback op of one collective (unregistered, as a Custom pyfunc's: the
     composite `who` is what the registry and the op database know)."""
 
     def collective(x, **kw):
         comm = _group(who, kw["group"])
-        a = np.ascontiguousarray(x)
+        a = np.asarray(x, order="C")
         comm.check_same_shape(who, a)
-        return np.ascontiguousarray(run(comm, a, **kw))
+        return np.asarray(run(comm, a, **kw), order="C")
 
     def host_kernel(backend, in_metas, kw, out_meta):
         def kernel(buf):
@@ -183,21 +174,18 @@ def _host_op(who, attrs, meta, run) -> OpDef:
 
 def _declare(name, attrs, meta, run, bprop):
     host = _host_op(name, attrs, meta, run)
-
-    def ref(x, **kw):
-        return host.ref(x, **kw)
-    return defop(name, infer=lambda x, **kw: meta(name, x, **kw), ref=ref, attrs=attrs,
-                 arity=1, bprop=bprop, composite=lambda x, **kw: _apply(host, x, kw))
+    return defop(name, infer=lambda x, **kw: meta(name, x, **kw), ref=host.ref, attrs=attrs,
+                 arity=1, bprop=bprop, composite=lambda x, **kw: apply(host, x, **kw))
 
 
 # ------------------------------------------------------------------ gradients --------------------
-def _all_reduce_bprop(i, out, dout, op="sum", group=_WORLD):
+def _all_reduce_bprop(i, out, dout, reduce_op="sum", group=_WORLD):
     from . import math as _m
     x = i[0]
-    if op == "prod":
+    if reduce_op == "prod":
         return (_m.div(all_reduce(_m.mul(dout, out), "sum", group), x),)
     dx = all_reduce(dout, "sum", group)
-    if op == "sum":
+    if reduce_op == "sum":
         return (dx,)
     return (_m.mul(dx, _m.cast(_m.eq(x, out), dx.dtype)),)
 
@@ -206,10 +194,10 @@ def _all_gather_bprop(i, out, dout, group=_WORLD):
     return (reduce_scatter(dout, "sum", group),)
 
 
-def _reduce_scatter_bprop(i, out, dout, op="sum", group=_WORLD):
-    if op != "sum":
+def _reduce_scatter_bprop(i, out, dout, reduce_op="sum", group=_WORLD):
+    if reduce_op != "sum":
         raise RuntimeError(f"For 'ReduceScatter', the gradient is defined for ReduceOp.SUM "
-                           f"only, but got op={op!r} (as in MindSpore)")
+                           f"only, but got op={reduce_op!r} (as in MindSpore)")
     return (all_gather(dout, group),)
 
 
@@ -221,11 +209,11 @@ def _all_to_all_bprop(i, out, dout, split_count=1, split_dim=0, concat_dim=0, gr
     return (all_to_all(dout, split_count, concat_dim, split_dim, group),)
 
 
-ALL_REDUCE = _declare("all_reduce", {"op": "sum", "group": _WORLD}, _all_reduce_meta,
+ALL_REDUCE = _declare("all_reduce", {"reduce_op": "sum", "group": _WORLD}, _all_reduce_meta,
                       _run_all_reduce, _all_reduce_bprop)
 ALL_GATHER = _declare("all_gather", {"group": _WORLD}, _all_gather_meta, _run_all_gather,
                       _all_gather_bprop)
-REDUCE_SCATTER = _declare("reduce_scatter", {"op": "sum", "group": _WORLD},
+REDUCE_SCATTER = _declare("reduce_scatter", {"reduce_op": "sum", "group": _WORLD},
                           _reduce_scatter_meta, _run_reduce_scatter, _reduce_scatter_bprop)
 COLLECTIVE_BROADCAST = _declare("collective_broadcast", {"root_rank": 0, "group": _WORLD},
                                 _broadcast_meta, _run_broadcast, _broadcast_bprop)
@@ -236,26 +224,26 @@ ALL_TO_ALL = _declare("all_to_all", {"split_count": 1, "split_dim": 0, "concat_d
 
 def all_reduce(x, op="sum", group=_WORLD):
     """The elementwise reduction (sum, max, min, prod) of every rank's x, on every rank."""
-    return _apply(ALL_REDUCE, x, {"op": op, "group": group})
+    return apply(ALL_REDUCE, x, reduce_op=op, group=group)
 
 
 def all_gather(x, group=_WORLD):
     """Every rank's x concatenated along axis 0, in rank order."""
-    return _apply(ALL_GATHER, x, {"group": group})
+    return apply(ALL_GATHER, x, group=group)
 
 
 def reduce_scatter(x, op="sum", group=_WORLD):
     """The reduction of every rank's x, split along axis 0: this rank's part."""
-    return _apply(REDUCE_SCATTER, x, {"op": op, "group": group})
+    return apply(REDUCE_SCATTER, x, reduce_op=op, group=group)
 
 
 def collective_broadcast(x, root_rank=0, group=_WORLD):
     """Group rank root_rank's x, on every rank."""
-    return _apply(COLLECTIVE_BROADCAST, x, {"root_rank": root_rank, "group": group})
+    return apply(COLLECTIVE_BROADCAST, x, root_rank=root_rank, group=group)
 
 
 def all_to_all(x, split_count, split_dim, concat_dim, group=_WORLD):
     """x split along split_dim, part j to rank j; the parts received concatenated along
     concat_dim."""
-    return _apply(ALL_TO_ALL, x, {"split_count": split_count, "split_dim": split_dim,
-                                  "concat_dim": concat_dim, "group": group})
+    return apply(ALL_TO_ALL, x, split_count=split_count, split_dim=split_dim,
+                 concat_dim=concat_dim, group=group)
