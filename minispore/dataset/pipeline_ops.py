@@ -143,7 +143,7 @@ def _copy_ops(ops) -> list:
 
 # the compute time a map of built-in transforms spends in the reader's thread before it starts
 # worker processes: a dataset it maps within that time never forks
-_INLINE_START_S = 0.03
+_INLINE_START_S = 0.015
 
 
 class MapDataset(Dataset):

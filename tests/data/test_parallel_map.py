@@ -98,7 +98,9 @@ def test_workers_start_lazily_and_stop_with_the_iterator():
     assert len(_values(thread_map)) == 50 and _no_workers_left()
 
 
-def test_prefetch_is_bounded():
+@pytest.mark.parametrize("processes", [False, True])
+def test_prefetch_is_bounded(processes):
+    # at most max(prefetch, 2 x workers) rows in flight, on threads and on processes
     calls = []
 
     class Source:
@@ -112,7 +114,8 @@ def test_prefetch_is_bounded():
     ds.config.set_prefetch_size(4)
     try:
         d = ds.GeneratorDataset(Source(), ["x"], shuffle=False).map(
-            _slow_identity, input_columns="x", num_parallel_workers=2)
+            _slow_identity, input_columns="x", num_parallel_workers=2,
+            python_multiprocessing=processes)
         it = d.create_tuple_iterator(output_numpy=True)
         assert int(next(it)[0]) == 0
         time.sleep(0.2)                                     # let the workers run ahead

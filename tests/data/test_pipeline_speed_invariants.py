@@ -72,7 +72,7 @@ def pool_starts(monkeypatch):
 
 @pytest.fixture
 def forking(monkeypatch, pool_starts):
-    """Built-in maps start their worker processes after one row (not after 30 ms), so that
+    """Built-in maps start their worker processes after one row (not after 15 ms), so that
     even these small datasets are mapped by processes."""
     monkeypatch.setattr(pipeline_ops, "_INLINE_START_S", 0.0)
     return pool_starts
@@ -143,7 +143,7 @@ def test_which_maps_count_as_built_in():
 def test_a_small_dataset_never_starts_worker_processes(pool_starts):
     ds.config.set_seed(2)
     assert _read(2, False, epochs=1) == _read(1, False, epochs=1)
-    assert not pool_starts                       # mapped in the reader's thread within 30 ms
+    assert not pool_starts                       # mapped in the reader's thread within 15 ms
 
 
 def test_a_failing_builtin_op_in_a_worker_process_names_it(forking):
