@@ -76,27 +76,41 @@ class Metric:
 
 
 def _check_eval_inputs(who, eval_type, y_pred, y):
-    """MindSpore's EvaluationBase checks: 'classification' wants y of y_pred's shape without
-    axis 1; 'multilabel' the same shapes and every element 0 or 1."""
+    """MindSpore's EvaluationBase checks (_check_shape, then _check_value), with its messages:
+    'classification' wants y of y_pred's shape without axis 1; 'multilabel' the same shapes
+    and every element of both 0 or 1 (scores are not rounded: MindSpore raises on them)."""
     if eval_type == "classification":
-        if y_pred.ndim != y.ndim + 1 or y.shape != (y_pred.shape[0],) + y_pred.shape[2:]:
-            raise ValueError(f"For '{who}.update' (classification), y must have y_pred's "
-                             f"shape without axis 1 (or be its one-hot), got y_pred "
-                             f"{y_pred.shape} and y {y.shape}")
-    else:
-        if y_pred.shape != y.shape:
-            raise ValueError(f"For '{who}.update' (multilabel), y_pred and y must have the "
-                             f"same shape, got {y_pred.shape} and {y.shape}")
-        if not (np.equal(y_pred ** 2, y_pred).all() and np.equal(y ** 2, y).all()):
-            raise ValueError(f"For '{who}.update' (multilabel), every element of y_pred and "
-                             f"y must be 0 or 1")
+        if y_pred.ndim != y.ndim + 1:
+            raise ValueError(f"In classification case, the dimension of y_pred (predicted value) "
+                             f"should equal to the dimension of y (true value) add 1, but got "
+                             f"y_pred dimension: {y_pred.ndim} and y dimension: {y.ndim}.")
+        if y.shape != (y_pred.shape[0],) + y_pred.shape[2:]:
+            raise ValueError(f"In classification case, y_pred (predicted value) shape and y (true "
+                             f"value) shape can not match, y shape should be equal to y_pred "
+                             f"shape that the value at index 1 is deleted. Such as y_pred shape "
+                             f"(1, 2, 3), then y shape should be (1, 3). But got y_pred shape "
+                             f"{y_pred.shape} and y shape {y.shape}")
+        return
+    if y_pred.ndim != y.ndim:
+        raise ValueError(f"In {eval_type} case, the dimension of y_pred (predicted value) should "
+                         f"equal to the dimension of y (true value), but got y_pred dimension: "
+                         f"{y_pred.ndim} and y dimension: {y.ndim}.")
+    if y_pred.shape != y.shape:
+        raise ValueError(f"In {eval_type} case, the shape of y_pred (predicted value) should "
+                         f"equal to the shape of y (true value), but got y_pred shape: "
+                         f"{y_pred.shape} and y shape: {y.shape}.")
+    if not (np.equal(y_pred ** 2, y_pred).all() and np.equal(y ** 2, y).all()):
+        raise ValueError("In multilabel case, all elements in y_pred (predicted value) and y "
+                         "(true value) should be 0 or 1.Please check whether your inputs y_pred "
+                         "and y are correct.")
 
 
 class Accuracy(Metric):
     """Fraction of correct predictions. update(y_pred, y): y_pred (N, C, ...) scores (argmax
     over axis 1); y (N, ...) class indices or one-hot over axis 1. eval_type='multilabel':
-    y_pred (N, C, ...) scores rounded to {0, 1} and y (N, C, ...) in {0, 1}, a sample counts
-    when every label matches."""
+    y_pred and y (N, C, ...) both of 0s and 1s (scores raise MindSpore's ValueError: threshold
+    them first, e.g. `(y_pred > 0.5)`), a sample counts when every label matches. eval()
+    returns a numpy.float64, as MindSpore's."""
 
     def __init__(self, eval_type="classification"):
         if eval_type not in ("classification", "multilabel"):
@@ -119,10 +133,6 @@ class Accuracy(Metric):
         y = self._convert_data(inputs[1])
         if self.eval_type == "classification" and y_pred.ndim == y.ndim and _is_one_hot(y):
             y = y.argmax(axis=1)
-        if self.eval_type == "multilabel":
-            # scores are rounded to {0, 1} (MindSpore raises on values other than 0 and 1,
-            # so the results agree wherever MindSpore gives one)
-            y_pred = np.round(y_pred)
         _check_eval_inputs("Accuracy", self.eval_type, y_pred, y)
         if self._class_num == 0:
             self._class_num = y_pred.shape[1]
@@ -143,7 +153,7 @@ class Accuracy(Metric):
         if self._total_num == 0:
             raise RuntimeError("The 'Accuracy' can not be calculated, because the number of "
                                "samples is 0; call update() before eval()")
-        return self._correct_num / self._total_num
+        return np.float64(self._correct_num) / self._total_num
 
 
 class MAE(Metric):
@@ -170,7 +180,7 @@ class MAE(Metric):
         if self._samples_num == 0:
             raise RuntimeError("MAE can not be calculated, because the number of samples is 0; "
                                "call update() first")
-        return float(self._abs_error_sum / self._samples_num)
+        return np.float64(self._abs_error_sum / self._samples_num)     # MindSpore's type
 
 
 class MSE(Metric):
@@ -199,7 +209,7 @@ class MSE(Metric):
         if self._samples_num == 0:
             raise RuntimeError("The 'MSE' can not be calculated, because the number of samples is "
                                "0; call update() before eval()")
-        return float(self._squared_error_sum / self._samples_num)
+        return np.float64(self._squared_error_sum / self._samples_num)  # MindSpore's type
 
 
 class Loss(Metric):
@@ -227,7 +237,7 @@ class Loss(Metric):
         if self._total_num == 0:
             raise RuntimeError("The 'Loss' can not be calculated, because the number of samples "
                                "is 0; call update() before eval()")
-        return float(self._sum_loss / self._total_num)
+        return np.float64(self._sum_loss / self._total_num)     # MindSpore's type
 
 
 def _is_one_hot(y) -> bool:
@@ -279,7 +289,7 @@ class TopKCategoricalAccuracy(Metric):
         if self._samples_num == 0:
             raise RuntimeError("The 'TopKCategoricalAccuracy' can not be calculated, because "
                                "the number of samples is 0; call update() before eval()")
-        return self._correct_num / self._samples_num
+        return np.float64(self._correct_num) / self._samples_num     # MindSpore's type
 
 
 class Top1CategoricalAccuracy(TopKCategoricalAccuracy):

@@ -66,15 +66,33 @@ def _callback_list(who, callbacks, mode) -> list:
     return cbs
 
 
-def _metric(name_or_obj):
+def _get_metrics(metrics) -> dict:
+    """MindSpore's get_metrics: None (no metrics), a dict {name: Metric} or a set of metric
+    names (each made by get_metric_fn, whose KeyError an unknown name raises); a list, a tuple
+    or a single Metric is MindSpore's TypeError."""
     from ..nn import metrics as nn_metrics
-    if not isinstance(name_or_obj, str):
-        return name_or_obj
-    try:
-        return nn_metrics.get_metric_fn(name_or_obj)
-    except KeyError:
-        raise ValueError(f"Model: unknown metric {name_or_obj!r}; use one of "
-                         f"{nn_metrics.names()} or a Metric instance") from None
+    if metrics is None:
+        return {}
+    if isinstance(metrics, dict):
+        for name, metric in metrics.items():
+            if not isinstance(name, str) or not isinstance(metric, nn_metrics.Metric):
+                raise TypeError(f"For 'get_metrics', if 'metrics' is dict, the key in 'metrics' "
+                                f"must be string and value in 'metrics' must be Metric, but got "
+                                f"key:{type(name)}, value:{type(metric)}.")
+        return dict(metrics)
+    if isinstance(metrics, set):
+        return {name: nn_metrics.get_metric_fn(name) for name in metrics}
+    raise TypeError(f"For 'get_metrics', the argument 'metrics' must be None, dict or set, but "
+                    f"got {metrics}")
+
+
+_NO_EVAL_NETWORK = (
+    "If `metrics` is set, `eval_network` must not be None. Do not set `metrics` if you don't "
+    "want an evaluation.\nIf evaluation is required, you need to specify `eval_network`, which "
+    "will be used in the framework to evaluate the model.\nFor the simple scenarios with one "
+    "data, one label and one logits, `eval_network` is optional, and then you can set "
+    "`eval_network` or `loss_fn`. For the latter case, framework will automatically build an "
+    "evaluation network with `network` and `loss_fn`.")
 
 
 class Model:
@@ -99,12 +117,12 @@ class Model:
             raise ValueError("Auto mixed precision will not work because 'optimizer' is None."
                              "Please set amp_level='O0' to disable auto mixed precision or set "
                              "'optimizer' not be None to use auto mixed precision.")
-        if isinstance(metrics, dict):
-            self.metrics = {k: _metric(v) for k, v in metrics.items()}
-        else:
-            self.metrics = {m if isinstance(m, str) else type(m).__name__.lower(): _metric(m)
-                            for m in (metrics or ())}
         self.train_network = self._build_train_network()
+        # MindSpore's _build_eval_network, after the train network: metrics need an
+        # eval_network or a loss_fn (to build WithEvalCell from)
+        self.metrics = _get_metrics(metrics)
+        if self.metrics and eval_network is None and loss_fn is None:
+            raise ValueError(_NO_EVAL_NETWORK)
         self.eval_network = eval_network
         # MindSpore's WithEvalCell casts the outputs and the label to float32 before the loss
         # when the network was cast to float16 (amp_level O2/O3)
@@ -311,7 +329,9 @@ class Model:
     # -- evaluation and prediction ------------------------------------------------------------
     def eval(self, valid_dataset, callbacks=None, dataset_sink_mode=False) -> dict:
         """{metric name: value} over the whole dataset (each row: inputs..., label), with
-        callbacks' on_eval_* hooks. The metrics are the same with dataset_sink_mode=True (rows
+        callbacks' on_eval_* hooks. Each value is its metric's eval() as MindSpore's returns it
+        (numpy.float64 for accuracy, loss, mae, mse and the top-k accuracies; numpy arrays for
+        precision, recall, F1; a Python float for dice and perplexity). The metrics are the same with dataset_sink_mode=True (rows
         are read one step at a time)."""
         from .callback import InternalCallbackParam
         _check_bool("Model.eval", "dataset_sink_mode", dataset_sink_mode)

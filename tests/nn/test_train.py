@@ -97,6 +97,29 @@ def test_with_eval_cell(mode):
     assert nn.WithLossCell(net, nn.MSELoss()).backbone_network is net
 
 
+@pytest.mark.parametrize("label_dtype,want", [
+    (np.int32, ms.int32), (np.int64, ms.int64), (np.uint8, ms.uint8), (np.bool_, ms.bool_),
+    (np.float16, ms.float32), (np.float64, ms.float32)])
+def test_with_eval_cell_add_cast_fp32_casts_only_float_labels(label_dtype, want, mode):
+    """MindSpore 2.10's WithEvalCell(add_cast_fp32=True) (mixed_precision_cast): a floating
+    label becomes float32, an integer or bool label keeps its dtype; the outputs are float32."""
+    ev = nn.WithEvalCell(nn.Dense(4, 3), _LabelDtype(), add_cast_fp32=True)
+    label = YS.astype(label_dtype)
+    loss, out, got = ev(Tensor(XS), Tensor(label))
+    assert got.dtype == want and out.dtype == ms.float32
+    np.testing.assert_array_equal(got.asnumpy(), label.astype(got.asnumpy().dtype))
+    with pytest.raises(TypeError, match="the type of 'add_cast_fp32' should be 'bool', but got "
+                                        "type 'int'"):
+        nn.WithEvalCell(nn.Dense(4, 2), nn.MSELoss(), add_cast_fp32=1)
+
+
+class _LabelDtype(nn.Cell):
+    """A loss that takes a label of any dtype: the outputs' mean."""
+
+    def construct(self, logits, label):
+        return ops.mean(logits)
+
+
 def test_wrapper_errors():
     net = _mlp()
     with pytest.raises(TypeError, match="optimizer must be an nn.Optimizer"):
@@ -118,8 +141,18 @@ def test_accuracy_and_mae():
     with pytest.raises(RuntimeError, match="number of samples is 0"):
         acc.eval()
     ml = nn.Accuracy("multilabel")
-    ml.update(np.array([[0.9, 0.2], [0.7, 0.6]]), np.array([[1, 0], [1, 0]]))
-    assert ml.eval() == 0.5
+    ml.update(np.array([[1, 0], [1, 1]]), np.array([[1, 0], [1, 0]]))
+    assert ml.eval() == 0.5 and type(ml.eval()) is np.float64     # MindSpore 2.10's type
+    # MindSpore 2.10 does not round scores: any value other than 0 and 1 is its ValueError
+    with pytest.raises(ValueError, match=r"In multilabel case, all elements in y_pred \(predicted "
+                                         r"value\) and y \(true value\) should be 0 or 1"):
+        nn.Accuracy("multilabel").update(np.array([[0.9, 0.2], [0.7, 0.6]]),
+                                         np.array([[1, 0], [1, 0]]))
+    with pytest.raises(ValueError, match=r"In multilabel case, the shape of y_pred \(predicted "
+                                         r"value\) should equal to the shape of y \(true value\), "
+                                         r"but got y_pred shape: \(2, 2\) and y shape: \(2, 3\)"):
+        nn.Accuracy("multilabel").update(np.array([[1, 0], [1, 0]]),
+                                         np.array([[1, 0, 1], [1, 0, 0]]))
     with pytest.raises(ValueError, match="eval_type"):
         nn.Accuracy("top5")
     mae = nn.MAE()
