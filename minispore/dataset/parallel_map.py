@@ -5,11 +5,13 @@ a random-access `GeneratorDataset`.
 `ordered_map(fn, items, ...)` is a generator yielding `fn(item)` for every item, strictly in the
 order of `items`. With one worker it calls `fn` in the caller's thread; with more it uses
 dedicated worker threads, or worker processes (forked, MindSpore's default start method, so
-`fn` need not be picklable; items and results travel pickled) when `use_processes`. Item k
-goes to worker k % n, and every worker has its own copy of the operation's state (a fork's
-copy; for threads, what `make_fn(worker)` gives it), so which worker computes a row never
-depends on timing. At most max(`prefetch`, 2 x workers) items are in flight, so a slow
-consumer never makes the pipeline hold more.
+`fn` need not be picklable; items go in chunks through a Queue, results come back pickled
+through one pipe per worker) when `use_processes`; `inline_start_s` lets the caller's thread
+compute the first items of a pure `fn` (a map of built-in transforms) so that a small input
+never starts processes. Chunk k goes to worker k % n, and every worker has its own copy of
+the operation's state (a fork's copy; for threads, what `make_fn(worker)` gives it), so which
+worker computes a row never depends on timing. At most max(`prefetch`, 2 x workers) items
+are in flight, so a slow consumer never makes the pipeline hold more.
 
 Workers start on the first `next()`. Inside an iterator (`WorkerSession`, which the dataset
 iterators make active while they pull a row) the workers of an operation live across its
@@ -17,11 +19,13 @@ epochs (a worker's random state goes on from one epoch to the next) and are shut
 the iterator finishes its last epoch, is stopped or is garbage-collected; outside one they
 live for one pass. A worker that raises makes the reader raise MindSpore's RuntimeError with
 the operation's name and the worker's traceback text; a worker process that dies fails the
-pipeline instead of hanging it.
+pipeline instead of hanging it. A worker process ignores Ctrl-C (the reader handles it and
+stops the workers) and ends by itself when its reader's process is gone.
 """
 from __future__ import annotations
 
 import itertools
+import os
 import queue
 import threading
 import time
@@ -64,22 +68,34 @@ def _unwrap(result):
     return result
 
 
-def _serve(fn, inbox, outbox, who, name):
+def _serve(fn, inbox, outbox, who, name, get=None):
     """A worker's loop: chunks (lists of items) from inbox, their lists of results to outbox,
     in order, until _STOP."""
+    get = get or inbox.get
     while True:
-        chunk = inbox.get()
+        chunk = get()
         if isinstance(chunk, str) and chunk == _STOP:
             return
         outbox.put([_call_guarded(fn, item, who, name) for item in chunk])
 
 
-def _serve_in_child(make_fn, worker, inbox, outbox, who, name):
+def _serve_in_child(make_fn, worker, inbox, outbox, who, name, parent: int):
+    import os
+    import signal
     import sys
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the reader's to handle
     cv2 = sys.modules.get("cv2")
     if cv2 is not None:             # the workers share the cores: one OpenCV thread each
         cv2.setNumThreads(1)        # (its results do not depend on the thread count)
-    _serve(make_fn(worker), inbox, outbox, who, name)
+
+    def get():                      # a worker whose reader died (killed) ends too
+        while True:
+            try:
+                return inbox.get(timeout=1.0)
+            except queue.Empty:
+                if os.getppid() != parent:
+                    return _STOP
+    _serve(make_fn(worker), inbox, outbox, who, name, get)
 
 
 class _PipeBox:
@@ -118,7 +134,7 @@ class _Workers:
             ctx = multiprocessing.get_context("fork")
             self.queues = [(ctx.Queue(), _PipeBox(ctx)) for _ in range(n)]
             self.procs = [ctx.Process(target=_serve_in_child, daemon=True,
-                                      args=(make_fn, w, i, o, who, name),
+                                      args=(make_fn, w, i, o, who, name, os.getpid()),
                                       name=f"dataset-{who}-{w}")
                           for w, (i, o) in enumerate(self.queues)]
         else:

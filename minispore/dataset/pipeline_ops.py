@@ -9,11 +9,11 @@ columns of its inputs in order; project reorders.
 from __future__ import annotations
 
 import itertools
-import types
 
 import numpy as np
 
 from . import config
+from .map_placement import INLINE_START_S, builtin_processes, copy_ops
 from .vision_common import enter_row, leave_row
 from .base import Dataset, Epoch, _check_count, outer_epoch
 from .parallel_map import op_name, ordered_map, resolve_workers
@@ -87,65 +87,6 @@ def _apply_row(ops, item) -> tuple:
         config.swap_iterator_seed(outer_seed)
 
 
-def _is_builtin(obj, depth: int = 0) -> bool:
-    """Whether `obj` is a minispore.dataset transform holding no user code (no callable from
-    outside minispore.dataset among its attributes, lists and dicts included): a pure
-    function of its input and the row's random key, safe to run in a worker process."""
-    if depth > 4:
-        return False
-    if isinstance(obj, (list, tuple)):
-        return all(_is_builtin(v, depth + 1) for v in obj)
-    if isinstance(obj, dict):
-        return all(_is_builtin(v, depth + 1) for v in obj.values())
-    if not callable(obj) or isinstance(obj, type):
-        return True                             # data: numbers, arrays, enums, draws, ...
-    function = isinstance(obj, types.FunctionType)
-    module = (obj.__module__ if function else type(obj).__module__) or ""
-    if not module.startswith("minispore.dataset."):
-        return False
-    if function:                                # and what its closure holds
-        return all(_is_builtin(c.cell_contents, depth + 1) for c in obj.__closure__ or ())
-    return all(_is_builtin(v, depth + 1) for v in getattr(obj, "__dict__", {}).values())
-
-
-def builtin_processes(ops, workers: int) -> bool:
-    """Whether a map with python_multiprocessing=False runs its operations in worker
-    processes. MindSpore runs its C++ transforms on native threads that compute in parallel;
-    minispore's transforms are Python (numpy, OpenCV, Pillow) holding the GIL between kernel
-    calls, so threads cannot overlap them. When every operation is a built-in transform
-    holding no user code (`_is_builtin`), the map computes in forked processes instead: their
-    results are the same bits (each row's random draws are keyed by its epoch and number,
-    never by its worker), and no user function runs outside the main process, so user
-    Python functions keep MindSpore's thread semantics. MINISPORE_DATASET_THREADS_ONLY=1 in
-    the environment keeps threads."""
-    import os
-    return workers > 1 and hasattr(os, "fork") and \
-        os.environ.get("MINISPORE_DATASET_THREADS_ONLY", "") in ("", "0") and _is_builtin(ops)
-
-
-def _copy_ops(ops) -> list:
-    """One worker thread's operations: its own copy of each minispore.dataset transform (as
-    MindSpore gives each worker a copy of its C++ transforms, random state included); user
-    Python callables are shared, as MindSpore's PyFunc workers share them (a bound method
-    sees its object's updates)."""
-    import copy
-    out = []
-    for op in ops:
-        if not type(op).__module__.startswith("minispore.dataset."):
-            out.append(op)
-            continue
-        try:
-            out.append(copy.deepcopy(op))
-        except Exception:                   # a lock, a file, ...: the workers share it
-            out.append(op)
-    return out
-
-
-# the compute time a map of built-in transforms spends in the reader's thread before it starts
-# worker processes: a dataset it maps within that time never forks
-_INLINE_START_S = 0.015
-
-
 class MapDataset(Dataset):
     """`operations` (one callable or a list, each one's outputs the next one's inputs) applied
     to `input_columns`, on a pool of workers, rows in order."""
@@ -164,7 +105,7 @@ class MapDataset(Dataset):
         self.workers = resolve_workers("map", num_parallel_workers, python_multiprocessing,
                                        max_rowsize)
         self.processes = python_multiprocessing
-        # built-in transforms only: processes (builtin_processes), after a short start in
+        # built-in transforms only: processes (map_placement), after a short start in
         # the reader's thread, so that a small dataset never starts them and the workers
         # fork with the transforms' libraries already loaded
         self.auto_processes = builtin_processes(ops, self.workers)
@@ -196,11 +137,11 @@ class MapDataset(Dataset):
         return max(1, min(self.workers, cores))
 
     def _worker_fn(self, worker: int):
-        """A worker thread's operations (`_copy_ops`); a forked process has its own copy of
-        everything already."""
+        """A worker thread's operations (`map_placement.copy_ops`); a forked process has its
+        own copy of everything already."""
         if self.processes or self.auto_processes:
             return self._apply
-        ops = _copy_ops(self.ops)
+        ops = copy_ops(self.ops)
         return lambda item: _apply_row(ops, item)
 
     def _rows(self, epoch):
@@ -217,7 +158,7 @@ class MapDataset(Dataset):
                               self.processes or self.auto_processes,
                               config.get_prefetch_size(), "map", self.name, key=id(self),
                               make_fn=self._worker_fn,
-                              inline_start_s=_INLINE_START_S if self.auto_processes else None)
+                              inline_start_s=INLINE_START_S if self.auto_processes else None)
         try:
             yield from self._checked(rows_b, results)
         finally:

@@ -15,7 +15,7 @@ import pytest
 
 import minispore.dataset as ds
 from minispore.dataset import config, pipeline_ops, transforms, vision
-from minispore.dataset.pipeline_ops import _is_builtin, builtin_processes
+from minispore.dataset.map_placement import builtin_processes, is_builtin
 
 
 def _images(n=24, seed=3):
@@ -74,7 +74,7 @@ def pool_starts(monkeypatch):
 def forking(monkeypatch, pool_starts):
     """Built-in maps start their worker processes after one row (not after 15 ms), so that
     even these small datasets are mapped by processes."""
-    monkeypatch.setattr(pipeline_ops, "_INLINE_START_S", 0.0)
+    monkeypatch.setattr(pipeline_ops, "INLINE_START_S", 0.0)
     return pool_starts
 
 
@@ -132,12 +132,12 @@ def test_user_functions_keep_thread_semantics():
 
 
 def test_which_maps_count_as_built_in():
-    assert _is_builtin(_ops()) and builtin_processes(_ops(), 2)
+    assert is_builtin(_ops()) and builtin_processes(_ops(), 2)
     assert not builtin_processes(_ops(), 1)                  # one worker: the caller's thread
-    assert _is_builtin([transforms.Compose([vision.HWC2CHW(), transforms.TypeCast(np.int32)])])
-    assert not _is_builtin([transforms.Compose([vision.HWC2CHW(), lambda x: x])])
-    assert not _is_builtin([transforms.RandomApply([np.flipud])])
-    assert not _is_builtin([lambda x: x]) and not _is_builtin([np.flipud])
+    assert is_builtin([transforms.Compose([vision.HWC2CHW(), transforms.TypeCast(np.int32)])])
+    assert not is_builtin([transforms.Compose([vision.HWC2CHW(), lambda x: x])])
+    assert not is_builtin([transforms.RandomApply([np.flipud])])
+    assert not is_builtin([lambda x: x]) and not is_builtin([np.flipud])
 
 
 def test_a_small_dataset_never_starts_worker_processes(pool_starts):
