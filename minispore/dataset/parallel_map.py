@@ -10,8 +10,9 @@ through one pipe per worker) when `use_processes`; `inline_start_s` lets the cal
 compute the first items of a pure `fn` (a map of built-in transforms) so that a small input
 never starts processes. Chunk k goes to worker k % n, and every worker has its own copy of
 the operation's state (a fork's copy; for threads, what `make_fn(worker)` gives it), so which
-worker computes a row never depends on timing. At most max(`prefetch`, 2 x workers) items
-are in flight, so a slow consumer never makes the pipeline hold more.
+worker computes a row never depends on timing. At most max(`prefetch`, workers) items are in
+flight on threads, `prefetch` (even: rounded down, at least 2) per worker process, so a slow
+consumer never makes the pipeline hold more.
 
 Workers start on the first `next()`. Inside an iterator (`WorkerSession`, which the dataset
 iterators make active while they pull a row) the workers of an operation live across its
@@ -256,7 +257,7 @@ def ordered_map(fn: Callable, items: Iterable, num_workers: int, use_processes: 
                 make_fn: Callable[[int], Callable] | None = None,
                 inline_start_s: float | None = None) -> Iterator:
     """fn(item) for each item, in order, computed by `num_workers` threads or processes with
-    at most max(prefetch, 2 * num_workers) items in flight. `make_fn(worker)` gives a worker its
+    at most max(prefetch, num_workers) items in flight on threads, prefetch per process. `make_fn(worker)` gives a worker its
     own callable (default: fn); `key` names the pool in the active WorkerSession. With
     `inline_start_s`, the caller's thread computes the first items itself until they took
     that long, and the workers start only if items remain (for a pure `fn` only: which
@@ -286,9 +287,11 @@ def ordered_map(fn: Callable, items: Iterable, num_workers: int, use_processes: 
     # processes get items in chunks (one pickled message each way per chunk, not per item);
     # threads one at a time. Chunks are cut at fixed counts, so the workers' shares of the
     # rows never depend on timing.
-    # two chunks per worker: one computing while the reader takes the other's results
-    chunk = max(1, min(32, limit // (2 * num_workers))) if use_processes else 1
-    max_chunks = max(2 * num_workers, limit // chunk)
+    # processes: two chunks of prefetch / 2 items per worker (one computing while the reader
+    # takes the other's results; as MindSpore, whose every worker has a queue of prefetch
+    # rows, a worker process holds up to `prefetch` items); threads: one item a chunk
+    chunk = max(1, min(32, prefetch // 2)) if use_processes else 1
+    max_chunks = 2 * num_workers if use_processes else limit
     failed = False
     try:
         source = iter(items)
