@@ -1,12 +1,16 @@
 """MindSpore's auto-parallel context (`set_auto_parallel_context` / `get_auto_parallel_context` /
-`reset_auto_parallel_context`, `ParallelMode`) for one process on one device.
+`reset_auto_parallel_context`, `ParallelMode`).
 
-What runs here is stand-alone, and data-parallel over a single device (device_num=1,
-global_rank=0), where averaging gradients over one device leaves them as they are. Every key
-MindSpore 2.10 recognises can be read back with MindSpore's default. A setting that only a
-multi-device job can honour (another parallel mode, device_num > 1, pipeline stages, gradient
-accumulation, strategy checkpoints, local-norm dumps, ...) raises NotImplementedError naming
-it; data parallelism across processes is not implemented."""
+What runs here is stand-alone, and data parallel over the ranks of the job the process joined
+with mindspore.communication.init() (one rank without init): TrainOneStepCell and Model then
+all-reduce the gradients over the world (nn.DistributedGradReducer), averaged with
+gradients_mean=True. device_num and global_rank may be set to what the job has (the world's
+size and this process's rank); unset, MindSpore's parallel helpers read them from the job
+(parallel/_utils.py). Every key MindSpore 2.10 recognises can be read back with MindSpore's
+default. A setting that needs what is not implemented (semi-auto, auto and hybrid parallel,
+pipeline stages, gradient accumulation, strategy checkpoints, local-norm dumps, parameter
+broadcast or the parallel optimizer over several ranks, ...) raises NotImplementedError
+naming it."""
 from __future__ import annotations
 
 import copy
@@ -76,14 +80,28 @@ _FREE_BOOLS = ("gradients_mean", "gradient_fp32_sync", "loss_repeated_mean", "pa
 _SET_ONLY = ("group_ckpt_save_file", "parallel_optimizer_config", "pipeline_config",
              "pipeline_segments")
 
+# booleans that change what a job of several ranks does and are not implemented there
+_ONE_RANK_BOOLS = ("parameter_broadcast", "enable_parallel_optimizer")
+
 _state: dict = {}
+_is_set: set = set()        # the keys set since the last reset (MindSpore's *_is_set)
 
 
 def _refuse(key, value, why):
     raise NotImplementedError(
-        f"set_auto_parallel_context: {key}={value!r} is not supported by minispore, which runs "
-        f"one process on one device ({why}); data parallelism across processes is not "
-        f"implemented")
+        f"set_auto_parallel_context: {key}={value!r} is not supported by minispore ({why}); "
+        f"minispore runs stand-alone and data parallel over the ranks of the job")
+
+
+def _world():
+    """(size, rank) of the job's world (1, 0 without init())."""
+    from ..communication.management import get_group_size, get_rank
+    return get_group_size(), get_rank()
+
+
+def is_set(key: str) -> bool:
+    """Whether `key` was set since the last reset (MindSpore's get_<key>_is_set)."""
+    return key in _is_set
 
 
 def _int(key, v):
@@ -113,20 +131,24 @@ def _check(key, v):
                              "'stand_alone', 'data_parallel', 'hybrid_parallel', "
                              f"'semi_auto_parallel' and 'auto_parallel', but got the value : {v}.")
         if v not in _RUNNABLE_MODES:
-            _refuse(key, v, "only 'stand_alone' and 'data_parallel' with device_num=1 run")
+            _refuse(key, v, "only 'stand_alone' and 'data_parallel' run")
         return {key: v}
     if key == "device_num":
         _positive_int(key, v)
-        if v != 1:
-            _refuse(key, v, "device_num must be 1")
+        size = _world()[0]
+        if v != size:
+            _refuse(key, v, f"device_num must be the number of ranks the job runs, {size} "
+                            f"(launch N ranks: python -m minispore run -n N script.py, and call "
+                            f"mindspore.communication.init() first)")
         return {key: int(v)}
     if key == "global_rank":
         _int(key, v)
         if not 0 <= v <= 4095:
             raise ValueError(f"The context configuration parameter 'global_rank' must be in "
                              f"[0, 4095], but got the value of global_rank : {v}.")
-        if v != 0:
-            _refuse(key, v, "the only rank is 0")
+        rank = _world()[1]
+        if v != rank:
+            _refuse(key, v, f"global_rank must be this process's rank in the job, {rank}")
         return {key: int(v)}
     if key in ("pipeline_stages", "grad_accumulation_step"):
         _positive_int(key, v)
@@ -135,6 +157,8 @@ def _check(key, v):
         return {key: v}
     if key in _FREE_BOOLS:
         _bool(key, v)
+        if key in _ONE_RANK_BOOLS and v and _world()[0] > 1:
+            _refuse(key, v, f"{key} over several ranks is not implemented")
         return {key: v, "full_batch_is_set": True} if key == "full_batch" else {key: v}
     if key in ("dump_local_norm", "dump_device_local_norm"):
         _bool(key, v)
@@ -172,6 +196,7 @@ def set_auto_parallel_context(**kwargs):
     for k, v in kwargs.items():
         updates.update(_check(k, v))
     _state.update(updates)
+    _is_set.update(kwargs)
 
 
 def get_auto_parallel_context(attr_key):
@@ -186,6 +211,7 @@ def reset_auto_parallel_context():
     """Every auto-parallel option back to MindSpore's default."""
     _state.clear()
     _state.update(copy.deepcopy(_DEFAULTS))
+    _is_set.clear()
 
 
 reset_auto_parallel_context()

@@ -1,6 +1,9 @@
 """minispore.parallel._utils: the getters of MindSpore's `mindspore.parallel._utils` that training
-scripts import, reading minispore's auto-parallel context (one process: device_num 1, rank 0)."""
+scripts import, reading minispore's auto-parallel context as MindSpore's do: stand-alone is one
+device of rank 0; otherwise device_num and global_rank are the context's where set, else the
+job's (get_group_size(), get_rank())."""
 from ..core.auto_parallel import get_auto_parallel_context as _get
+from ..core.auto_parallel import is_set as _is_set
 
 
 def _get_parallel_mode():
@@ -8,10 +11,20 @@ def _get_parallel_mode():
 
 
 def _get_device_num():
+    if _get("parallel_mode") == "stand_alone":
+        return 1
+    if not _is_set("device_num"):
+        from ..communication.management import get_group_size
+        return get_group_size()
     return _get("device_num")
 
 
 def _get_global_rank():
+    if _get("parallel_mode") == "stand_alone":
+        return 0
+    if not _is_set("global_rank"):
+        from ..communication.management import get_rank
+        return get_rank()
     return _get("global_rank")
 
 
