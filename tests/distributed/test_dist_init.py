@@ -127,3 +127,22 @@ def test_barrier_is_pynative_only():
         return x
     with pytest.raises(NotImplementedError, match="barrier"):
         f(ms.Tensor(X))
+
+
+@pytest.mark.parametrize("mode", [ms.PYNATIVE_MODE, ms.GRAPH_MODE])
+def test_grad_reducer_degree_scales_the_mean_as_mindspore(mode):
+    """MindSpore 2.10 accepts any positive degree (reducer.degree is then the float32 Tensor
+    1/degree, 0.125 for 8) and multiplies each all-reduced gradient by it when mean is True."""
+    ms.set_context(mode=mode)
+    params = ms.nn.Dense(2, 1).trainable_params()
+    reducer = ms.nn.DistributedGradReducer(params, True, 8)
+    assert float(reducer.degree.asnumpy()) == 0.125 and reducer.mean is True
+    grads = (ms.Tensor(np.array([[1.0, -2.0]], np.float32)), ms.Tensor(np.array([4.0], np.float32)))
+    out = reducer(grads)
+    np.testing.assert_array_equal(out[0].asnumpy(), [[0.125, -0.25]])
+    np.testing.assert_array_equal(out[1].asnumpy(), [0.5])
+    same = ms.nn.DistributedGradReducer(params, False, 8)(grads)
+    np.testing.assert_array_equal(same[1].asnumpy(), [4.0])
+    with pytest.raises(ValueError, match="'degree' in DistributedGradReducer should large than "
+                                         "0 and be int, degree: 0."):
+        ms.nn.DistributedGradReducer(params, True, 0)
