@@ -250,3 +250,35 @@ def test_one_mapped_node_read_twice_at_once():
         [[3 * i, 3 * i] for i in range(5)]
     t = m.take(2).concat(m)                                 # an early stop, then a full pass
     assert _values(t) == [0, 3, 0, 3, 6, 9, 12] and _no_workers_left()
+
+
+_KILLED_READER = """
+import os, signal, sys
+import numpy as np
+import minispore.dataset as ds
+import multiprocessing
+d = ds.NumpySlicesDataset({"x": np.arange(100)}, shuffle=False).map(
+    lambda x: x, input_columns="x", num_parallel_workers=2, python_multiprocessing=True)
+it = d.create_tuple_iterator(output_numpy=True)
+next(it)
+print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_worker_processes_end_when_their_reader_is_killed():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _KILLED_READER], capture_output=True,
+                         text=True, timeout=60, cwd=os.path.dirname(os.path.dirname(
+                             os.path.dirname(os.path.abspath(__file__)))))
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) == 2, out.stderr
+
+    def gone(pid):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+    assert _wait_until(lambda: all(gone(p) for p in pids), seconds=10)
