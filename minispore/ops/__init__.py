@@ -44,6 +44,7 @@ from .convolution import *  # noqa: F401,F403
 from .pooling_norm import *  # noqa: F401,F403
 from .shape_sampling import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
+from .nonfinite_and_clamp import *  # noqa: F401,F403
 from .collective import *  # noqa: F401,F403
 from .primitives import _SIMPLE
 from . import functional, operations  # noqa: E402  (MindSpore's ops.functional, ops.operations)
