@@ -16,8 +16,9 @@ of smooth random colour, so JPEG has something to decode). minispore and MindSpo
 source with only the import changed (python_multiprocessing=False; minispore computes these
 built-in transforms on min(W, cores) worker processes once a pass has taken 15 ms in the
 reader's thread; its "python_multiprocessing" row asks for processes). torch runs a
-`torch.utils.data.Dataset` doing the same steps by hand with Pillow (decode, crop + bilinear resize to SIZE, normalise, transpose; torchvision is not
-installable next to the CPU build of torch here) under `DataLoader(batch_size=32,
+`torch.utils.data.Dataset` doing the same steps by hand with Pillow (decode, crop + bilinear
+resize to SIZE, normalise, transpose; torchvision is not installable next to the CPU build of
+torch here) under `DataLoader(batch_size=32,
 num_workers=W)` (worker processes). Each row is one fresh process; a sample is one full pass
 over the files, reading every batch; the figure is images / second (median over the samples,
 min-max beside it) and the ratio to torch at the same worker count (> 1: minispore is faster).

@@ -257,8 +257,9 @@ def ordered_map(fn: Callable, items: Iterable, num_workers: int, use_processes: 
                 make_fn: Callable[[int], Callable] | None = None,
                 inline_start_s: float | None = None) -> Iterator:
     """fn(item) for each item, in order, computed by `num_workers` threads or processes with
-    at most max(prefetch, num_workers) items in flight on threads, prefetch per process. `make_fn(worker)` gives a worker its
-    own callable (default: fn); `key` names the pool in the active WorkerSession. With
+    at most max(prefetch, num_workers) items in flight on threads, prefetch per process.
+    `make_fn(worker)` gives a worker its own callable (default: fn); `key` names the pool in
+    the active WorkerSession. With
     `inline_start_s`, the caller's thread computes the first items itself until they took
     that long, and the workers start only if items remain (for a pure `fn` only: which
     thread or process computes an item must not change its result)."""
