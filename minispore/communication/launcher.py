@@ -20,8 +20,10 @@ import threading
 __all__ = ["mpiexec_command", "run"]
 
 _ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
-# Open MPI's tagged output: "[jobid,rank]<stdout>: text"
-_TAG = re.compile(r"^\[\d+,(\d+)\]<(stdout|stderr)>:\s?(.*)$", re.S)
+# Open MPI's tagged output: "[jobid,rank]<stdout>: text" (several on one line when ranks write
+# without a newline)
+_TAG = re.compile(r"\[\d+,(\d+)\]<(stdout|stderr)>: ?")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _find_mpiexec() -> str:
@@ -58,18 +60,23 @@ def mpiexec_command(nprocs: int, script: str, script_args=(), mpiexec: str | Non
     return cmd + [sys.executable, "-m", "mpi4py", script, *script_args]
 
 
-def _pump(stream, out, prefix_untagged: str):
+def _pump(stream, out):
+    """Copy mpiexec's output, each rank's text as `[rank r] text` lines; a fragment that is
+    only a terminal colour reset (some libraries write one at exit) is dropped."""
     for line in iter(stream.readline, ""):
-        m = _TAG.match(line)
-        if m:
-            rank, which, text = m.groups()
-            target = sys.stderr if which == "stderr" else out
-            target.write(f"[rank {rank}] {text}" if text.endswith("\n") else
-                         f"[rank {rank}] {text}\n")
-            target.flush()
-        else:
-            out.write(prefix_untagged + line)
+        tags = list(_TAG.finditer(line))
+        if not tags or tags[0].start() != 0:
+            out.write(line)
             out.flush()
+            continue
+        for k, m in enumerate(tags):
+            end = tags[k + 1].start() if k + 1 < len(tags) else len(line)
+            text = line[m.end():end].rstrip("\n")
+            if _ANSI.search(text) and not _ANSI.sub("", text).strip():
+                continue
+            target = sys.stderr if m.group(2) == "stderr" else out
+            target.write(f"[rank {m.group(1)}] {text}\n")
+            target.flush()
     stream.close()
 
 
@@ -93,8 +100,8 @@ def run(nprocs: int, script: str, script_args=(), timeout: float | None = None) 
     env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, bufsize=1)
-    pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout, ""), daemon=True),
-             threading.Thread(target=_pump, args=(proc.stderr, sys.stderr, ""), daemon=True)]
+    pumps = [threading.Thread(target=_pump, args=(proc.stdout, sys.stdout), daemon=True),
+             threading.Thread(target=_pump, args=(proc.stderr, sys.stderr), daemon=True)]
     for t in pumps:
         t.start()
     try:
