@@ -6,8 +6,9 @@ Open MPI gets the flags one machine needs: --oversubscribe (more ranks than core
 loopback interface over TCP (`btl self,tcp`, `btl_tcp_if_include lo`), and the variables that let
 it run as root (containers and CI run as root). Each rank runs under `python -m mpi4py`, which
 aborts the whole job when a rank raises, so the other ranks stop instead of waiting in a
-collective. The ranks import the minispore that launched them. Every output line comes back prefixed with its rank (`[rank 1] ...`, stderr to
-stderr); the exit code is mpiexec's, which is nonzero when any rank failed."""
+collective. The ranks import the minispore that launched them. Every output line comes back
+prefixed with its rank (`[rank 1] ...`, stderr to stderr); the exit code is mpiexec's, which is
+nonzero when any rank failed."""
 from __future__ import annotations
 
 import os

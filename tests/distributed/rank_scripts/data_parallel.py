@@ -1,12 +1,10 @@
-"""Rank script: data-parallel training of a small MLP, each rank on its shard of a 16-row batch,
+"""Rank script: data-parallel training of a small MLP, each rank on its shard of a 12-row batch,
 with set_auto_parallel_context(parallel_mode=DATA_PARALLEL, gradients_mean=True): TrainOneStepCell
-inserts the DistributedGradReducer (one gradient bucket in PyNative, two in GRAPH_MODE). Prints, per mode, the local losses and the final weights
-(tests/distributed/test_dist_data_parallel.py compares them with one process on the full
-batch)."""
+inserts the DistributedGradReducer (one gradient bucket in PyNative, two in GRAPH_MODE). Prints,
+per mode, the local losses and the final weights (tests/distributed/test_dist_data_parallel.py
+compares them with one process on the full batch)."""
 import json
 import sys
-
-import numpy as np
 
 import minispore as ms
 from minispore import nn
