@@ -59,6 +59,7 @@ def _no_workers_left(seconds=5.0):
 @pytest.fixture
 def pool_starts(monkeypatch):
     """(workers, processes) of every worker pool started."""
+    monkeypatch.delenv("MINISPORE_DATASET_THREADS_ONLY", raising=False)
     starts = []
     pool_class = pipeline_ops.ordered_map.__globals__["_Workers"]
     real = pool_class.__init__
@@ -131,7 +132,8 @@ def test_user_functions_keep_thread_semantics():
     assert pids == {pid}
 
 
-def test_which_maps_count_as_built_in():
+def test_which_maps_count_as_built_in(monkeypatch):
+    monkeypatch.delenv("MINISPORE_DATASET_THREADS_ONLY", raising=False)
     assert is_builtin(_ops()) and builtin_processes(_ops(), 2)
     assert not builtin_processes(_ops(), 1)                  # one worker: the caller's thread
     assert is_builtin([transforms.Compose([vision.HWC2CHW(), transforms.TypeCast(np.int32)])])
