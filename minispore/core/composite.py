@@ -42,11 +42,15 @@ def run(op: OpDef, inputs: tuple, attrs: tuple):
     if op.bprop is None and op.differentiable:
         out = op.composite(*ts, **kw) if kw else op.composite(*ts)
     else:
-        depth, TAPE.depth = TAPE.depth, 0
-        try:
+        depth = TAPE.depth
+        if depth:                   # a write is dearer than a read: only when recording
+            TAPE.depth = 0
+            try:
+                out = op.composite(*ts, **kw) if kw else op.composite(*ts)
+            finally:
+                TAPE.depth = depth
+        else:
             out = op.composite(*ts, **kw) if kw else op.composite(*ts)
-        finally:
-            TAPE.depth = depth
         if op.bprop is not None and (depth or executor.current is not EAGER):
             _taped(op, attrs, ts, out, depth)
     if fresh:

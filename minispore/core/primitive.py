@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 from . import dtype as dt
+from .thread_state import per_thread
 
 ELEMENTWISE = "elementwise"
 REDUCE = "reduce"
@@ -146,12 +147,12 @@ def _hashable(v):
     return v
 
 
-class _ExecutorSlot:
-    """Which executor handles `apply` now: the eager one, or a graph builder while tracing."""
-    current: Any = None
-
-
-executor = _ExecutorSlot()
+# Which executor handles `apply` now, in this thread: the eager one (the default, set by
+# core/pynative.py), or a graph builder while this thread traces a graph. Per thread, so that the
+# ops another thread runs meanwhile (a dataset map worker while Model.train builds its graph)
+# run eagerly instead of being recorded into that graph (core/thread_state.py).
+executor = per_thread("ExecutorSlot", "Which executor handles `apply` now, in this thread.",
+                      current=None)
 
 
 def apply(op: OpDef, *inputs, **attrs):

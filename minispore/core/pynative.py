@@ -25,6 +25,7 @@ from . import dtype as dt
 from .device import current, get_backend
 from .primitive import ELEMENTWISE, Meta, OpDef, attrs_dict, executor
 from .tensor import Tensor, to_numpy
+from .thread_state import per_thread
 
 
 class Leaf:
@@ -39,11 +40,10 @@ class TapeNode:
         self.op, self.attrs, self.inputs, self.outputs = op, attrs, inputs, outputs
 
 
-class _Tape:
-    depth = 0          # > 0 while a gradient is being taken
-
-
-TAPE = _Tape()
+# Whether this thread is taking a gradient (depth > 0): per thread, so that another thread's ops
+# are not recorded on this thread's tape, and a graph build or composite in another thread that
+# sets the depth to 0 for a while cannot switch this thread's recording off (thread_state.py).
+TAPE = per_thread("Tape", "depth > 0 while this thread takes a gradient.", depth=0)
 
 
 def _tensor(buf, shape, dtype, ref) -> Tensor:
@@ -261,7 +261,7 @@ def record(op, attrs, inputs, out) -> None:
 
 
 EAGER = EagerExecutor()
-executor.current = EAGER
+executor.set_default("current", EAGER)
 
 
 def _reachable(root_refs, targets: set) -> list:
