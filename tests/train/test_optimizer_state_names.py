@@ -212,3 +212,18 @@ def test_momentum_argument_checks_as_mindspore():
         nn.Momentum(p, 0.1, 1)
     assert isinstance(nn.Momentum(p, 0.1, 0.9).momentum, ms.Parameter)
     assert float(nn.SGD(p, momentum=1).momentum.asnumpy()) == 1.0     # SGD takes an int
+
+
+def test_optimizer_parameters_are_trainable_as_mindspore():
+    """MindSpore 2.10: the optimizer's own Parameters keep requires_grad=True and a state clone
+    keeps its Parameter's, so a frozen bias's moments are not trainable (7 trainable Parameters
+    in this Adam training, the frozen bias and its two moments left out)."""
+    net = _dense()
+    net.bias.requires_grad = False
+    train = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()),
+                                nn.Adam(list(net.get_parameters()), 0.1))
+    assert [(p.name, p.requires_grad) for p in train.get_parameters()] == [
+        ("weight", True), ("bias", False), ("global_step", True), ("learning_rate", True),
+        ("beta1_power", True), ("beta2_power", True), ("moment1.weight", True),
+        ("moment1.bias", False), ("moment2.weight", True), ("moment2.bias", False)]
+    assert len(train.trainable_params()) == 7 and len(train.optimizer.trainable_params()) == 7

@@ -45,10 +45,8 @@ class Adam(Optimizer):
         if kwargs:
             raise TypeError(f"Adam: unexpected arguments {sorted(kwargs)}")
         self.use_nesterov = use_nesterov
-        self.beta1_power = Parameter(Tensor(np.float32(1.0)), name="beta1_power",
-                                     requires_grad=False)
-        self.beta2_power = Parameter(Tensor(np.float32(1.0)), name="beta2_power",
-                                     requires_grad=False)
+        self.beta1_power = Parameter(Tensor(np.float32(1.0)), name="beta1_power")
+        self.beta2_power = Parameter(Tensor(np.float32(1.0)), name="beta2_power")
         self.moment1 = self._state("moment1")
         self.moment2 = self._state("moment2")
 

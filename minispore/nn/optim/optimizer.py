@@ -191,8 +191,7 @@ class Optimizer(Cell):
             for wd, flag in zip(group_wd, self.decay_flags))
         self.grad_centralization_flags = tuple(group_gc)
         self._centralize = tuple(gc and _centralizes(p) for gc, p in zip(group_gc, params))
-        self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step",
-                                     requires_grad=False)
+        self.global_step = Parameter(Tensor(np.zeros((1,), np.int32)), name="global_step")
         own = _lr_form(who, "learning_rate", learning_rate)
         self._init_lrs(who, own, group_lr)
         for p in params:        # MindSpore's ParameterTuple attribute registers them by name
@@ -216,8 +215,7 @@ class Optimizer(Cell):
         self._lr_kind, self.lr_steps = kind, int(value.size) if kind == "table" else 0
         self.__dict__["lr_schedule"] = value if kind == "schedule" else None
         default = value if kind == "schedule" else Parameter(
-            Tensor(value if kind == "table" else np.float32(value)), name="learning_rate",
-            requires_grad=False)
+            Tensor(value if kind == "table" else np.float32(value)), name="learning_rate")
         # MindSpore registers the optimizer's rate only where a Parameter uses it
         self._uses_own_lr = any(f is None for f in group_lr) or not any(group_lr)
         if not self._uses_own_lr and isinstance(default, (Parameter, Cell)):
@@ -236,7 +234,7 @@ class Optimizer(Cell):
                 name = f"learning_rate_group_{group_num}"
                 if kind in ("const", "table"):
                     param = Parameter(Tensor(value if kind == "table" else np.float32(value)),
-                                      name=name, requires_grad=False)
+                                      name=name)
                     self._params[name] = param
                     (consts if kind == "const" else tables).append(param)
                     sources.append((kind, len(consts if kind == "const" else tables) - 1,
@@ -258,11 +256,13 @@ class Optimizer(Cell):
 
     def _state(self, prefix, init=0.0):
         """A ParameterTuple of Parameters like `parameters`, named '<prefix>.<name>', filled with
-        `init`, registered on this Cell."""
+        `init`, registered on this Cell; each keeps its Parameter's requires_grad (MindSpore's
+        ParameterTuple.clone), as the optimizer's own Parameters keep the default True, so
+        `train_network.trainable_params()` lists what MindSpore's lists."""
         out = []
         for p in self.parameters:
             s = Parameter(Tensor(np.full(p.shape, init, p.dtype.np)), name=f"{prefix}.{p.name}",
-                          requires_grad=False)
+                          requires_grad=p.requires_grad)
             self._params[s.name] = s
             out.append(s)
         return ParameterTuple(out)

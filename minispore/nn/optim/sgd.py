@@ -30,7 +30,7 @@ from .optimizer import Optimizer, _check_float
 
 def _momentum_parameter(value):
     """MindSpore's `Parameter(Tensor(momentum, float32), name="momentum")`."""
-    return Parameter(Tensor(np.float32(value)), name="momentum", requires_grad=False)
+    return Parameter(Tensor(np.float32(value)), name="momentum")
 
 
 def _like(rate, x):
