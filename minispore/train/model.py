@@ -331,8 +331,8 @@ class Model:
         """{metric name: value} over the whole dataset (each row: inputs..., label), with
         callbacks' on_eval_* hooks. Each value is its metric's eval() as MindSpore's returns it
         (numpy.float64 for accuracy, loss, mae, mse and the top-k accuracies; numpy arrays for
-        precision, recall, F1; a Python float for dice and perplexity). The metrics are the same with dataset_sink_mode=True (rows
-        are read one step at a time)."""
+        precision, recall, F1; a Python float for dice and perplexity). The metrics are the
+        same with dataset_sink_mode=True (rows are read one step at a time)."""
         from .callback import InternalCallbackParam
         _check_bool("Model.eval", "dataset_sink_mode", dataset_sink_mode)
         if not self.metrics:

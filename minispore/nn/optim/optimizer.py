@@ -11,8 +11,9 @@
     it does not recompile; a per-step list or 1-d Tensor a table Parameter; a
     LearningRateSchedule Cell (or callable) is called with the global step. The optimizer's own
     'learning_rate' is registered only when a Parameter outside every lr group uses it, so a
-    checkpoint holds MindSpore's names. As in MindSpore, every per-step list (the optimizer's and the groups') must
-    have the same length (ValueError otherwise); floats and schedules mix freely with them.
+    checkpoint holds MindSpore's names. As in MindSpore, every per-step list (the optimizer's
+    and the groups') must have the same length (ValueError otherwise); floats and schedules mix
+    freely with them.
   - `weight_decay` is applied to every Parameter of the group (no 'beta'/'gamma' name filter).
   - `grad_centralization` (a bool): gradient centralization, g - mean(g over every axis but 0),
     applied with MindSpore's rule (`_apply_grad_centralization` in its nn/optim/optimizer.py):
@@ -35,8 +36,9 @@ optimizer so checkpoints can hold them. The Parameters are registered in MindSpo
 under MindSpore's names: global_step, the learning rates, the updated Parameters themselves
 (under their own names, as MindSpore's ParameterTuple attribute puts them), then each
 optimizer's own state (Momentum: momentum, moments.*; SGD: momentum, accum.*, stat.*; Adam:
-beta1_power, beta2_power, moment1.*, moment2.*; AdamWeightDecay: adam_m.*, adam_v.*). All updates go through ops.assign, so the same construct
-runs eagerly in PyNative and inside the compiled graph in GRAPH_MODE.
+beta1_power, beta2_power, moment1.*, moment2.*; AdamWeightDecay: adam_m.*, adam_v.*). All
+updates go through ops.assign, so the same construct runs eagerly in PyNative and inside the
+compiled graph in GRAPH_MODE.
 """
 from __future__ import annotations
 

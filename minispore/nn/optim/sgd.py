@@ -83,8 +83,8 @@ class Momentum(Optimizer):
                  use_nesterov=False):
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         if isinstance(momentum, int) and not isinstance(momentum, bool):
-            raise TypeError(f"For 'Momentum', the type of 'momentum' should be 'float', but got "
-                            f"type 'int'.")
+            raise TypeError("For 'Momentum', the type of 'momentum' should be 'float', but got "
+                            "type 'int'.")
         self._momentum = _check_float("Momentum", "momentum", momentum, low=0.0)
         check_bool("Momentum", "use_nesterov", use_nesterov)
         self.momentum = _momentum_parameter(self._momentum)
