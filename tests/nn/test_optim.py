@@ -250,8 +250,8 @@ def test_group_dynamic_lr_get_lr():
         np.testing.assert_allclose([float(r.asnumpy()) for r in got], want, rtol=1e-6)
     np.testing.assert_array_equal(opt.global_step.asnumpy(), [3])
     # sources numbered in the order_params order: the weight's list, then the bias's schedule
-    assert [t.name for t in opt.group_lr_tables] == ["learning_rate_group0"]
-    assert opt.learning_rate_group1 is opt.group_lr_schedules[0]      # the Cell is registered
+    assert [t.name for t in opt.group_lr_tables] == ["learning_rate_group_1"]
+    assert opt.learning_rate_group_0 is opt.group_lr_schedules[0]      # the Cell is registered
 
 
 @pytest.mark.parametrize("group_lr", [[0.02, 0.01, 0.005], Halving()], ids=["list", "schedule"])
