@@ -160,7 +160,8 @@ def _host_op(who, attrs, meta, run) -> OpDef:
 
     def host_kernel(backend, in_metas, kw, out_meta):
         def kernel(buf):
-            return backend.to_device(collective(np.array(backend.to_host(buf)), **kw))
+            # no copy of the input: every collective writes a new array (MPI's receive buffer)
+            return backend.to_device(collective(backend.to_host(buf), **kw))
         kernel.host = True                  # a CUDA-graph capture leaves it on the host
         return kernel
 
