@@ -5,8 +5,8 @@ a random-access `GeneratorDataset`.
 `ordered_map(fn, items, ...)` is a generator yielding `fn(item)` for every item, strictly in the
 order of `items`. With one worker it calls `fn` in the caller's thread; with more it uses
 dedicated worker threads, or worker processes (forked, MindSpore's default start method, so
-`fn` need not be picklable; items go in chunks through a Queue, results come back pickled
-through one pipe per worker) when `use_processes`; `inline_start_s` lets the caller's thread
+`fn` need not be picklable; items go in chunks and results come back pickled, through two
+pipes per worker) when `use_processes`; `inline_start_s` lets the caller's thread
 compute the first items of a pure `fn` (a map of built-in transforms) so that a small input
 never starts processes. Chunk k goes to worker k % n, and every worker has its own copy of
 the operation's state (a fork's copy; for threads, what `make_fn(worker)` gives it), so which
@@ -99,13 +99,30 @@ def _serve_in_child(make_fn, worker, inbox, outbox, who, name, parent: int):
     _serve(make_fn(worker), inbox, outbox, who, name, get)
 
 
+_PIPE_BYTES = 1 << 20               # Linux's default limit for a pipe's buffer
+
+
+def _pipe(ctx):
+    """A one-way pipe (reader, writer, capacity in bytes), its buffer enlarged where the
+    system allows (Linux) so that a chunk of rows goes through in one write."""
+    reader, writer = ctx.Pipe(duplex=False)
+    capacity = 1 << 16
+    try:
+        import fcntl
+        fcntl.fcntl(writer.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        capacity = fcntl.fcntl(writer.fileno(), fcntl.F_GETPIPE_SZ)
+    except (ImportError, AttributeError, OSError):
+        pass
+    return reader, writer, capacity
+
+
 class _PipeBox:
     """A worker process's outbox: a one-way pipe the worker writes its pickled results to in
     its own thread (no feeder thread, so one hop less per chunk than a multiprocessing
     Queue); only the parent reads it, in order, so a full pipe only waits for the reader."""
 
     def __init__(self, ctx):
-        self.reader, self.writer = ctx.Pipe(duplex=False)
+        self.reader, self.writer, _ = _pipe(ctx)
 
     def put(self, obj) -> None:
         self.writer.send(obj)
@@ -118,6 +135,43 @@ class _PipeBox:
     def close(self) -> None:
         self.reader.close()
         self.writer.close()
+
+
+class _PipeInbox:
+    """A worker process's inbox, written by the reader's own thread: a chunk whose pickle
+    takes at most a quarter of the pipe's buffer goes straight through the pipe (with at
+    most two chunks in flight per worker the write never waits, so the reader cannot block
+    on a worker that blocks on it, and no feeder thread takes the reader's GIL); a larger one
+    goes through a multiprocessing Queue, an empty message in the pipe marking its turn."""
+
+    def __init__(self, ctx):
+        self.reader, self.writer, capacity = _pipe(ctx)
+        self.small = capacity // 4
+        self.large = ctx.Queue()
+
+    def put(self, obj) -> None:
+        from multiprocessing.reduction import ForkingPickler
+        data = ForkingPickler.dumps(obj)
+        if len(data) <= self.small:
+            self.writer.send_bytes(data)
+        else:
+            self.large.put(bytes(data))
+            self.writer.send_bytes(b"")
+
+    def get(self, timeout: float = None):
+        if not self.reader.poll(timeout):
+            raise queue.Empty
+        data = self.reader.recv_bytes()
+        if not data:
+            data = self.large.get()
+        import pickle
+        return pickle.loads(data)
+
+    def close(self) -> None:
+        self.reader.close()
+        self.writer.close()
+        self.large.cancel_join_thread()
+        self.large.close()
 
 
 class _Workers:
@@ -133,7 +187,7 @@ class _Workers:
         if use_processes:
             import multiprocessing
             ctx = multiprocessing.get_context("fork")
-            self.queues = [(ctx.Queue(), _PipeBox(ctx)) for _ in range(n)]
+            self.queues = [(_PipeInbox(ctx), _PipeBox(ctx)) for _ in range(n)]
             self.procs = [ctx.Process(target=_serve_in_child, daemon=True,
                                       args=(make_fn, w, i, o, who, name, os.getpid()),
                                       name=f"dataset-{who}-{w}")
@@ -192,7 +246,6 @@ class _Workers:
             for p in self.procs:
                 p.join(timeout=5)
             for i, o in self.queues:
-                i.cancel_join_thread()
                 i.close()
                 o.close()
         else:

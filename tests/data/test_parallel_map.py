@@ -282,3 +282,16 @@ def test_worker_processes_end_when_their_reader_is_killed():
             return True
         return False
     assert _wait_until(lambda: all(gone(p) for p in pids), seconds=10)
+
+
+def test_large_rows_reach_worker_processes_and_come_back_in_order():
+    # a chunk too large for the pipe goes through a queue, marked in the pipe: order kept
+    # (chunks of prefetch / 2 = 8 rows: the 1st and 4th large, 720 kB a row, others small)
+    rows = [np.full((300, 300) if i < 8 or i >= 24 else (3, 3), i, np.float64)
+            for i in range(32)]
+    d = ds.GeneratorDataset([(r,) for r in rows], ["x"], shuffle=False).map(
+        lambda x: (x * 2)[:3, :3], input_columns="x", num_parallel_workers=2,
+        python_multiprocessing=True)
+    got = [r[0] for r in d.create_tuple_iterator(output_numpy=True)]
+    assert [float(g[0, 0]) for g in got] == [2.0 * i for i in range(32)]
+    assert all(g.shape == (3, 3) for g in got) and _no_workers_left()
