@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..core.ops import collective as _C
 from ..core.tensor import Tensor
-from . import _comm
+from ..core import communicator as _comm
 from .management import GlobalComm, get_group_rank_from_world_rank
 
 __all__ = ["CommHandle", "all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor",

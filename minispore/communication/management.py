@@ -1,5 +1,5 @@
 """minispore.communication.management: MindSpore's `mindspore.communication.management` over MPI
-(mpi4py; the groups and collectives are in communication/_comm.py).
+(mpi4py; the groups and collectives are in core/communicator.py).
 
 A process started by a launcher (`python -m minispore run -n N script.py`, or `mpirun -n N python
 script.py`) calls init() and becomes one rank of an MPI world. Before init() every query reports
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import _comm
+from ..core import communicator as _comm
 
 __all__ = ["GlobalComm", "HCCL_WORLD_COMM_GROUP", "NCCL_WORLD_COMM_GROUP",
            "MCCL_WORLD_COMM_GROUP", "init", "release", "get_rank", "get_group_size",

@@ -95,8 +95,9 @@ def _refuse(key, value, why):
 
 def _world():
     """(size, rank) of the job's world (1, 0 without init())."""
-    from ..communication.management import get_group_size, get_rank
-    return get_group_size(), get_rank()
+    from .communicator import world
+    w = world()
+    return w.size, w.rank
 
 
 def is_set(key: str) -> bool:

@@ -299,7 +299,7 @@ def test_communication_without_init_is_rank_0_of_1():
     # MindSpore 2.10 raises RuntimeError when init() runs outside mpirun/msrun
     with pytest.raises(RuntimeError, match="init"):
         init()
-    with pytest.raises(NotImplementedError, match="create_group"):
+    with pytest.raises(RuntimeError, match="not been inited"):    # as MindSpore 2.10
         comm.create_group("g", [0, 1])
 
 
@@ -332,8 +332,6 @@ def test_distributed_grad_reducer_on_one_device(fresh_parallel_context, mode):
     losses, w = _reducer_step(True)
     assert losses == base_losses
     np.testing.assert_array_equal(w, base_w)
-    with pytest.raises(NotImplementedError, match="degree=8"):
-        DistributedGradReducer(ms.nn.Dense(2, 1).trainable_params(), True, 8)
 
 
 def _reducer_step(use_reducer):

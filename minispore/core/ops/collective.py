@@ -3,7 +3,7 @@ all_to_all (MindSpore's AllReduce, AllGather, ReduceScatter, Broadcast, AlltoAll
 
 Each is a composite whose one part is a host-callback op (the mechanism of ops.Custom pyfunc,
 core/custom_op.py): its kernel copies the input to the host, runs the collective on the group's
-communicator (communication/_comm.py: MPI after init(), the world of one process before), and
+communicator (core/communicator.py: MPI after init(), the world of one process before), and
 moves the result back. So no backend has or needs a kernel for them, PyNative runs them at the
 call, and in a graph each is an ordinary node that every backend's program calls at its place
 (the CPU native sink through a callback address), never folded nor merged with another call:
@@ -34,12 +34,12 @@ _WORLD = "hccl_world_group"
 
 
 def _group(who, group):
-    from ...communication import _comm
-    return _comm.lookup(who, group)
+    from .. import communicator
+    return communicator.lookup(who, group)
 
 
 def _check_op(who, op):
-    from ...communication._comm import REDUCE_OPS
+    from ..communicator import REDUCE_OPS
     if not isinstance(op, str):
         raise TypeError(f"For '{who}', the argument 'op' must be a str (ReduceOp.SUM, MAX, MIN "
                         f"or PROD), but got {type(op).__name__} {op!r}")

@@ -1,5 +1,7 @@
 """The communicator abstraction under mindspore.communication: one object per communication
-group that runs the collectives on host numpy arrays, and the table of groups by name.
+group that runs the collectives on host numpy arrays, and the table of groups by name. It lives
+in core because the collective ops (core/ops/collective.py) call it; `communication.init()`
+installs the MPI world here.
 
 `Communicator` is what every collective op's host kernel calls (core/ops/collective.py);
 `MPICommunicator` runs it over an mpi4py communicator (Open MPI or any MPI), and
