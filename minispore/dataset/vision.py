@@ -53,7 +53,7 @@ class Decode:
                                f"for a numpy result (MindSpore decodes JPEG, PNG, BMP and TIFF "
                                f"to arrays); use Decode(to_pil=True)")
         pil = pil.convert("RGB")
-        return pil if self.to_pil else np.asarray(pil).copy()
+        return pil if self.to_pil else np.array(pil)         # one copy, writable
 
 
 class RandomCropDecodeResize:
