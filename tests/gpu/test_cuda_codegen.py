@@ -25,7 +25,7 @@ from minispore.core.primitive import ELEMENTWISE, REGISTRY
 
 from cuda_host import HostModule, compile_ptx, eval_expr, ptx_compiler
 
-DTYPES = ("float32", "float64", "float16", "int32", "int64", "bool")
+DTYPES = ("float32", "float64", "float16", "int32", "int64", "bool", "uint32", "uint64")
 # (input shapes per arity) rotated over ops and dtypes: same shape, broadcasting, 0-d
 SHAPES = (((3, 5), (3, 5), (3, 5)), ((4, 1), (3,), (1, 3)), ((), (), ()),
           ((2, 3, 4), (1, 3, 1), (4,)))
@@ -66,6 +66,11 @@ R = np.random.default_rng(3)
 def _data(op, j, d, shape):
     if d == "bool":
         return R.random(shape) < 0.5
+    if d.startswith("uint"):               # the top values wrap and order unsigned
+        if op in ("left_shift", "right_shift", "pow") and j == 1:
+            return R.integers(0, 6 if op == "pow" else 40, shape).astype(d)
+        top = int(np.iinfo(d).max)
+        return R.choice(np.array([0, 1, 7, 40, top, top - 1, top // 2 + 1], d), shape)
     if d.startswith("int"):
         if op in ("left_shift", "right_shift") and j == 1:
             return R.integers(0, 40, shape).astype(d)
