@@ -28,13 +28,19 @@ IR_VERSION = 8                  # the IR version of ONNX 1.13, which introduced 
 
 _ONNX_TYPES = {"Float32": "FLOAT", "Float64": "DOUBLE", "Float16": "FLOAT16",
                "BFloat16": "BFLOAT16", "Int8": "INT8", "Int16": "INT16", "Int32": "INT32",
-               "Int64": "INT64", "UInt8": "UINT8", "Bool": "BOOL"}
+               "Int64": "INT64", "UInt8": "UINT8", "UInt16": "UINT16", "UInt32": "UINT32",
+               "Bool": "BOOL"}
 INT64_MIN = -(2 ** 63)
 
 
 def onnx_type(d: dt.DType) -> int:
     """The TensorProto element type of a minispore dtype."""
     from onnx import TensorProto
+    if d.name not in _ONNX_TYPES:       # UInt64: int64 cannot hold it for the ops onnxruntime
+        raise NotImplementedError(      # lacks on uint64, and the others would wrap >= 2**63
+            f"ONNX export: {d.name} tensors are not supported (onnxruntime computes few ops on "
+            f"them and widening to int64 would wrap values >= 2**63); cast to int64 or a "
+            f"float dtype before exporting")
     return getattr(TensorProto, _ONNX_TYPES[d.name])
 
 

@@ -133,7 +133,8 @@ ERRORS = [
         r"without the class axis, \(4,\) \(logits \(4, 5\)\)",
         lambda: _SPARSE_CE(T(3, 5), I([0, 1, 2]))),
     ErrorCase("sce-float-labels", lambda: _SPARSE_CE(T(4, 5), T(4)), DTypeError,
-        r"^sparse_softmax_cross_entropy: labels must hold integer class indices, got Float32"),
+        r"^sparse_softmax_cross_entropy: labels must hold int32 or int64 class indices, "
+        r"got Float32"),
     ErrorCase("softmax-int", lambda: ms.ops.softmax(T(3, dtype=np.int32)), DTypeError,
               r"^softmax: dtype Int32 is not supported; use a float dtype"),
     ErrorCase("mean-bool", lambda: ms.ops.mean(T(2, dtype=bool)), DTypeError,

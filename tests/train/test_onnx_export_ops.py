@@ -252,12 +252,6 @@ class WideUnsigned(nn.Cell):
                 i // small, i % small, i < i[::-1])
 
 
-_WIDE_UINT_TYPES = pytest.mark.xfail(
-    strict=True, raises=KeyError,
-    reason="onnx_ops._ONNX_TYPES has no entries for UInt16/UInt32 (TensorProto.UINT16/UINT32)")
-
-
-@_WIDE_UINT_TYPES
 @pytest.mark.parametrize("udt", [np.uint16, np.uint32])
 def test_wide_unsigned_ints_compute_in_int64_as_the_small_ints(tmp_path, udt):
     top = int(np.iinfo(udt).max)

@@ -87,8 +87,9 @@ def _sce_check(name, logits, labels):
     if not logits.dtype.is_float:
         raise DTypeError(f"{name}: logits must be a float tensor, got {logits.dtype}; use "
                          f"logits.astype(ms.float32)")
-    if labels.dtype.np.kind not in "iu":
-        raise DTypeError(f"{name}: labels must hold integer class indices, got {labels.dtype}; "
+    if labels.dtype not in (dt.int32, dt.int64):          # MindSpore 2.10: Int32/Int64 only
+        raise DTypeError(f"{name}: labels must hold int32 or int64 class indices, got "
+                         f"{labels.dtype}; "
                          f"cast them with labels.astype(ms.int32) (or use sparse=False for "
                          f"probability labels)")
     if not logits.shape or logits.shape[-1] == 0:
