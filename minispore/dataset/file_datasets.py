@@ -26,6 +26,7 @@ import os
 import numpy as np
 
 from . import GeneratorDataset
+from .sources import _check_shards as check_shards  # noqa: F401  (the readers' too)
 from .samplers import _check_num_samples
 
 _MNIST_SIDE = 28
@@ -48,22 +49,6 @@ def check_workers(who: str, num_parallel_workers):
         raise ValueError(f"{who}: num_parallel_workers must be in [1, {cpus}] (this machine's "
                          f"CPU count, as MindSpore requires), got {num_parallel_workers}")
     return num_parallel_workers
-
-
-def check_shards(who: str, num_shards, shard_id):
-    if (num_shards is None) != (shard_id is None):
-        raise ValueError(f"{who}: num_shards and shard_id must be passed together, got "
-                         f"num_shards={num_shards!r}, shard_id={shard_id!r}")
-    if num_shards is None:
-        return
-    for name, v in [("num_shards", num_shards), ("shard_id", shard_id)]:
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise TypeError(f"{who}: {name} must be an int, got {v!r} ({type(v).__name__})")
-    if num_shards < 1:
-        raise ValueError(f"{who}: num_shards must be >= 1, got {num_shards}")
-    if not 0 <= shard_id < num_shards:
-        raise ValueError(f"{who}: shard_id must be in [0, {num_shards - 1}] for "
-                         f"num_shards={num_shards}, got {shard_id}")
 
 
 def refuse_cache(who: str, cache):

@@ -166,7 +166,7 @@ def _check_shards(who, num_shards, shard_id):
         return
     for name, v in [("num_shards", num_shards), ("shard_id", shard_id)]:
         if not isinstance(v, int) or isinstance(v, bool):
-            raise TypeError(f"{who}: {name} must be an int, got {v!r}")
+            raise TypeError(f"{who}: {name} must be an int, got {v!r} ({type(v).__name__})")
     if num_shards < 1:
         raise ValueError(f"{who}: num_shards must be >= 1, got {num_shards}")
     if not 0 <= shard_id < num_shards:
