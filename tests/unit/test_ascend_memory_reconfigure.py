@@ -55,7 +55,8 @@ def test_a_smaller_capacity_moves_live_buffers_down_and_never_overcommits(dev):
         np.testing.assert_array_equal(t.asnumpy(), w)
     with pytest.raises(OutOfDeviceMemory, match="live tensors hold"):
         ms.set_context(max_device_memory="64KB")
-    assert ms.get_context("max_device_memory") != "64KB" and d.pool.allocated == used
+    # the refusal keeps every live tensor; it may free what only garbage or caches still held
+    assert ms.get_context("max_device_memory") != "64KB" and d.pool.allocated <= used
     np.testing.assert_array_equal(live[0].asnumpy(), want[0])
     free = d.pool.capacity - d.pool.allocated
     with pytest.raises(OutOfDeviceMemory, match="out of memory"):
