@@ -251,12 +251,18 @@ def _check_level(level, boost_level):
     if level not in ("O0", "O1", "O2", "O3"):
         raise ValueError(f"The argument 'level' must be in ['O0', 'O1', 'O2', 'O3', 'auto'], but "
                          f"got '{level}'.")
+    _check_boost_level("build_train_network", boost_level)
+
+
+def _check_boost_level(who, boost_level):
+    """MindSpore's check of `boost_level` (Model's and build_train_network's); only 'O0' runs
+    here: mindspore.boost is not implemented."""
     if boost_level not in ("O0", "O1", "O2"):
         raise ValueError(f"The argument 'boost_level' must be in ['O0', 'O1', 'O2'], but got "
                          f"'{boost_level}'.")
     if boost_level != "O0":
-        raise NotImplementedError(f"boost_level={boost_level!r} (mindspore.boost) is not "
-                                  f"implemented by minispore; use boost_level='O0'")
+        raise NotImplementedError(f"{who}: boost_level={boost_level!r} (mindspore.boost) is "
+                                  f"not implemented by minispore; use boost_level='O0'")
 
 
 def _do_keep_batchnorm_fp32(network):

@@ -352,18 +352,13 @@ class FilterDataset(Dataset):
         return sum(1 for _ in self._rows(Epoch(0)))
 
 
-class ZipDataset(Dataset):
-    """Rows joining one row of each input, as many as the shortest input has."""
+class _ManyInputs(Dataset):
+    """A node reading several datasets; batch size, repeat count and classes are its first
+    input's."""
 
     def __init__(self, datasets):
         super().__init__()
         self.datasets = list(datasets)
-        names = [c for d in self.datasets for c in d.column_names]
-        dup = sorted({c for c in names if names.count(c) > 1})
-        if dup:
-            raise ValueError(f"zip: the datasets share the column name(s) {dup}; rename them "
-                             f"first (dataset.rename)")
-        self.column_names = names
 
     @property
     def children(self):
@@ -377,6 +372,19 @@ class ZipDataset(Dataset):
 
     def num_classes(self):
         return self.datasets[0].num_classes()
+
+
+class ZipDataset(_ManyInputs):
+    """Rows joining one row of each input, as many as the shortest input has."""
+
+    def __init__(self, datasets):
+        super().__init__(datasets)
+        names = [c for d in self.datasets for c in d.column_names]
+        dup = sorted({c for c in names if names.count(c) > 1})
+        if dup:
+            raise ValueError(f"zip: the datasets share the column name(s) {dup}; rename them "
+                             f"first (dataset.rename)")
+        self.column_names = names
 
     def _rows(self, epoch):
         gens = [d._rows(epoch) for d in self.datasets]
@@ -391,31 +399,17 @@ class ZipDataset(Dataset):
         return min(d._size() for d in self.datasets)
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(_ManyInputs):
     """The rows of every input in turn; the inputs need the same column names."""
 
     def __init__(self, datasets):
-        super().__init__()
-        self.datasets = list(datasets)
+        super().__init__(datasets)
         first = self.datasets[0].column_names
         for d in self.datasets[1:]:
             if d.column_names != first:
                 raise ValueError(f"concat: every dataset needs the columns {first}, got "
                                  f"{d.column_names}; project or rename them first")
         self.column_names = list(first)
-
-    @property
-    def children(self):
-        return self.datasets
-
-    def get_batch_size(self):
-        return self.datasets[0].get_batch_size()
-
-    def get_repeat_count(self):
-        return self.datasets[0].get_repeat_count()
-
-    def num_classes(self):
-        return self.datasets[0].num_classes()
 
     def _rows(self, epoch):
         dtypes = None

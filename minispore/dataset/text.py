@@ -11,7 +11,8 @@ import re
 import numpy as np
 
 from ..core import dtype as mstype
-from .text_normalize import CaseFold, Ngram, NormalizeForm, NormalizeUTF8, RegexReplace
+from .text_normalize import (CaseFold, Ngram, NormalizeForm, NormalizeUTF8, RegexReplace,
+                             _strings)
 from .transforms import np_dtype
 
 
@@ -156,15 +157,6 @@ def _as_str(v) -> str:
     if isinstance(v, (bytes, np.bytes_)):
         return bytes(v).decode("utf-8")
     return str(v)
-
-
-def _strings(op: str, x) -> np.ndarray:
-    x = np.asarray(x)
-    if x.dtype.kind == "S":
-        x = np.char.decode(x, "utf-8")
-    if x.dtype.kind != "U":
-        raise TypeError(f"{op}: the input must be strings, got {x.dtype}")
-    return x
 
 
 class Lookup:

@@ -102,12 +102,8 @@ class Model:
             raise NotImplementedError("Model: eval_indexes is not supported by minispore; "
                                       "pass an eval_network whose outputs the metrics take")
         self._check_kwargs(kwargs)
-        if boost_level not in ("O0", "O1", "O2"):
-            raise ValueError(f"The argument 'boost_level' must be in ['O0', 'O1', 'O2'], but "
-                             f"got '{boost_level}'.")
-        if boost_level != "O0":
-            raise NotImplementedError(f"Model: boost_level={boost_level!r} (mindspore.boost) is "
-                                      f"not implemented by minispore; use boost_level='O0'")
+        from ..amp import _check_boost_level
+        _check_boost_level("Model", boost_level)
         self.network, self.loss_fn, self.optimizer = network, loss_fn, optimizer
         self._amp_level, self._boost_level = amp_level, boost_level
         self._keep_bn_fp32 = kwargs.get("keep_batchnorm_fp32")
