@@ -148,6 +148,20 @@ def _run_all_to_all(comm, x, split_count, split_dim, concat_dim, group):
     return comm.all_to_all(x, split_count, split_dim % x.ndim, concat_dim % x.ndim)
 
 
+def run_on_device(backend, who, buf, run, comm, phase):
+    """Run the host function `run` (numpy array -> numpy array) of collective `who` on a
+    backend's buffer. A backend that models its own interconnect defines
+    `run_collective(who, buf, run, comm, phase)` (the simulated Ascend: HCCL time on a
+    communication stream, no PCIe copies); phase is "sync" (a whole collective), "start" (run
+    submits it and returns its ticket) or "wait" (buf is the ticket; run returns the result).
+    Every other backend copies to the host and back; no copy of the input is made, as every
+    collective writes a new array (MPI's receive buffer)."""
+    custom = getattr(backend, "run_collective", None)
+    if custom is not None:
+        return custom(who, buf, run, comm, phase)
+    return backend.to_device(run(backend.to_host(buf)))
+
+
 def _host_op(who, attrs, meta, run) -> OpDef:
     """The host-callback op of one collective (unregistered, as a Custom pyfunc's: the
     composite `who` is what the registry and the op database know)."""
@@ -160,8 +174,8 @@ def _host_op(who, attrs, meta, run) -> OpDef:
 
     def host_kernel(backend, in_metas, kw, out_meta):
         def kernel(buf):
-            # no copy of the input: every collective writes a new array (MPI's receive buffer)
-            return backend.to_device(collective(backend.to_host(buf), **kw))
+            comm = _group(who, kw["group"])
+            return run_on_device(backend, who, buf, lambda a: collective(a, **kw), comm, "sync")
         kernel.host = True                  # a CUDA-graph capture leaves it on the host
         return kernel
 
