@@ -4,7 +4,8 @@ It computes real numbers (the CPU backend's kernels under the device's precision
 kernels.py) and models the rest as its own: device memory (memory.py), host and device clocks,
 streams and copies (runtime.py), a per-kernel cost model over one profile table (cost.py,
 profile.py), FRACTAL_NZ formats with TransData (formats.py), and graph sinking with a format
-assignment pass (graph.py). All times it reports are SIMULATED model time.
+assignment pass (graph.py), and collectives as HCCL tasks on a communication stream, timed
+by the interconnect model (collectives.py). All times it reports are SIMULATED model time.
 
 Configuration (set_context): `ascend_config={"precision_mode": ..., "device_profile": ...}` and
 `max_device_memory="2GB"` (the simulated HBM capacity, as MindSpore's key sets its pool).
@@ -31,6 +32,7 @@ class AscendBackend(Backend):
         from ..cpu import get as cpu_backend
         self.cpu = cpu_backend()
         self.format_pass = True          # graph mode: keep FRACTAL_NZ between Cube ops
+        self.pending: dict = {}          # async collective ticket -> its end event on stream 2
         self.configure()
 
     def configure(self) -> None:
@@ -86,6 +88,35 @@ class AscendBackend(Backend):
         from .graph import AscendProgram
         return AscendProgram(graph, self, sink=True)
 
+    def run_collective(self, who, buf, run, comm, phase):
+        """A collective on the simulated device (core/ops/collective.py's run_on_device): the
+        numbers come from `run` on the host (MPI), the time from the interconnect model on the
+        communication stream; no PCIe copy is charged (HCCL reads and writes device memory).
+        "sync": the compute stream waits for the collective at once; "start": the collective
+        is modelled now, its end event kept under the returned ticket; "wait": the compute
+        stream waits for the ticket's event, and the result is returned."""
+        from .collectives import estimate, task_name
+        dev = self.device
+        host = buf.data if isinstance(buf, DeviceArray) else np.asarray(buf)
+        if phase == "wait":
+            key = tuple(np.asarray(host).ravel().tolist())
+            event = self.pending.pop(key, None)
+            out = np.asarray(run(host), order="C")
+            if event is not None:
+                event.wait(dev.compute)
+            return dev.alloc(out, what=f"the output of {who}")
+        if phase not in ("sync", "start"):
+            raise ValueError(f"For '{who}', the collective phase must be 'sync', 'start' or "
+                             f"'wait', but got {phase!r}")
+        nbytes = host.nbytes * (comm.size if who == "all_gather" else 1)
+        est = estimate(who, nbytes, comm.size, dev.profile)
+        event = dev.collective(task_name(who, nbytes, comm.size), est.seconds, nbytes)
+        out = np.asarray(run(host), order="C")
+        if phase == "sync":
+            event.wait(dev.compute)
+        else:
+            self.pending[tuple(out.ravel().tolist())] = event
+        return dev.alloc(out, what=f"the output of {who}")
 
     @contextlib.contextmanager
     def loop_sink(self, batches):

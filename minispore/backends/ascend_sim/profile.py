@@ -6,6 +6,9 @@ figure exists: host launch and task dispatch costs, HBM bandwidth of the 910B). 
 (cost.py), the memory pool (memory.py) and the runtime clocks (runtime.py) read only these fields,
 so a second profile (the smaller 310P-like one) changes every figure the simulator reports.
 Select one with `ms.set_context(ascend_config={"device_profile": "Ascend310P"})`.
+The interconnect (HCCS inside a server of `devices_per_node` NPUs, RoCE between servers) has no
+figure verified in a cited source here: its bandwidths are the commonly quoted ones, marked [E];
+collectives.py turns them into HCCL times.
 """
 from __future__ import annotations
 
@@ -45,6 +48,15 @@ PARAMS: dict[str, Param] = {
     "graph_execute_head": Param("s", "[E] model-execute head overhead per sunk run (S27)"),
     "kernel_min_duration": Param("s", "[E] shortest kernel on the device"),
     "transdata_efficiency": Param("fraction of hbm_bw", "[E] strided fractal re-layout"),
+    # the interconnect (collectives.py): HCCS between the NPUs of one server, RoCE between
+    # servers; the per-link and per-NIC figures are the commonly quoted ones, not measured
+    "devices_per_node": Param("NPUs", "[E] 8 NPUs per Atlas 800T A2 server (commonly quoted)"),
+    "hccs_bw": Param("B/s per direction", "[E] 56 GB/s per HCCS link, 7 links full mesh "
+                                          "(commonly quoted; 910A: 3 x 240 Gb/s [V S2])"),
+    "hccs_latency": Param("s", "[E] per collective step over HCCS (link + HCCL sync)"),
+    "roce_bw": Param("B/s per direction", "[E] one 200 Gb/s RoCE NIC per NPU = 25 GB/s "
+                                          "(commonly quoted)"),
+    "roce_latency": Param("s", "[E] per collective step over RoCE (NIC + switch + sync)"),
 }
 
 
@@ -76,6 +88,11 @@ class DeviceProfile:
     graph_execute_head: float
     kernel_min_duration: float
     transdata_efficiency: float
+    devices_per_node: int
+    hccs_bw: float
+    hccs_latency: float
+    roce_bw: float
+    roce_latency: float
 
     @property
     def peak_cube_flops(self) -> float:
@@ -95,14 +112,17 @@ ASCEND_910B = DeviceProfile(
     l0a_bytes=65536, l0c_bytes=131072, l1_to_l0_bytes_per_cycle=512, l2_bytes=201326592, hbm_bytes=65452113920,
     hbm_bw=1.6e12, l2_bw=1.0e13, mem_align=512, pcie_bw=25e9, pcie_latency=10e-6,
     host_launch_eager=15e-6, host_launch_kbk=8e-6, host_task_submit=2e-6, task_dispatch=2e-6,
-    graph_execute_head=30e-6, kernel_min_duration=3e-6, transdata_efficiency=0.5)
+    graph_execute_head=30e-6, kernel_min_duration=3e-6, transdata_efficiency=0.5,
+    devices_per_node=8, hccs_bw=56e9, hccs_latency=2e-6, roce_bw=25e9, roce_latency=5e-6)
 
 # A 310P-like inference part (S8): 8 AI cores with 7 vector cores at 1.0-1.06 GHz, 16 MiB L2,
 # 1 MiB L1, 256 KiB UB; memory and bandwidths are [E] (LPDDR4X-class, 24 GiB, ~200 GB/s).
+# An inference card has no HCCS: its cards talk over PCIe [E] (the fields keep their names).
 ASCEND_310P = replace(
     ASCEND_910B, name="Ascend310P", cube_cores=8, vector_cores=7, clock_hz=1.06e9,
     ub_bytes=262144, l1_bytes=1048576, l0c_bytes=262144, l2_bytes=16777216,
-    hbm_bytes=24 * 2**30, hbm_bw=2.0e11, l2_bw=1.3e12, pcie_bw=12e9)
+    hbm_bytes=24 * 2**30, hbm_bw=2.0e11, l2_bw=1.3e12, pcie_bw=12e9, devices_per_node=4,
+    hccs_bw=12e9, hccs_latency=10e-6, roce_bw=12.5e9, roce_latency=10e-6)
 
 PROFILES: dict[str, DeviceProfile] = {p.name: p for p in (ASCEND_910B, ASCEND_310P)}
 DEFAULT = ASCEND_910B.name

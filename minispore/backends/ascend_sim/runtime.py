@@ -13,7 +13,11 @@ Launch modes (the device's `mode`):
 - SINK (graph O2): the host pays one launch per graph run; the device pays
   `graph_execute_head` once and `task_dispatch` per task, with no host involvement.
 
-Streams: 0 computes, 1 copies; an H2D copy records an event the compute stream waits for.
+Streams: 0 computes, 1 copies, 2 communicates (HCCL); an H2D copy records an event the compute
+stream waits for. A collective (`collective`) starts on stream 2 once the host has issued it,
+the compute stream has produced its input (an event) and the stream is free; it lasts its
+modelled time (collectives.py) and records an end event that the compute stream waits for at
+once (a blocking collective) or later (an async one: compute in between overlaps it).
 """
 from __future__ import annotations
 
@@ -67,6 +71,7 @@ class Device:
         self.pool = pool
         self.compute = Stream(0, "compute")
         self.copy = Stream(1, "copy")
+        self.comm = Stream(2, "communication")
         self.host_t = 0.0
         self.sched_t = 0.0                   # the device task scheduler (SINK mode)
         self.timeline: deque = deque(maxlen=TIMELINE_LEN)
@@ -93,12 +98,14 @@ class Device:
     def reset_counters(self) -> None:
         self.tasks = 0
         self.busy = 0.0                      # device seconds spent in kernels
-        self.counts: dict[str, int] = {"transdata": 0, "h2d": 0, "d2h": 0, "graph_launches": 0}
+        self.comm_busy = 0.0                 # device seconds spent in collectives (stream 2)
+        self.counts: dict[str, int] = {"transdata": 0, "h2d": 0, "d2h": 0, "graph_launches": 0,
+                                       "collectives": 0}
         self.bytes: dict[str, int] = {"h2d": 0, "d2h": 0}
 
     def now(self) -> float:
         """Simulated seconds since the device was created (host or device, whichever is later)."""
-        return max(self.host_t, self.compute.t, self.copy.t)
+        return max(self.host_t, self.compute.t, self.copy.t, self.comm.t)
 
     def synchronize(self) -> None:
         """The host waits for every stream (`asnumpy()`, `ms.runtime.synchronize()`)."""
@@ -126,6 +133,26 @@ class Device:
         self.tasks += 1
         self.timeline.append((name, 0, start, dur, nbytes, flops, unit, h0,
                               None if h0 is None else self.host_t - h0))
+
+    def collective(self, name: str, dur: float, nbytes: int, unit: str = "HCCL") -> Event:
+        """One collective on the communication stream (module docstring); returns its end
+        event. The host issues it as it issues a kernel (in SINK mode the device's scheduler
+        dispatches it); it waits for the compute stream's work so far (its input)."""
+        dur = max(dur, self.profile.kernel_min_duration)
+        c = self.comm
+        if self.sunk:
+            self.sched_t = ready = self.sched_t + self._dispatch
+            h0 = None
+        else:
+            h0 = self.host_t
+            self.host_t = ready = h0 + self._host_op
+        start = max(ready, self.compute.t, c.t)   # the input's event on the compute stream
+        c.t = start + dur
+        self.comm_busy += dur
+        self.counts["collectives"] += 1
+        self.timeline.append((name, 2, start, dur, nbytes, 0.0, unit, h0,
+                              None if h0 is None else self.host_t - h0))
+        return Event().record(c)
 
     def graph_launch(self, name: str) -> None:
         """One host launch of a sunk graph; the device's scheduler then pays the model-execute
@@ -216,7 +243,8 @@ class Device:
     # -- reporting ----------------------------------------------------------------------------
     def stats(self) -> dict:
         return {"profile": self.profile.name, "simulated_time_s": self.now(),
-                "device_busy_s": self.busy, "tasks": self.tasks, **self.counts,
+                "device_busy_s": self.busy, "comm_busy_s": self.comm_busy, "tasks": self.tasks,
+                **self.counts,
                 "h2d_bytes": self.bytes["h2d"], "d2h_bytes": self.bytes["d2h"],
                 "memory": self.pool.stats()}
 
@@ -243,7 +271,9 @@ class Device:
               {"name": "thread_name", "ph": "M", "pid": 1, "tid": 0,
                "args": {"name": "stream 0 (compute)"}},
               {"name": "thread_name", "ph": "M", "pid": 1, "tid": 1,
-               "args": {"name": "stream 1 (copy)"}}]
+               "args": {"name": "stream 1 (copy)"}},
+              {"name": "thread_name", "ph": "M", "pid": 1, "tid": 2,
+               "args": {"name": "stream 2 (communication)"}}]
         for r in self.records():
             host = r["track"] == "host"
             ev.append({"name": ("launch " if host else "") + r["name"], "ph": "X",
