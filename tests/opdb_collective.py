@@ -1,4 +1,4 @@
-"""Op-database entries (see opdb.py) for core/ops/collective.py.
+"""Op-database entries (see opdb.py) for core/ops/collective.py and collective_p2p.py.
 
 The op database runs in one process, whose world before init() is a group of one rank: there
 each collective gives what MPI gives for one rank (the reduction of one contribution is that
@@ -63,6 +63,18 @@ def _all_to_all_samples(Sample):
     return gen
 
 
+def _rooted_samples(Sample, root, ops=(None,)):
+    def gen(rng, dtype):
+        out = []
+        for s in SHAPES:
+            for op in ops:
+                a = {root: 0} if op is None else {root: 0, "reduce_op": op}
+                x = (rand_nonzero if op == "prod" else rand_default)(rng, s, dtype)
+                out.append(Sample((x,), a, f"x{s} {a}"))
+        return out
+    return gen
+
+
 def collective_cases(OpCase, Sample):
     return [
         OpCase("all_reduce", _all_reduce_samples(Sample), dtypes=(f16, f32, f64, i32)),
@@ -74,4 +86,12 @@ def collective_cases(OpCase, Sample):
                dtypes=(f32, f64, i32)),
         OpCase("collective_broadcast", _broadcast_samples(Sample), dtypes=(f16, f32, f64, i32)),
         OpCase("all_to_all", _all_to_all_samples(Sample), dtypes=(f32, f64, i32)),
+        # rooted collectives (collective_p2p.py): over one rank the root is rank 0 and gets the
+        # input back; the other ranks' [1]-shaped result is checked by tests/distributed/
+        OpCase("reduce", _rooted_samples(Sample, "dest_rank", ("sum", "max", "min", "prod")),
+               dtypes=(f16, f32, f64, i32)),
+        OpCase("collective_gather", _rooted_samples(Sample, "dest_rank"),
+               dtypes=(f16, f32, f64, i32)),
+        OpCase("collective_scatter", _rooted_samples(Sample, "src_rank"),
+               dtypes=(f16, f32, f64, i32)),
     ]
