@@ -4,6 +4,7 @@ measured by runner.py and shown by report.py (table, JSON, optional PNG)."""
 from __future__ import annotations
 
 from . import workloads
+from .data_parallel import DEFAULT_RANKS, machine_ranks
 from .peers import PEERS
 
 ALL_BACKENDS = ("CPU", "GPU", "Ascend")
@@ -18,6 +19,19 @@ def _choices(text: str | None, allowed, default, what: str) -> list:
         raise ValueError(f"--{what}: {', '.join(bad)} not valid; choose from "
                          f"{', '.join(allowed)}")
     return got
+
+
+def _ranks(text: str | None) -> list:
+    if not text:
+        return list(DEFAULT_RANKS)
+    try:
+        got = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--ranks: {text!r} is not a comma-separated list of numbers of "
+                         f"devices, e.g. 1,2,4,8") from None
+    if not got or any(n < 1 for n in got):
+        raise ValueError(f"--ranks: every number of devices must be >= 1, but got {text!r}")
+    return sorted(set(got))
 
 
 def add_arguments(p) -> None:
@@ -42,6 +56,14 @@ def add_arguments(p) -> None:
     p.add_argument("--plot", nargs="?", const="", metavar="PNG",
                    help="also draw a bar chart (needs matplotlib); default path: the JSON's "
                         "with .png")
+    p.add_argument("--ranks", metavar="N,N,...",
+                   help=f"data-parallel workloads (dp-mlp, dp-cnn): comma-separated numbers of "
+                        f"simulated Ascend devices (default "
+                        f"{','.join(map(str, DEFAULT_RANKS))})")
+    p.add_argument("--mpi-ranks", type=int, metavar="N",
+                   help="data-parallel workloads: run rank counts up to N as real MPI jobs, "
+                        "larger ones by the model (default: this machine's CPU count; 0: "
+                        "model only)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -54,6 +76,8 @@ def main(args) -> int:
             workloads=_choices(args.workloads, tuple(workloads.WORKLOADS),
                                workloads.DEFAULT_WORKLOADS, "workloads"),
             peers=[] if args.peers == "none" else _choices(args.peers, PEERS, PEERS, "peers"),
+            ranks=_ranks(args.ranks),
+            mpi_ranks=machine_ranks() if args.mpi_ranks is None else args.mpi_ranks,
             quick=args.quick, repeat=args.repeat,
             target_s=None if args.target_ms is None else args.target_ms / 1e3,
             progress=not args.no_progress)
@@ -61,6 +85,8 @@ def main(args) -> int:
         raise SystemExit(f"python -m minispore bench: {e}")
     if opts.repeat is not None and opts.repeat < 1:
         raise SystemExit("python -m minispore bench: --repeat must be >= 1")
+    if opts.mpi_ranks < 0:
+        raise SystemExit("python -m minispore bench: --mpi-ranks must be >= 0")
     result = runner.run(opts)
     report.print_table(result)
     print(f"results: {report.write_json(result, args.json)}")

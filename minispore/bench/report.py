@@ -83,9 +83,59 @@ def table(result: dict):
     return t
 
 
+def dp_table(result: dict):
+    """The data-parallel rows (bench/data_parallel.py): per workload, mode and number of
+    simulated devices, the SIMULATED step time, communication time and scaling efficiency,
+    which ranks produced it (real MPI ranks or the model), and the wall time simulating took."""
+    from rich.table import Table
+    t = Table(title="data parallel on the simulated Ascend (weak scaling: batch 32 per "
+                    "device): SIMULATED model time per step, not hardware",
+              title_justify="left")
+    for h, j in (("workload", "left"), ("mode", "left"), ("devices", "right"),
+                 ("run by", "left"), ("step (SIMULATED)", "right"),
+                 ("HCCL / step (SIMULATED)", "right"), ("scaling efficiency (SIMULATED)",
+                                                         "right"),
+                 ("samples/s (SIMULATED)", "right"), ("wall / step (simulation)", "right")):
+        t.add_column(h, justify=j, overflow="fold")
+    last, skipped = None, {}
+    for r in result.get("dp_rows", []):
+        if r["status"] == "skipped":
+            skipped.setdefault(r["reason"], []).append(f"{r['workload']} {r['mode']}")
+            continue
+        if last is not None and (r["workload"], r["mode"]) != last:
+            t.add_section()
+        w = r["workload"] if last is None or r["workload"] != last[0] else ""
+        last = (r["workload"], r["mode"])
+        if r["status"] != "ok":
+            t.add_row(w, r["mode"], str(r["ranks"]), r.get("source", ""),
+                      f"{r['status']}: {r['reason']}", *[""] * 4)
+            continue
+        eff = r.get("scaling_efficiency")
+        sps = r.get("sim_samples_per_s")
+        t.add_row(w, r["mode"], str(r["ranks"]), r["source"] + (f" ({r['note']})"
+                                                                 if r.get("note") else ""),
+                  f"{fmt_s(r['sim_step_s'])} sim", f"{fmt_s(r['sim_comm_s'])} sim",
+                  "-" if eff is None else f"{eff:.1%} sim",
+                  "-" if sps is None else f"{sps:,.0f} sim",
+                  f"{fmt_s(r['median_s'])} ({fmt_s(r['min_s'])}–{fmt_s(r['max_s'])})")
+    notes = [f"not run: {', '.join(what)} ({why})" for why, what in skipped.items()]
+    notes.append("sim = SIMULATED model time of the simulated Ascend (HCCS/RoCE figures marked "
+                 "[E] in `python -m minispore info --profile`), not hardware. scaling "
+                 "efficiency: the 1-device step / this step. run by: MPI (N ranks) = a real "
+                 "N-rank job, slowest rank shown; model = one process as rank 0 of N modelled "
+                 "devices. wall: what simulating took here.")
+    t.caption = "\n".join(notes)
+    t.caption_justify = "left"
+    return t
+
+
 def print_table(result: dict) -> None:
     from rich.console import Console
-    Console(width=max(150, shutil.get_terminal_size().columns)).print(table(result))
+    console = Console(width=max(150, shutil.get_terminal_size().columns))
+    if result["rows"] or not result.get("dp_rows"):
+        console.print(table(result))
+    if result.get("dp_rows"):
+        console.print(dp_table(result))
 
 
 def write_json(result: dict, path: str) -> str:

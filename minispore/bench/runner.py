@@ -22,8 +22,10 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
+from . import data_parallel
 from . import peers as P
 from . import workloads
+from .data_parallel import DP_WORKLOADS
 
 
 @dataclass
@@ -32,6 +34,8 @@ class Options:
     modes: list
     workloads: list
     peers: list
+    ranks: list = field(default_factory=lambda: [1, 2, 4, 8])
+    mpi_ranks: int = 0
     quick: bool = False
     repeat: int | None = None
     target_s: float | None = None
@@ -137,6 +141,8 @@ def tasks(opts: Options) -> list:
     """(kind, workload, backend or peer, mode) in the order rows are measured and shown."""
     out = []
     for w in opts.workloads:
+        if w in DP_WORKLOADS:               # data_parallel.run measures these
+            continue
         for b in opts.backends:
             for m in opts.modes:
                 out.append(("minispore", w, b, m))
@@ -181,18 +187,30 @@ def run(opts: Options) -> dict:
             rows.append({**base, **row})
             progress.advance(bar)
     _ratios(rows)
+    dp = [w for w in opts.workloads if w in DP_WORKLOADS]
+    dp_rows = []
+    if dp and "Ascend" not in opts.backends:
+        opts.notes.append(f"{', '.join(dp)}: not run, the data-parallel workloads run on the "
+                          f"simulated Ascend: add Ascend to --backends")
+    elif dp:
+        def say(what):
+            if opts.progress:
+                print(f"bench: {what}", flush=True)
+        dp_rows = data_parallel.run(dp, opts.modes, opts.ranks, opts.mpi_ranks, opts.quick,
+                                    opts.repeats, say)
     return {"tool": "python -m minispore bench", "minispore_version": minispore.__version__,
             "created": time.strftime("%Y-%m-%d %H:%M:%S"),
             "machine": {"python": platform.python_version(), "platform": platform.platform(),
                         "processor": platform.processor() or platform.machine()},
             "options": {"backends": opts.backends, "modes": opts.modes,
                         "workloads": opts.workloads, "peers": opts.peers, "quick": opts.quick,
-                        "repeats": opts.repeats, "target_s": opts.target},
+                        "repeats": opts.repeats, "target_s": opts.target,
+                        "ranks": opts.ranks, "mpi_ranks": opts.mpi_ranks},
             "backends": {t: {"usable": ok, "reason": why} for t, (ok, why) in avail.items()},
             "peers": {p: {"importable": ok, "reason": why} for p, (ok, why) in peers_ok.items()},
             "workloads": {w: workloads.describe(w, opts.quick) for w in opts.workloads},
             "method": __doc__.split("\n\n", 1)[1].strip(),
-            "rows": rows, "notes": opts.notes}
+            "rows": rows, "dp_rows": dp_rows, "notes": opts.notes}
 
 
 def _ratios(rows: list) -> None:

@@ -12,7 +12,9 @@ Workloads (sizes: --quick / full):
   nn.TrainOneStepCell, as the demo trains them;
 - lstm, transformer (asked for by name, not in the default set): the training steps of
   sequence_models.py, a 2-layer LSTM (hidden 256, seq 64) and a small GPT-style transformer
-  (2 layers, 4 heads, width 128, context 64), batch 32.
+  (2 layers, 4 heads, width 128, context 64), batch 32;
+- dp-mlp, dp-cnn (asked for by name): mlp and cnn trained data-parallel on 1..N simulated
+  Ascend devices, by real MPI ranks and beyond by the model (data_parallel.py).
 
 Modes: pynative; graph-O0, graph-O1 (kernel by kernel), graph (jit_level O2: the CPU runs one
 numba function, the simulated Ascend sinks the task list); loop-sink (O2 and `ms.data_sink`
@@ -37,8 +39,11 @@ WORKLOADS = {
     "transformer": "GPT-style transformer training step (2 layers, 4 heads, width 128, "
                    "context 64), batch 32, Momentum",
 }
+from .data_parallel import DP_WORKLOADS  # noqa: E402
+
+WORKLOADS.update(DP_WORKLOADS)
 SEQUENCE = ("lstm", "transformer")
-DEFAULT_WORKLOADS = tuple(w for w in WORKLOADS if w not in SEQUENCE)
+DEFAULT_WORKLOADS = tuple(w for w in WORKLOADS if w not in SEQUENCE and w not in DP_WORKLOADS)
 TRAINING = ("mlp", "cnn")
 # mode -> (context mode, jit_level)
 MODES = {"pynative": ("PYNATIVE", "O0"), "graph-O0": ("GRAPH", "O0"), "graph-O1": ("GRAPH", "O1"),
