@@ -156,7 +156,8 @@ def mpi_job(p: int, cases: list, steps: int, repeats: int, timeout: float) -> di
             continue
         slow = max(ranks, key=lambda r: r["sim_step_s"])
         row = {k: v for k, v in slow.items() if k not in ("workload", "mode", "rank")}
-        row["median_s"] = max(r["median_s"] for r in ranks)
+        wall = max(ranks, key=lambda r: r["median_s"])      # the slowest rank's wall time
+        row.update(median_s=wall["median_s"], min_s=wall["min_s"], max_s=wall["max_s"])
         row["source"] = f"MPI ({p} ranks)"
         rows[(w, m)] = row
     return rows
