@@ -4,7 +4,8 @@ scaling) beside torch.distributed (gloo) DDP.
 
 Usage (from the repository root)::
 
-    python benchmarks/data_parallel.py [--quick | --smoke] [--json PATH] [--only allreduce,train,torch]
+    python benchmarks/data_parallel.py [--quick | --smoke] [--json PATH]
+                                       [--only allreduce,train,torch]
 
 The driver starts each job itself, the rank scripts of ``benchmarks/dp_ranks/``:
 
@@ -26,7 +27,11 @@ The driver starts each job itself, the rank scripts of ``benchmarks/dp_ranks/``:
    torch ``DistributedDataParallel`` (gloo, ``init_method=file://``) on the same model. ms/step
    median (min-max) over the timed steps (each synchronised, the slowest rank's), at 1 and 2 ranks,
    the ratio 2-rank / 1-rank (target <= 1.25x), the time per step inside the gradients' MPI calls
-   at 2 ranks, and the first step apart.
+   at 2 ranks (the Allreduce, and the communicator's shape check before it: one small Allgather,
+   where a rank also waits for the slower one to finish its backward), and the first step apart.
+   The row "GRAPH, 2 ranks not reducing" runs the 2-rank job's GRAPH step without the
+   all-reduce (parallel_mode STAND_ALONE), beside the 1-rank step: what sharing the machine
+   (memory bandwidth, caches, the launcher) costs apart from the communication.
 
 Every rank process runs with ONE BLAS/OpenMP/numba thread (``OMP_NUM_THREADS=1`` etc., torch
 ``set_num_threads(1)``), at 1 rank as at 2: on a 2-core machine a 2-rank job has a core per rank,
@@ -180,8 +185,12 @@ def train_jobs(plan: dict, tmp: str, quiet_s: float) -> dict:
     """minispore's data-parallel step (PyNative and GRAPH in one job) at 1 and 2 ranks."""
     out_path = os.path.join(tmp, "train.json")
     args = train_args(plan, out_path)
-    return {n: run_with_retry(f"minispore training step, {n} rank(s)",
-                              lambda n=n: [(mpi_command(n, "train_step.py", args), _env())],
+
+    def commands(n):
+        alone = n == 2 and plan is not PLANS["smoke"]
+        modes = "pynative,graph" + (",graph_alone" if alone else "")
+        return [(mpi_command(n, "train_step.py", args + ["--modes", modes]), _env())]
+    return {n: run_with_retry(f"minispore training step, {n} rank(s)", lambda n=n: commands(n),
                               out_path, plan, quiet_s)
             for n in (1, 2)}
 
@@ -272,23 +281,25 @@ def report_train(train: dict, torch: dict, plan: dict, lines: list) -> None:
     rows = []
     impls = [("minispore PyNative", train, "pynative"), ("minispore GRAPH (O2)", train, "graph"),
              ("torch DDP gloo", torch, "ddp")]
+    if _step((train or {}).get(2), "graph_alone"):
+        impls.insert(2, ("minispore GRAPH, 2 ranks not reducing", train, "graph_alone"))
     for name, jobs, mode in impls:
         if not jobs:
             continue
         if "skipped" in jobs:
             rows.append([name, f"skipped: {jobs['skipped']}", "", "", "", ""])
             continue
-        one, two = _step(jobs.get(1), mode), _step(jobs.get(2), mode)
+        one, two = _step(jobs.get(1), mode.replace("_alone", "")), _step(jobs.get(2), mode)
         cells = [name]
         for n, step in ((1, one), (2, two)):
             cells.append(H.fmt_cell(step["median"] * 1e3, step["min"] * 1e3, step["max"] * 1e3)
                          + _flag(jobs[n]) if step else f"skipped: {_why(jobs.get(n))}")
         scale = H.ratio(two and two["median"], one and one["median"])
         cells.append("-" if scale is None else f"{scale:.2f}x")
-        if scale is not None:
+        if scale is not None and not mode.endswith("_alone"):
             lines.append((name, "", scale))
         comm = (two or {}).get("comm_per_step_s")
-        cells.append("-" if not comm else
+        cells.append("-" if not comm or not two["all_reduce_calls_per_step"] else
                      f"{comm['all_reduce'] * 1e3:.1f} + {comm['check_same_shape'] * 1e3:.1f}")
         cells.append(" / ".join("-" if s is None else f"{s['first_step_s']:.2f}"
                                 for s in (one, two)))

@@ -9,13 +9,18 @@ Each rank cycles through 4 batches of its own data. Every step is synchronised (
 back) and timed; the first --warmup steps are left out (the first is reported apart: GRAPH_MODE
 compiles there), and a step's time is the slowest rank's. The time spent inside the MPI calls of
 the gradients' all-reduce (the communicator's all_reduce and its shape check, timed by wrapping
-them from outside) is reported beside it. Rank 0 writes the JSON to --out.
+them from outside) is reported beside it. Mode ``graph_alone`` is GRAPH_MODE with
+parallel_mode STAND_ALONE (no gradient all-reduce: every rank trains alone), which separates
+what the ranks' sharing the machine costs from what the all-reduce costs. Rank 0 writes the JSON
+to --out.
 
-Usage (under mpiexec): train_step.py --modes pynative,graph --steps 10 --out F"""
+Usage (under mpiexec): train_step.py --modes pynative,graph[,graph_alone] --steps 10 --out F"""
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -26,7 +31,6 @@ from minispore import nn
 from minispore.communication import get_group_size, get_rank, init
 from minispore.core import communicator as C
 
-import os, sys  # noqa: E401
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sync_timing import write_json  # noqa: E402
 
@@ -73,8 +77,6 @@ def main() -> None:
     args = ap.parse_args()
     widths = [int(w) for w in args.widths.split(",")]
     init()
-    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL,
-                                 gradients_mean=True)
     comm = MPI.COMM_WORLD
     rank, size = get_rank(), get_group_size()
     rng = np.random.default_rng(100 + rank)
@@ -83,10 +85,14 @@ def main() -> None:
                for _ in range(4)]
     results = {}
     for mode in args.modes.split(","):
-        ms.set_context(mode={"pynative": ms.PYNATIVE_MODE, "graph": ms.GRAPH_MODE}[mode])
+        ms.set_context(mode=ms.PYNATIVE_MODE if mode == "pynative" else ms.GRAPH_MODE)
+        ms.set_auto_parallel_context(
+            parallel_mode=ms.ParallelMode.STAND_ALONE if mode == "graph_alone" else
+            ms.ParallelMode.DATA_PARALLEL, gradients_mean=True)
         net, step = build(widths)
         if size > 1:
-            assert isinstance(step.grad_reducer, nn.DistributedGradReducer), step.grad_reducer
+            assert isinstance(step.grad_reducer, nn.DistributedGradReducer) == \
+                (mode != "graph_alone"), step.grad_reducer
         times, losses = [], []
         comm.Barrier()
         for k in range(args.warmup + args.steps):
