@@ -13,6 +13,15 @@ global_step, learning_rate, moments, ...) or `saved_network`'s, plus `append_inf
 
 `directory=None` is the working directory when minispore was imported (MindSpore's rule).
 
+Several ranks (data parallel): as in MindSpore, every rank's ModelCheckpoint saves, under the
+same file names (no rank in them), and `integrated_save` changes nothing (data parallel
+parameters are whole on every rank); MindSpore's tutorials give each rank its own directory,
+e.g. `directory=f"./ckpt_{get_rank()}"`. Ranks that share a directory never leave a corrupt
+or half-written file: every write goes to a temporary file renamed over the final name
+(serialization.save_checkpoint), so a file is one rank's whole checkpoint (under data parallel
+the ranks' values are equal); a file another rank deleted or replaced meanwhile (its
+keep_checkpoint_max) is skipped, not an error.
+
 Differences from MindSpore, all loud: MindSpore also writes `{prefix}-graph.meta` (its graph
 protobuf) in GRAPH_MODE; minispore has no such graph format and writes no .meta file.
 Encryption (enc_key), async_save, exception_save and remove_redundancy raise naming the
@@ -272,18 +281,23 @@ class ModelCheckpoint(Callback):
         return False
 
     def _own_files(self):
-        """This prefix's checkpoints in the directory (`prefix-<digits and _>.<format>`)."""
+        """This prefix's checkpoints in the directory (`prefix-<digits and _>.<format>`) with
+        their modification times; one that another rank removes meanwhile is left out."""
         ext = f".{self._config.format}"
-        out = []
+        out = {}
         for filename in os.listdir(self._directory):
             if os.path.splitext(filename)[-1] == ext and filename.startswith(self._prefix + "-"):
                 middle = filename[len(self._prefix):-len(ext)]
                 if not any(ch.isalpha() for ch in middle):
-                    out.append(os.path.join(self._directory, filename))
+                    path = os.path.join(self._directory, filename)
+                    try:
+                        out[path] = os.stat(path).st_mtime_ns
+                    except FileNotFoundError:
+                        pass
         return out
 
-    def _age_key(self, path):
-        return (os.stat(path).st_mtime_ns, self._write_order.get(path, -1))
+    def _oldest(self, files: dict):
+        return min(files, key=lambda f: (files[f], self._write_order.get(f, -1)))
 
     def _remove(self, path):
         try:
@@ -292,9 +306,9 @@ class ModelCheckpoint(Callback):
             pass
 
     def _keep_one_per_minutes(self, files, minutes, now):
-        recent = [f for f in files if now - os.path.getmtime(f) < 60 * minutes]
+        recent = {f: t for f, t in files.items() if now - t / 1e9 < 60 * minutes}
         if recent:
-            oldest = min(recent, key=self._age_key)
+            oldest = self._oldest(recent)
             for f in recent:
                 if f != oldest:
                     self._remove(f)
@@ -311,7 +325,7 @@ class ModelCheckpoint(Callback):
             name = f"{self._prefix}-{cb.cur_epoch_num}_{step_in_epoch}.{cfg.format}"
         files = self._own_files()
         if cfg.keep_checkpoint_max and 0 < cfg.keep_checkpoint_max <= len(files):
-            self._remove(min(files, key=self._age_key))
+            self._remove(self._oldest(files))
         elif cfg.keep_checkpoint_per_n_minutes and cfg.keep_checkpoint_per_n_minutes > 0:
             now = time.time()
             if now - self._last_time_for_keep < cfg.keep_checkpoint_per_n_minutes * 60:

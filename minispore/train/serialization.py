@@ -153,12 +153,14 @@ def _atomic_write(path: str, write_to) -> None:
         write_to(tmp)
         with open(tmp, "rb") as f:            # on disk before the rename makes it visible
             os.fsync(f.fileno())
+        os.chmod(tmp, stat.S_IRUSR)               # read-only for its owner, as MindSpore
+        # one rename: a reader or another rank writing the same name (ranks of a data-parallel
+        # job sharing a directory) sees the old file or this one, whole, never a mix
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-    os.chmod(path, stat.S_IRUSR)                  # read-only for its owner, as MindSpore
 
 
 def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False,
