@@ -18,12 +18,14 @@ all three before the payload is used (unpickled, loaded as code), so
 a flipped byte, a truncation or an entry copied under another key's name is rebuilt, never run.
 An entry that is a directory or cannot be read is removed and rebuilt. Each bad entry is rebuilt
 with a one-line KernelCacheWarning; an entry in a format this code never writes (numba's own, an
-older minispore's) is rebuilt silently. Writes are atomic (a temporary file, then os.replace). A
+older minispore's) is rebuilt silently. Writes are atomic (a temporary file, then os.replace), and
+a numba index is extended under a lock on its directory (processes sharing the cache). A
 cache directory that cannot be written (read-only, full, not a directory) never makes an op fail:
 the code is compiled in memory and one KernelCacheWarning per process says so.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -184,6 +186,28 @@ def load_or_build(subdir: str, key: str, build, suffix: str = "",
 
 
 # ------------------------------------------------------------ numba's cache files, sealed ---------
+_LOCK_NAME = ".minispore-index.lock"
+
+
+@contextlib.contextmanager
+def _directory_lock(directory):
+    """An exclusive advisory lock (flock) on `directory`'s lock file while the block runs, so
+    that processes sharing a cache (parallel test workers, several ranks) update a numba index
+    one at a time. Where there is no flock (Windows) or the lock file cannot be opened (the
+    directory cannot be written: the write then warns), the block runs unlocked."""
+    try:
+        import fcntl
+        fd = os.open(os.path.join(directory, _LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o644)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)                           # closing the descriptor releases the lock
+
+
 def _numba_classes():
     from numba.core.caching import FunctionCache, IndexDataCacheFile
 
@@ -227,15 +251,21 @@ def _numba_classes():
                                _INDEX_HEAD + seal(self._index_key(), payload))
 
         def save(self, key, data):
-            overloads = self._load_index()
-            name = overloads.get(key)
-            if name is None:
-                used = set(overloads.values())
-                name = next(n for n in map(self._data_name, itertools.count(1)) if n not in used)
-                overloads[key] = name
-            blob = seal(f"numba-data|{name}", self._dump((key, data)))
-            if write_entry(Path(self._data_path(name)), blob):
-                self._save_index(overloads)    # the index names only data already written
+            # read, extend and write the index under the directory's lock: two processes saving
+            # two signatures of one function at once would otherwise pick the same data file
+            # name (one's machine code under the other's key) and the later index would drop
+            # the earlier entry
+            with _directory_lock(self._cache_path):
+                overloads = self._load_index()
+                name = overloads.get(key)
+                if name is None:
+                    used = set(overloads.values())
+                    name = next(n for n in map(self._data_name, itertools.count(1))
+                                if n not in used)
+                    overloads[key] = name
+                blob = seal(f"numba-data|{name}", self._dump((key, data)))
+                if write_entry(Path(self._data_path(name)), blob):
+                    self._save_index(overloads)    # the index names only data already written
 
         def load(self, key):
             name = self._load_index().get(key)
