@@ -130,7 +130,7 @@ def init(backend_name=None):
 def release():
     """Release the groups create_group made; the world stays joined (MPI finalises at exit)."""
     for comm in _comm._Groups.named.values():
-        comm.comm.Free()
+        comm.free()
     _comm._Groups.named.clear()
     return None
 
@@ -202,7 +202,7 @@ def destroy_group(group):
     _check_group("destroy_group", group)
     if group in _comm.WORLD_NAMES:
         raise ValueError(f"For 'destroy_group', the world group {group!r} cannot be destroyed")
-    _comm.lookup("destroy_group", group).comm.Free()
+    _comm.lookup("destroy_group", group).free()
     del _comm._Groups.named[group]
 
 

@@ -81,7 +81,7 @@ _SET_ONLY = ("group_ckpt_save_file", "parallel_optimizer_config", "pipeline_conf
              "pipeline_segments")
 
 # booleans that change what a job of several ranks does and are not implemented there
-_ONE_RANK_BOOLS = ("parameter_broadcast", "enable_parallel_optimizer")
+_ONE_RANK_BOOLS = ("enable_parallel_optimizer",)
 
 _state: dict = {}
 _is_set: set = set()        # the keys set since the last reset (MindSpore's *_is_set)
@@ -178,6 +178,12 @@ def _check(key, v):
         if not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
             raise TypeError(f"all_reduce_fusion_config must be a list of ints, got {v!r}")
         return {key: list(v)}          # the gradients' all-reduce split points: none happen here
+    if key == "comm_fusion":
+        merged = _comm_fusion(v)
+        rule = merged["allreduce"]
+        if isinstance(v.get("allreduce"), dict) and rule["mode"] == "index":
+            return {key: merged, "all_reduce_fusion_config": list(rule["config"])}
+        return {key: merged}
     if key == "dataset_strategy":
         if v not in ("data_parallel", "full_batch"):
             _refuse(key, v, "a dataset sharding strategy needs several devices")
@@ -189,6 +195,58 @@ def _check(key, v):
             _refuse(key, v, f"only the default {_DEFAULTS[key]!r} applies")
         return {key: copy.deepcopy(v)}
     raise ValueError(f"Set context keyword {key} is not recognized!")
+
+
+def _comm_fusion(v) -> dict:
+    """comm_fusion merged into the current setting, with MindSpore's checks and messages."""
+    if not isinstance(v, dict):
+        raise TypeError(f"The parameter 'comm_fusion' must be {dict}, but got {type(v)}")
+    merged = copy.deepcopy(_state.get("comm_fusion", _DEFAULTS["comm_fusion"]))
+    for kind, rule in v.items():
+        if kind == "openstate":
+            _bool("openstate", rule)
+            merged[kind] = rule
+            continue
+        if kind not in ("allreduce", "allgather", "reducescatter"):
+            raise KeyError(f"comm fusion type must be openstate,allreduce, allgather or "
+                           f"reducescatter, but got {kind}")
+        if not isinstance(rule, dict) or "mode" not in rule:
+            raise KeyError(f"comm_fusion {kind!r} must be a dict with 'mode' and 'config', "
+                           f"but got {rule!r}")
+        modes = ("auto", "index", "size") if kind == "allreduce" else ("auto", "size")
+        mode, config = rule["mode"], rule.get("config")
+        if mode not in modes:
+            raise KeyError(f"fusion method mode must be {', '.join(modes[:-1])} or "
+                           f"{modes[-1]}, but got {mode}")
+        if mode == "size":
+            if not isinstance(config, int) or isinstance(config, bool):
+                raise TypeError(f"The parameter 'config' of comm_fusion {kind!r} must be "
+                                f"{int}, but got {type(config)}")
+            if config <= 0:
+                raise ValueError(f"fusion threshold must be larger than 0, but got {config}")
+        if mode == "index":
+            _check("all_reduce_fusion_config", config)
+        if kind != "allreduce" and mode != "auto":
+            _refuse("comm_fusion", v, f"minispore fuses the gradients' all-reduces only; "
+                                      f"{kind} runs unfused")
+        merged[kind] = {"mode": mode, "config": copy.deepcopy(config)}
+    return merged
+
+
+def allreduce_fusion_rule() -> tuple:
+    """How the data-parallel gradient all-reduces are fused: ("index", split indices) from
+    all_reduce_fusion_config or comm_fusion's index mode, ("size", threshold MB) from its size
+    mode or 64 MB under "auto" (MindSpore's), ("size", 0) when fusion is off (openstate
+    False): every gradient its own all-reduce."""
+    fusion = _state["comm_fusion"]
+    rule = fusion["allreduce"]
+    if not fusion.get("openstate", True):
+        return "size", 0
+    if rule["mode"] == "index":
+        return "index", list(rule["config"])
+    if _state["all_reduce_fusion_config"]:
+        return "index", list(_state["all_reduce_fusion_config"])
+    return "size", rule["config"] if rule["mode"] == "size" else 64
 
 
 def set_auto_parallel_context(**kwargs):

@@ -10,9 +10,20 @@ each collective over one rank gives what MPI gives for one rank (the reduction o
 contribution is that contribution, a gather of one is its input). Another transport (NCCL
 through CuPy, a simulated interconnect) is one more subclass.
 
+Asynchronous collectives (the gradient buckets of data parallel): `start_all_reduce` hands the
+array to the group's communication stream and returns a ticket at once; `finish(ticket)` waits
+for that result. The stream is one background thread per group that runs its collectives in
+submission order on a duplicate of the group's MPI communicator, so they progress while the
+caller computes (the compute kernels release the GIL), never match a blocking collective of the
+caller's thread, and meet the other ranks' in the same order (every rank submits in program
+order). Without MPI_THREAD_MULTIPLE the collective runs at submission instead.
+
 Group names: the three world names (hccl/nccl/mccl_world_group) all mean the world, as
 MindSpore maps its default 'hccl_world_group' to the backend's world group."""
 from __future__ import annotations
+
+import itertools
+import threading
 
 import numpy as np
 
@@ -60,6 +71,19 @@ class Communicator:
     def barrier(self) -> None:
         raise NotImplementedError
 
+    def start_all_reduce(self, x: np.ndarray, op: str, who: str = "all_reduce") -> int:
+        """Submit an all-reduce of a copy of `x` to the communication stream; a ticket for
+        `finish`. (Base: run at once.)"""
+        self.check_same_shape(who, x)
+        return _Tickets.put(self.all_reduce(np.array(x), op))
+
+    def finish(self, ticket: int) -> np.ndarray:
+        """The result of the collective `ticket`, waiting for it; its error re-raised here."""
+        return _Tickets.take(ticket)
+
+    def free(self) -> None:
+        """Release the group's resources (its MPI communicators and stream)."""
+
     def check_same_shape(self, who: str, x: np.ndarray) -> None:
         """Raise on every rank, naming `who` and each rank's shape and dtype, when the ranks
         pass arrays of different shapes or dtypes (a collective on them would hang or mix
@@ -91,6 +115,36 @@ class SingleProcessCommunicator(Communicator):
         return None
 
 
+class _Tickets:
+    """Results (or errors) of submitted collectives by ticket; a ticket is taken once."""
+    _ids = itertools.count(1)
+    _lock = threading.Lock()
+    _done: dict = {}
+
+    @classmethod
+    def put(cls, value) -> int:
+        t = next(cls._ids)
+        cls._done[t] = value
+        return t
+
+    @classmethod
+    def future(cls, fut) -> int:
+        t = next(cls._ids)
+        cls._done[t] = fut
+        return t
+
+    @classmethod
+    def take(cls, ticket: int):
+        try:
+            value = cls._done.pop(int(ticket))
+        except KeyError:
+            raise RuntimeError(f"collective ticket {ticket} is unknown or was waited for "
+                               f"already") from None
+        if hasattr(value, "result"):
+            value = value.result()         # re-raises the collective's error on this thread
+        return value
+
+
 class MPICommunicator(Communicator):
     """A group over an mpi4py communicator (`comm`), `world_ranks` its members' world ranks."""
 
@@ -101,6 +155,42 @@ class MPICommunicator(Communicator):
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
         self.world_ranks = tuple(world_ranks)
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
+        self._stream = None              # (executor, the stream's own communicator), on demand
+
+    def _stream_comm(self):
+        """This group's communication stream: a one-thread executor and a duplicate of the
+        group's communicator (made on first use: MPI_Comm_dup is collective, and every rank
+        reaches the first asynchronous collective at the same point of the program)."""
+        if self._stream is None:
+            from concurrent.futures import ThreadPoolExecutor
+            if self._MPI.Query_thread() < self._MPI.THREAD_MULTIPLE:
+                return None
+            dup = MPICommunicator.__new__(MPICommunicator)
+            dup.__dict__.update(self.__dict__)
+            dup.comm = self.comm.Dup()
+            pool = ThreadPoolExecutor(1, thread_name_prefix=f"comm-stream-{self.name}")
+            self._stream = (pool, dup)
+        return self._stream
+
+    def start_all_reduce(self, x, op, who="all_reduce"):
+        stream = self._stream_comm()
+        if stream is None:                              # no thread support: run it now
+            return super().start_all_reduce(x, op, who)
+        pool, dup = stream
+        copy = np.array(x, order="C")                   # the caller may reuse x's memory
+
+        def run():
+            dup.check_same_shape(who, copy)
+            return dup.all_reduce(copy, op)
+        return _Tickets.future(pool.submit(run))
+
+    def free(self):
+        if self._stream is not None:
+            pool, dup = self._stream
+            pool.shutdown(wait=True)
+            dup.comm.Free()
+            self._stream = None
+        self.comm.Free()
 
     def check_same_shape(self, who, x):
         # each rank's (dtype, rank, dims...) as a fixed-size int64 row: one small Allgather

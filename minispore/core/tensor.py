@@ -340,12 +340,13 @@ _param_ids = itertools.count(1)
 class Parameter(Tensor):
     """A trainable Tensor with a name: `Parameter(default_input, name=None, requires_grad=True)`."""
 
-    __slots__ = ("name", "requires_grad", "_user_named")
+    __slots__ = ("name", "requires_grad", "_user_named", "layerwise_parallel")
 
     def __init__(self, default_input, name=None, requires_grad=True, layerwise_parallel=False,
                  parallel_optimizer=True, storage_format="", device=None):
-        """`layerwise_parallel` and `parallel_optimizer` only shard a parameter across the
-        devices of a parallel job; one process holds it whole whatever their values."""
+        """`layerwise_parallel`: in data parallel, the parameter is each rank's own (its
+        gradient is not all-reduced nor is it broadcast), as in MindSpore. `parallel_optimizer`
+        only shards optimizer state across devices; each process holds it whole."""
         for k, v in (("layerwise_parallel", layerwise_parallel),
                      ("parallel_optimizer", parallel_optimizer)):
             check_bool("Parameter", k, v)
@@ -357,6 +358,7 @@ class Parameter(Tensor):
         self._user_named = name is not None
         self.name = name if name is not None else f"Parameter#{next(_param_ids)}"
         self.requires_grad = bool(requires_grad)
+        self.layerwise_parallel = layerwise_parallel
 
     def set_data(self, data, slice_shape=False) -> "Parameter":
         """Replace the value; the shape may change only when `slice_shape` is True."""
@@ -374,7 +376,8 @@ class Parameter(Tensor):
             value = self._concrete()
         else:
             value = _initialize(init, self.shape, self.dtype)
-        return Parameter(value, name=self.name, requires_grad=self.requires_grad)
+        return Parameter(value, name=self.name, requires_grad=self.requires_grad,
+                         layerwise_parallel=self.layerwise_parallel)
 
     @property
     def data(self) -> "Parameter":
@@ -387,7 +390,8 @@ class Parameter(Tensor):
     __str__ = __repr__          # print(param) shows this line in MindSpore too
 
     def __reduce__(self):
-        return (Parameter, (self.asnumpy(), self.name, self.requires_grad))
+        return (Parameter, (self.asnumpy(), self.name, self.requires_grad,
+                            self.layerwise_parallel))
 
 
 class ParameterTuple(tuple):

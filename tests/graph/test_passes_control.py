@@ -129,7 +129,7 @@ def test_run_pipeline_dump_and_verify(monkeypatch):
     g = if_graph()
     seen = []
     out = run_pipeline(g, verify_each=True, dump=lambda name, gr: seen.append((name, gr)))
-    assert [s[0] for s in seen] == ["simplify", "fold", "cse", "dce"] and seen[-1][1] is out
+    assert [s[0] for s in seen] == ["simplify", "fold", "cse", "dce", "schedule"] and seen[-1][1] is out
     assert same_bits(interpret(g, [X3]), interpret(out, [X3]))
     bad = ir.Graph("bad", outputs=[ir.Value((), f32)])
     monkeypatch.setenv("MINISPORE_VERIFY", "1")

@@ -219,7 +219,7 @@ def _build(fn, args, kwargs, parse: bool, name: str):
     pipeline = passes.PIPELINE
     if context._state["jit_level"] in ("O1", "O2"):
         from .passes.fuse import fuse
-        pipeline = pipeline + (fuse,)
+        pipeline = pipeline[:-1] + (fuse, pipeline[-1])    # schedule stays last
     g = passes.run_pipeline(g, pipeline, verify_each=bool(os.environ.get("MINISPORE_VERIFY")),
                             dump=dump)
     ir.verify(g)

@@ -14,6 +14,14 @@ the group's size in it) and again when it runs. Every rank must pass one shape a
 MPI communicator checks that before each collective and raises on every rank, naming the op
 and each rank's shape, instead of hanging.
 
+The asynchronous all-reduce is a pair of host ops: `all_reduce_start(x)` submits x to the
+group's communication stream (core/communicator.py) and returns an int64 ticket;
+`all_reduce_wait(ticket, like=x's meta)` gives the result. Between them the caller keeps
+computing. In a graph, the scheduling pass (graph/passes/schedule.py) places each start as soon
+as its input exists and each wait as late as its first use allows, so data parallel's gradient
+buckets travel while the rest of the backward runs. They are not differentiable (the gradient
+reducer uses them after the gradients are taken).
+
 Gradients, as MindSpore's (ops/_grad_experimental/grad_comm_ops.py): AllReduce(sum) ->
 AllReduce(sum) of the sensitivity; max/min -> that sum where x equals the result; prod -> the
 sum of dout * out, divided by x; AllGather -> ReduceScatter(sum); ReduceScatter(sum) ->
@@ -28,7 +36,8 @@ from ..errors import DTypeError, ShapeError
 from ..primitive import Meta, OpDef, apply, defop
 
 __all__ = ["ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "COLLECTIVE_BROADCAST", "ALL_TO_ALL",
-           "all_reduce", "all_gather", "reduce_scatter", "collective_broadcast", "all_to_all"]
+           "all_reduce", "all_gather", "reduce_scatter", "collective_broadcast", "all_to_all",
+           "ALL_REDUCE_START", "ALL_REDUCE_WAIT", "all_reduce_start", "all_reduce_wait"]
 
 _WORLD = "hccl_world_group"
 
@@ -262,3 +271,58 @@ def all_to_all(x, split_count, split_dim, concat_dim, group=_WORLD):
     concat_dim."""
     return apply(ALL_TO_ALL, x, split_count=split_count, split_dim=split_dim,
                  concat_dim=concat_dim, group=group)
+
+
+# ------------------------------------------------------------------ asynchronous all-reduce ------
+def _start_meta(x, reduce_op, group):
+    _check_op("all_reduce_async", reduce_op)
+    _no_bool("all_reduce_async", x)
+    _group("all_reduce_async", group)
+    return Meta((), dt.int64)
+
+
+def _wait_meta(ticket, shape, dtype, group):
+    return Meta(tuple(shape), dtype)
+
+
+def _start(x, reduce_op, group):
+    comm = _group("all_reduce_async", group)
+    ticket = comm.start_all_reduce(np.asarray(x), reduce_op, "all_reduce_async")
+    return np.asarray(ticket, np.int64)
+
+
+def _wait(ticket, shape, dtype, group):
+    return np.asarray(_group("all_reduce_async", group).finish(int(ticket)), order="C")
+
+
+def _async_host_op(name, infer, run, attrs, schedule) -> OpDef:
+    def host_kernel(backend, in_metas, kw, out_meta):
+        def kernel(buf):
+            comm = _group("all_reduce_async", kw["group"])
+            return run_on_device(backend, "all_reduce_async", buf, lambda a: run(a, **kw),
+                                 comm, schedule == "early" and "start" or "wait")
+        kernel.host = True
+        return kernel
+    op = OpDef(name, infer=infer, ref=run, attrs=attrs, arity=1, differentiable=False)
+    op.host_kernel = host_kernel
+    op.schedule = schedule          # graph/passes/schedule.py: "early" starts, "late" waits
+    from ..graph.passes import NONDETERMINISTIC
+    NONDETERMINISTIC.add(name)
+    return op
+
+
+ALL_REDUCE_START = _async_host_op("all_reduce_start", _start_meta, _start,
+                                  {"reduce_op": "sum", "group": _WORLD}, "early")
+ALL_REDUCE_WAIT = _async_host_op("all_reduce_wait", _wait_meta, _wait,
+                                 {"shape": (), "dtype": dt.float32, "group": _WORLD}, "late")
+
+
+def all_reduce_start(x, op="sum", group=_WORLD):
+    """Submit the all-reduce of x to the group's communication stream: its ticket."""
+    return apply(ALL_REDUCE_START, x, reduce_op=op, group=group)
+
+
+def all_reduce_wait(ticket, like, group=_WORLD):
+    """The result of the all-reduce `ticket` of a tensor shaped like `like`."""
+    return apply(ALL_REDUCE_WAIT, ticket, shape=tuple(like.shape), dtype=like.dtype,
+                 group=group)

@@ -1,6 +1,7 @@
 """Graph passes, each a pure function Graph -> Graph that leaves its input unchanged:
 simplify (algebraic rules exact in floating point), fold (constant folding with each op's numpy
-reference), cse (common subexpression elimination), dce (dead code elimination). `run_pipeline`
+reference), cse (common subexpression elimination), dce (dead code elimination), schedule (asynchronous
+collectives placed to overlap compute; last, after fusion where it runs). `run_pipeline`
 runs them in order, optionally verifying the IR and dumping it after each pass (save_graphs)."""
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from ._util import NONDETERMINISTIC
 from .cse import cse
 from .dce import dce
 from .fold import fold
+from .schedule import schedule
 from .simplify import simplify
 
-__all__ = ["simplify", "fold", "cse", "dce", "PIPELINE", "run_pipeline", "NONDETERMINISTIC"]
+__all__ = ["simplify", "fold", "cse", "dce", "schedule", "PIPELINE", "run_pipeline", "NONDETERMINISTIC"]
 
-PIPELINE = (simplify, fold, cse, dce)
+PIPELINE = (simplify, fold, cse, dce, schedule)
 
 
 def run_pipeline(g: ir.Graph, passes=PIPELINE, verify_each: bool = False,
