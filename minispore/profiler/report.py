@@ -205,9 +205,9 @@ def chrome_trace(s: Session) -> dict:
         prof = w.device.profile.name
         ev.append(_meta("process_name", pid, None,
                         f"{w.backend} {prof} device ({SIM} model time)"))
-        names = {0: "stream 0 (compute)", 1: "stream 1 (copy)",
+        names = {0: "stream 0 (compute)", 1: "stream 1 (copy)", 2: "stream 2 (communication)",
                  "host": f"host launches ({SIM})", "scheduler": "task scheduler"}
-        tids = {0: 0, 1: 1, "host": 2}
+        tids = {0: 0, 1: 1, 2: 3, "host": 2}
         for key, tid in tids.items():
             ev.append(_meta("thread_name", pid, tid, names[key]))
         recs = w.records()

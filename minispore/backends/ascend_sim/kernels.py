@@ -20,7 +20,6 @@ from ...core.errors import DTypeError
 from ...core.primitive import ELEMENTWISE, REDUCE, Meta
 from ...core.shape import size_of
 from . import cost
-from .collectives import OPS as _COLLECTIVES
 from .formats import nd_to_nz, nz_shape, nz_to_nd
 from .memory import DeviceArray
 
@@ -316,16 +315,11 @@ def conv_cube(backend, op, in_metas, attrs, out_meta):
     return launcher(dev, op.name, compute, dur, cost.CUBE, nbytes, flops, out_meta, arity=2)
 
 
-# the host-callback ops of core/ops/collective.py: the device runs them itself (run_collective)
-HOST_COLLECTIVES = frozenset([f"{name}.host" for name in _COLLECTIVES]
-                             + ["all_reduce_start", "all_reduce_wait"])
-
-
 def build(backend, op, in_metas: tuple, attrs: dict, out_meta):
     """The eager (and kernel-by-kernel) kernel of one primitive on the device."""
     dev = backend.device
     check_dtypes(op.name, in_metas, out_meta)
-    if op.name in HOST_COLLECTIVES:         # HCCL on the communication stream (collectives.py)
+    if getattr(op, "collective", False):    # HCCL on the communication stream (collectives.py)
         return op.host_kernel(backend, in_metas, attrs, out_meta)
     if op.name == "matmul":
         return eager_matmul(dev, in_metas, attrs, out_meta, backend.cube_dtype)

@@ -191,6 +191,7 @@ def _host_op(who, attrs, meta, run) -> OpDef:
     op = OpDef(f"{who}.host", infer=lambda x, **kw: meta(who, x, **kw),
                ref=collective, attrs=dict(attrs), arity=1, differentiable=False)
     op.host_kernel = host_kernel
+    op.collective = True                    # a device with its own interconnect takes it over
     from ..graph.passes import NONDETERMINISTIC
     NONDETERMINISTIC.add(op.name)           # a collective runs at every step: never folded
     return op
@@ -305,6 +306,7 @@ def _async_host_op(name, infer, run, attrs, schedule) -> OpDef:
         return kernel
     op = OpDef(name, infer=infer, ref=run, attrs=attrs, arity=1, differentiable=False)
     op.host_kernel = host_kernel
+    op.collective = True
     op.schedule = schedule          # graph/passes/schedule.py: "early" starts, "late" waits
     from ..graph.passes import NONDETERMINISTIC
     NONDETERMINISTIC.add(name)
