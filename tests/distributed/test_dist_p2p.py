@@ -1,5 +1,6 @@
 """comm_func's point-to-point functions, rooted collectives and uneven all-to-alls
-(communication/comm_p2p.py, core/ops/collective_p2p.py): over MPI jobs of 2 and 3 ranks
+(communication/comm_p2p.py, core/ops/collective_p2p.py) and the Primitives ops.Reduce,
+CollectiveGather, CollectiveScatter (ops/collective_rooted.py): over MPI jobs of 2 and 3 ranks
 (rank_scripts/p2p.py) against numpy computed here for every rank, in PyNative and GRAPH_MODE
 (the rooted collectives; point-to-point raises in a graph, as MindSpore supports it in
 PyNative only), with MindSpore's gradients; and in one process before init(), where the
@@ -19,6 +20,7 @@ import pytest
 
 import minispore as ms
 from minispore.communication import comm_func as cf
+from minispore.core.errors import ShapeError
 
 from dist_job import launch, results
 
@@ -50,6 +52,9 @@ def expected(rank, n):
         "reduce_max": np.max(xs, 0) if at_root else zero1,
         "gather": np.concatenate(xs) if at_root else zero1,
         "scatter": xs[ROOT][2 * rank:2 * rank + 2],
+        "p_reduce": sum(xs) if at_root else zero1,              # ops.Reduce and friends
+        "p_gather": np.concatenate(xs) if at_root else zero1,
+        "p_scatter": xs[ROOT][2 * rank:2 * rank + 2],
         "g_reduce": data(ROOT + 10, (2 * n, 3)),
         "g_gather": data(ROOT + 20, (2 * n * n, 3))[2 * n * rank:2 * n * (rank + 1)],
         "g_scatter": (np.concatenate([data(r + 30, (2, 3)) for r in range(n)]) if at_root
@@ -148,3 +153,19 @@ def test_point_to_point_needs_init_and_checks_arguments():
         cf.all_to_all_v_c(x, x, [1, 1])
     with pytest.raises(TypeError, match="For reduce, the input op value must be one of"):
         cf.reduce(x, 0, "avg")
+
+
+def test_rooted_primitives_check_their_arguments():
+    from minispore.ops.collective_rooted import CollectiveGather, CollectiveScatter, Reduce
+    x = ms.Tensor(X)
+    np.testing.assert_array_equal(Reduce(0, "max")(x).asnumpy(), X)
+    assert CollectiveGather(0).rank_size == 1 and CollectiveScatter().src_rank == 0
+    with pytest.raises(ValueError, match="'dest_rank' must be a rank of group "
+                                         "'hccl_world_group' in \\[0, 1\\), but got 1"):
+        Reduce(1)
+    with pytest.raises(TypeError, match="'src_rank' must be an int"):
+        CollectiveScatter("0")
+    with pytest.raises(ValueError, match="must be one of 'sum', 'max', 'min', 'prod'"):
+        Reduce(0, "mean")
+    with pytest.raises(ShapeError, match="at least one dimension"):
+        CollectiveScatter()(ms.Tensor(np.float32(1.0)))

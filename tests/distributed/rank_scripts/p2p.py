@@ -11,6 +11,7 @@ import minispore as ms
 from minispore import nn
 from minispore.communication import comm_func as cf
 from minispore.communication import get_group_size, get_rank, init
+from minispore.ops.collective_rooted import CollectiveGather, CollectiveScatter, Reduce
 
 init()
 rank, n = get_rank(), get_group_size()
@@ -35,9 +36,15 @@ def tolist(t):
 
 
 class Rooted(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.reduce = Reduce(ROOT)
+        self.gather = CollectiveGather(ROOT)
+        self.scatter = CollectiveScatter(src_rank=ROOT)
+
     def construct(self, x):
         return (cf.reduce(x, ROOT), cf.reduce(x, ROOT, "max"), cf.gather_into_tensor(x, ROOT),
-                cf.scatter_tensor(x, ROOT))
+                cf.scatter_tensor(x, ROOT), self.reduce(x), self.gather(x), self.scatter(x))
 
 
 def g_reduce(x):
@@ -55,7 +62,8 @@ def g_scatter(x):
 for mode, label in ((ms.PYNATIVE_MODE, "pynative"), (ms.GRAPH_MODE, "graph")):
     ms.set_context(mode=mode)
     out = {"mode": label, "rank": rank, "size": n}
-    for name, t in zip(("reduce", "reduce_max", "gather", "scatter"), Rooted()(x)):
+    for name, t in zip(("reduce", "reduce_max", "gather", "scatter", "p_reduce", "p_gather",
+                             "p_scatter"), Rooted()(x)):
         out[name] = tolist(t)
     for name, fn in (("g_reduce", g_reduce), ("g_gather", g_gather), ("g_scatter", g_scatter)):
         out[name] = tolist(ms.grad(fn)(x))
