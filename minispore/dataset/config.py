@@ -38,6 +38,19 @@ def get_seed() -> int:
     return seed if seed is not None else _seed["default"]
 
 
+# the seed of a sharded shuffle before set_seed: fixed (MindSpore's default dataset seed), so
+# every rank of a data-parallel job, each its own process, shuffles with one permutation and
+# the shards partition the rows
+SHARD_DEFAULT_SEED = 5489
+
+
+def shard_rng(epoch: int, salt: int = 0) -> np.random.Generator:
+    """The generator of one epoch of a sharded shuffle (DistributedSampler): the set seed's,
+    else the same in every process and every iterator."""
+    seed = _seed["value"] if _seed["value"] is not None else SHARD_DEFAULT_SEED
+    return np.random.default_rng([seed, int(epoch), salt])
+
+
 def fresh_iterator_seed():
     """The seed a new iterator reads with: None (use the set seed) once one is set."""
     return None if _seed["value"] is not None else int(np.random.default_rng().integers(2**31))

@@ -166,7 +166,8 @@ class SubsetRandomSampler(SubsetSampler):
 class DistributedSampler(BuiltinSampler):
     """Shard `shard_id` of `num_shards`: rows shard_id, shard_id+num_shards, ... wrapping around
     so every shard reads ceil(n / num_shards) rows (offset=-1), or the uneven split that starts
-    at shard `offset`; with shuffle, positions of one permutation shared by all shards."""
+    at shard `offset`; with shuffle, positions of one permutation shared by all shards, in
+    every process, seeded or not (config.shard_rng), so the ranks' shards partition the rows."""
 
     def __init__(self, num_shards, shard_id, shuffle=True, num_samples=None, offset=-1):
         who = "DistributedSampler"
@@ -189,6 +190,10 @@ class DistributedSampler(BuiltinSampler):
 
     def is_sharded(self):
         return True
+
+    def _rng(self, epoch, depth):
+        # one permutation on every rank (each its own process), seeded or not, as MindSpore
+        return config.shard_rng(epoch, salt=_SALT + depth)
 
     def _own(self, n, epoch, depth):
         if n == 0:

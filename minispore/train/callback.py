@@ -7,6 +7,7 @@ ModelCheckpoint is in checkpoint_callback.py, the learning-rate and early-stoppi
 schedule_callbacks.py, the curve and TensorBoard writers in curves.py."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -296,15 +297,20 @@ class LambdaCallback(Callback):
             setattr(self, name, fn if fn else (lambda run_context: None))
 
 
+def _in_mpi_job() -> bool:
+    return any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"))
+
+
 class ProgressBar(Callback):
     """A rich progress bar over the steps of training; nothing when stdout is not a terminal
-    (a minispore addition that Model.train adds by itself)."""
+    or in a rank of an MPI job (whose launcher gives each rank a pseudo-terminal, and whose
+    ranks' bars would interleave); a minispore addition that Model.train adds by itself."""
 
     def __init__(self, total: int, description: str = "train"):
         self.total, self.description, self.bar = total, description, None
 
     def on_train_begin(self, run_context):
-        if not sys.stdout.isatty() or self.total < 2:
+        if not sys.stdout.isatty() or self.total < 2 or _in_mpi_job():
             return
         from rich.progress import Progress
         self.bar = Progress(transient=True)
