@@ -198,3 +198,23 @@ def test_a_source_that_is_no_sequence_raises():
         ds.GeneratorDataset(3, ["a"])
     with pytest.raises(ValueError, match="num_epochs must be -1"):
         ds.NumpySlicesDataset(DATA).create_tuple_iterator(num_epochs=0)
+
+
+def test_unseeded_shards_of_separate_processes_partition_the_rows():
+    # each rank of a data-parallel job is its own process: without set_seed their shuffled
+    # shards must still come from one permutation (MindSpore's do: its sharded shuffle is
+    # seeded the same in every process), and one shard reads that permutation whole
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np, minispore.dataset as ds; n, r = map(int, sys.argv[1:]); "
+            "d = ds.NumpySlicesDataset({'a': np.arange(20)}, shuffle=True, num_shards=n, "
+            "shard_id=r); print([int(x['a']) for x in d.create_dict_iterator(num_epochs=1, "
+            "output_numpy=True)])")
+    got = {}
+    for n, r in ((1, 0), (2, 0), (2, 1)):
+        out = subprocess.run([sys.executable, "-c", code, str(n), str(r)], capture_output=True,
+                             text=True, check=True).stdout
+        got[n, r] = eval(out)
+    whole = got[1, 0]
+    assert sorted(whole) == list(range(20)) and whole != list(range(20))
+    assert got[2, 0] == whole[0::2] and got[2, 1] == whole[1::2]
