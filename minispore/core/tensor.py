@@ -315,7 +315,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     native byte order (copied otherwise, a big-endian array into native order). Writing to
     `array` afterwards changes the tensor, as in MindSpore."""
     t = Tensor.__new__(Tensor)
-    a = np.ascontiguousarray(array)
+    a = np.asarray(array, order="C")            # (ascontiguousarray makes a 0-d array 1-d)
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if not a.flags.writeable or not a.flags.aligned:      # kernels assume plain arrays

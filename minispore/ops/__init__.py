@@ -46,6 +46,7 @@ from .shape_sampling import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .nonfinite_and_clamp import *  # noqa: F401,F403
 from .collective import *  # noqa: F401,F403
+from .collective_rooted import *  # noqa: F401,F403
 from .primitives import _SIMPLE
 from . import functional, operations  # noqa: E402  (MindSpore's ops.functional, ops.operations)
 from . import composite  # noqa: E402  (MindSpore's ops.composite)

@@ -237,3 +237,16 @@ def test_bench_rejects_bad_rank_lists():
         cli.main(["bench", "--workloads", "dp-mlp", "--ranks", "1,x"])
     with pytest.raises(SystemExit, match="--ranks"):
         cli.main(["bench", "--workloads", "dp-mlp", "--ranks", "0"])
+
+
+def test_rooted_collectives_cost_as_their_duals():
+    from minispore.backends.ascend_sim.collectives import estimate
+    from minispore.backends.ascend_sim.profile import ASCEND_910B as prof
+    n = 4 << 20
+    for p in (2, 8, 16):
+        bcast = estimate("collective_broadcast", n, p, prof).seconds
+        gather = estimate("all_gather", n, p, prof).seconds
+        assert estimate("reduce", n, p, prof).seconds == bcast
+        assert estimate("broadcast_from_root", n, p, prof).seconds == bcast
+        assert estimate("collective_gather", n, p, prof).seconds == gather
+        assert estimate("collective_scatter", n, p, prof).seconds == gather

@@ -108,7 +108,8 @@ class AscendBackend(Backend):
         if phase not in ("sync", "start"):
             raise ValueError(f"For '{who}', the collective phase must be 'sync', 'start' or "
                              f"'wait', but got {phase!r}")
-        nbytes = host.nbytes * (comm.size if who == "all_gather" else 1)
+        gathers = who in ("all_gather", "collective_gather")     # n: the gathered whole
+        nbytes = host.nbytes * (comm.size if gathers else 1)
         est = estimate(who, nbytes, comm.size, dev.profile)
         event = dev.collective(task_name(who, nbytes, comm.size), est.seconds, nbytes)
         out = np.asarray(run(host), order="C")

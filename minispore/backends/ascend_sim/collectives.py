@@ -22,7 +22,9 @@ RoCE, then an intra-server all-gather; all_gather is an inter-server all-gather 
 shards, then the intra-server one; reduce_scatter the mirror; broadcast between servers, then
 within each; all_to_all sends (k-1) parts over HCCS and (p-k) over RoCE.
 One device (p = 1) communicates nothing: 0 s (the runtime still gives the task its minimum
-duration). `all_reduce_async` costs what all_reduce costs.
+duration). `all_reduce_async` costs what all_reduce costs. The rooted collectives cost as
+their duals: reduce (n = the buffer) as a broadcast run backwards, collective_gather and
+collective_scatter (n = the root's whole buffer) as an all-gather of n.
 """
 from __future__ import annotations
 
@@ -34,10 +36,17 @@ from .profile import DeviceProfile
 __all__ = ["OPS", "Estimate", "estimate", "collective_time", "task_name"]
 
 OPS = ("all_reduce", "all_reduce_async", "all_gather", "reduce_scatter",
-       "collective_broadcast", "all_to_all")
+       "collective_broadcast", "all_to_all", "reduce", "collective_gather",
+       "collective_scatter", "broadcast_from_root")
 HCCL_NAMES = {"all_reduce": "hcclAllReduce", "all_reduce_async": "hcclAllReduce",
               "all_gather": "hcclAllGather", "reduce_scatter": "hcclReduceScatter",
-              "collective_broadcast": "hcclBroadcast", "all_to_all": "hcclAlltoAll"}
+              "collective_broadcast": "hcclBroadcast", "all_to_all": "hcclAlltoAll",
+              "reduce": "hcclReduce", "collective_gather": "hcclGather",
+              "collective_scatter": "hcclScatter", "broadcast_from_root": "hcclBroadcast"}
+# the rooted collectives cost as their duals and halves: a reduce as a broadcast run backwards,
+# a gather or scatter (n: the root's whole buffer) as an all-gather's bytes into one device
+_SAME_COST = {"reduce": "collective_broadcast", "broadcast_from_root": "collective_broadcast",
+              "collective_gather": "all_gather", "collective_scatter": "all_gather"}
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,7 @@ def _flat(op: str, n: float, p: int, bw: float, alpha: float) -> tuple[float, st
     """(seconds, algorithm) of one collective over p devices on one kind of link."""
     if p <= 1:
         return 0.0, "local"
+    op = _SAME_COST.get(op, op)
     hd = _pow2(p)
     frac = (p - 1) / p
     if op == "all_reduce":
@@ -91,6 +101,7 @@ def estimate(op: str, nbytes: int, p: int, profile: DeviceProfile) -> Estimate:
                          f"but got {p!r}")
     if nbytes < 0:
         raise ValueError(f"collective cost model: nbytes must be >= 0, but got {nbytes}")
+    op = _SAME_COST.get(op, op)
     k = profile.devices_per_node
     hb, ha = profile.hccs_bw, profile.hccs_latency
     if p <= k:

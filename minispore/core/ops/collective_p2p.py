@@ -109,8 +109,7 @@ def _host(who, attrs, infer, run, check_same_shape):
     op = OpDef(f"{who}.host", infer=lambda x, **kw: infer(who, x, **kw), ref=collective,
                attrs=dict(attrs), arity=1, differentiable=False)
     op.host_kernel = host_kernel
-    # no `op.collective` marker yet: the simulated Ascend's interconnect model (ascend_sim/
-    # collectives.py) does not know the rooted collectives, so it runs them as host callbacks
+    op.collective = True                    # a device with its own interconnect takes it over
     from ..graph.passes import NONDETERMINISTIC
     NONDETERMINISTIC.add(op.name)           # a collective runs at every step: never folded
     return op
