@@ -86,3 +86,13 @@ def test_big_endian_dtypes_name_the_native_dtype():
     assert t.dtype is ms.int32 and t.asnumpy().dtype.isnative
     assert (t * 2).asnumpy().tolist() == [0, 2, 4]
     assert ms.Tensor([1.5]).astype(np.dtype(">f8")).asnumpy().dtype.isnative
+
+
+def test_from_numpy_keeps_a_0d_array_0d_and_shares_its_memory():
+    a = np.array(3.5, np.float32)
+    t = ms.Tensor.from_numpy(a)
+    assert t.shape == () and float(t.asnumpy()) == 3.5      # MindSpore 2.10: shape ()
+    b = np.arange(4, dtype=np.float32)
+    tb = ms.Tensor.from_numpy(b)
+    b[0] = 7
+    assert tb.asnumpy()[0] == 7
