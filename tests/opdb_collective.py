@@ -30,10 +30,11 @@ def _reduce_samples(Sample, ops=("sum", "max", "min", "prod")):
 
 def _all_reduce_samples(Sample):
     base = _reduce_samples(Sample)
+    avg = _reduce_samples(Sample, ops=("avg",))         # ReduceOp.AVG: floating point only
 
     def gen(rng, dtype):
-        return base(rng, dtype) + [Sample((rand_default(rng, (), dtype),), {"reduce_op": "sum"},
-                                          "x() op=sum")]
+        return base(rng, dtype) + (avg(rng, dtype) if dtype.is_float else []) + [
+            Sample((rand_default(rng, (), dtype),), {"reduce_op": "sum"}, "x() op=sum")]
     return gen
 
 

@@ -33,8 +33,10 @@ def expected(rank, n):
         "sum": total, "max": xs.max(0), "min": xs.min(0), "prod": xps.prod(0),
         "gather": np.concatenate(list(xs)), "scatter": total[part],
         "scatter_max": xs.max(0)[part], "bcast": xs[1], "a2a": a2a(xs, rank, 0, 1),
+        "avg": total / n, "scatter_avg": total[part] / n,           # ReduceOp.AVG
         # gradients of each rank's own loss, through MindSpore's bprops
         "g_sum": ws.sum(0),
+        "g_avg": ws.sum(0) / n,
         "g_max": ws.sum(0) * (x == xs.max(0)),
         "g_prod": ws.sum(0) * xps.prod(0) / xps[rank],
         "g_gather": wgs.sum(0)[2 * n * rank:2 * n * (rank + 1)],

@@ -127,3 +127,13 @@ def test_schedule_starts_as_soon_as_the_input_exists_and_waits_at_first_use(tmp_
 def test_schedule_leaves_graphs_without_async_collectives_alone():
     g = ir.Graph("empty")
     assert schedule(g) is g
+
+
+def test_reduce_op_avg_needs_floats_and_an_averaging_collective():
+    from minispore.core.errors import DTypeError
+    x = ms.Tensor(np.array([1.0, 3.0], np.float32))
+    np.testing.assert_array_equal(ops.AllReduce(ops.ReduceOp.AVG)(x).asnumpy(), [1.0, 3.0])
+    with pytest.raises(DTypeError, match="needs a floating-point tensor"):
+        ops.AllReduce(ops.ReduceOp.AVG)(ms.Tensor(np.array([1, 2], np.int32)))
+    with pytest.raises(NotImplementedError, match="AllReduce and ReduceScatter only"):
+        C._check_op("reduce", "avg")

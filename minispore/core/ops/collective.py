@@ -22,8 +22,10 @@ as its input exists and each wait as late as its first use allows, so data paral
 buckets travel while the rest of the backward runs. They are not differentiable (the gradient
 reducer uses them after the gradients are taken).
 
+ReduceOp.AVG (AllReduce and ReduceScatter, floating point): the sum divided by the group size.
+
 Gradients, as MindSpore's (ops/_grad_experimental/grad_comm_ops.py): AllReduce(sum) ->
-AllReduce(sum) of the sensitivity; max/min -> that sum where x equals the result; prod -> the
+AllReduce(sum) of the sensitivity; AllReduce(avg) -> AllReduce(avg); max/min -> that sum where x equals the result; prod -> the
 sum of dout * out, divided by x; AllGather -> ReduceScatter(sum); ReduceScatter(sum) ->
 AllGather (other reductions have no gradient, as in MindSpore); Broadcast -> the sensitivity
 unchanged; AlltoAll -> AlltoAll with split_dim and concat_dim exchanged."""
@@ -47,14 +49,20 @@ def _group(who, group):
     return communicator.lookup(who, group)
 
 
+_AVERAGING = ("all_reduce", "reduce_scatter", "AllReduce", "ReduceScatter")
+
+
 def _check_op(who, op):
     from ..communicator import REDUCE_OPS
     if not isinstance(op, str):
         raise TypeError(f"For '{who}', the argument 'op' must be a str (ReduceOp.SUM, MAX, MIN "
                         f"or PROD), but got {type(op).__name__} {op!r}")
     if op == "avg":
-        raise NotImplementedError(f"For '{who}', op='avg' (ReduceOp.AVG) is not supported; "
-                                  f"reduce with ReduceOp.SUM and divide by the group size")
+        if who not in _AVERAGING:
+            raise NotImplementedError(f"For '{who}', op='avg' (ReduceOp.AVG) is supported by "
+                                      f"AllReduce and ReduceScatter only; reduce with "
+                                      f"ReduceOp.SUM and divide by the group size")
+        return
     if op not in REDUCE_OPS:
         raise ValueError(f"For '{who}', the argument 'op' must be one of 'sum', 'max', 'min', "
                          f"'prod', but got {op!r}")
@@ -82,9 +90,17 @@ def _dim(who, name, d, rank):
 
 
 # ------------------------------------------------------------------ shape rules ------------------
+def _float_for_avg(who, x, reduce_op):
+    if reduce_op == "avg" and not x.dtype.is_float:
+        raise DTypeError(f"For '{who}', op='avg' (ReduceOp.AVG) needs a floating-point tensor "
+                         f"(the sum divided by the group size), but got {x.dtype}; cast it, "
+                         f"e.g. x.astype(ms.float32)")
+
+
 def _all_reduce_meta(who, x, reduce_op, group):
     _check_op(who, reduce_op)
     _no_bool(who, x)
+    _float_for_avg(who, x, reduce_op)
     _group(who, group)
     return Meta(tuple(x.shape), x.dtype)
 
@@ -100,6 +116,7 @@ def _all_gather_meta(who, x, group):
 def _reduce_scatter_meta(who, x, reduce_op, group):
     _check_op(who, reduce_op)
     _no_bool(who, x)
+    _float_for_avg(who, x, reduce_op)
     size = _group(who, group).size
     if not x.shape or x.shape[0] % size:
         raise ShapeError(f"For '{who}', the input's first dimension must divide by the group "
@@ -137,8 +154,18 @@ def _all_to_all_meta(who, x, split_count, split_dim, concat_dim, group):
 
 
 # ------------------------------------------------------------------ host collectives -------------
+def _averaged(comm, x, reduce, reduce_op):
+    """reduce(x, op) for the MPI reductions; ReduceOp.AVG as the sum divided by the group
+    size, in float32 for the half types (rounded once)."""
+    if reduce_op != "avg":
+        return reduce(x, reduce_op)
+    wide = x.astype(np.float32) if x.dtype.itemsize == 2 else x
+    total = reduce(wide, "sum")
+    return (total / np.asarray(comm.size, total.dtype)).astype(x.dtype)
+
+
 def _run_all_reduce(comm, x, reduce_op, group):
-    return comm.all_reduce(x, reduce_op)
+    return _averaged(comm, x, comm.all_reduce, reduce_op)
 
 
 def _run_all_gather(comm, x, group):
@@ -146,7 +173,7 @@ def _run_all_gather(comm, x, group):
 
 
 def _run_reduce_scatter(comm, x, reduce_op, group):
-    return comm.reduce_scatter(x, reduce_op)
+    return _averaged(comm, x, comm.reduce_scatter, reduce_op)
 
 
 def _run_broadcast(comm, x, root_rank, group):
@@ -209,6 +236,8 @@ def _all_reduce_bprop(i, out, dout, reduce_op="sum", group=_WORLD):
     x = i[0]
     if reduce_op == "prod":
         return (_m.div(all_reduce(_m.mul(dout, out), "sum", group), x),)
+    if reduce_op == "avg":                  # y = (1/n) sum_r x_r on every rank
+        return (all_reduce(dout, "avg", group),)
     dx = all_reduce(dout, "sum", group)
     if reduce_op == "sum":
         return (dx,)

@@ -40,13 +40,17 @@ class Forward(nn.Cell):
         self.scatter_max = ops.ReduceScatter(ops.ReduceOp.MAX)
         self.bcast = ops.Broadcast(1)
         self.a2a = ops.AlltoAll(n, 0, 1)
+        self.avg = ops.AllReduce(ops.ReduceOp.AVG)
+        self.scatter_avg = ops.ReduceScatter(ops.ReduceOp.AVG)
 
     def construct(self, x, xp):
         return (self.sum(x), self.max(x), self.min(x), self.prod(xp), self.gather(x),
-                self.scatter(x), self.scatter_max(x), self.bcast((x,))[0], self.a2a(x))
+                self.scatter(x), self.scatter_max(x), self.bcast((x,))[0], self.a2a(x),
+                self.avg(x), self.scatter_avg(x))
 
 
-NAMES = ("sum", "max", "min", "prod", "gather", "scatter", "scatter_max", "bcast", "a2a")
+NAMES = ("sum", "max", "min", "prod", "gather", "scatter", "scatter_max", "bcast", "a2a",
+         "avg", "scatter_avg")
 
 
 def g_sum(x):
@@ -55,6 +59,10 @@ def g_sum(x):
 
 def g_max(x):
     return (ops.AllReduce(ops.ReduceOp.MAX)(x) * w).sum()
+
+
+def g_avg(x):
+    return (ops.AllReduce(ops.ReduceOp.AVG)(x) * w).sum()
 
 
 def g_prod(x):
@@ -79,7 +87,7 @@ def g_a2a(x):
 
 GRADS = {"g_sum": (g_sum, x), "g_max": (g_max, x), "g_prod": (g_prod, xp),
          "g_gather": (g_gather, x), "g_scatter": (g_scatter, x), "g_bcast": (g_bcast, x),
-         "g_a2a": (g_a2a, x)}
+         "g_a2a": (g_a2a, x), "g_avg": (g_avg, x)}
 
 for mode, label in ((ms.PYNATIVE_MODE, "pynative"), (ms.GRAPH_MODE, "graph")):
     ms.set_context(mode=mode)
