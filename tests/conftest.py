@@ -11,6 +11,7 @@ profile, the MINISPORE_TEST_BACKENDS filter (notes/testing.md 6.1-6.2) and the f
 - jit_level is O0 (bit-identical to PyNative) unless a test sets it;
 - every other test runs in PYNATIVE_MODE on CPU unless a `backend` parameter says otherwise; the
   previous context is restored afterwards.
+- `-n auto` (pytest-xdist, setup.cfg's addopts) starts one worker per usable core, at most 8.
 """
 from __future__ import annotations
 
@@ -46,6 +47,36 @@ def pytest_addoption(parser):
                          "--fuzz-seconds instead of its short derandomized profile")
     group.addoption("--fuzz-seconds", type=float, default=300.0,
                     help="how long --fuzz-long runs (seconds, default 300)")
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (setup.cfg's addopts): one pytest-xdist worker per core this process may run on
+    (its CPU affinity, not the host's count a container reports), at most 8 (each worker holds
+    its own compiled kernels); PYTEST_XDIST_AUTO_NUM_WORKERS overrides, as in pytest-xdist."""
+    env = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if env.isdigit():
+        return int(env)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+# test files whose tests stay in one pytest-xdist worker (--dist loadgroup), by group name:
+# the tutorial examples share one module fixture that runs every example (run once, not once per
+# worker); the MPI jobs each start several ranks, and two jobs at once on a small machine
+# oversubscribe its cores past their timeouts
+XDIST_GROUPS = {"test_tutorial_examples.py": "tutorial_examples", "distributed": "mpi"}
+
+
+@pytest.hookimpl(tryfirst=True)        # before pytest-xdist's hook reads the marks
+def pytest_collection_modifyitems(config, items):
+    here = os.path.dirname(os.path.abspath(__file__))
+    for item in items:
+        first = os.path.relpath(str(item.path), here).split(os.sep)[0]
+        if first in XDIST_GROUPS:
+            item.add_marker(pytest.mark.xdist_group(XDIST_GROUPS[first]))
 
 
 def _explicit_params(metafunc) -> set:
