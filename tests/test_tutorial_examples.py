@@ -1,8 +1,10 @@
 """The tutorial-style scripts in examples/: each runs in its own Python process in GRAPH and
 PYNATIVE mode, exits 0 (its own asserts pass) and prints its key lines; the sequence and
-autoencoder examples' final losses agree between the two modes. The runs go two at a
-time, started once for the module. The repository root leads PYTHONPATH, so the scripts import
-this checkout's minispore, not a copy installed in site-packages."""
+autoencoder examples' final losses agree between the two modes, and the resnet's on the
+simulated Ascend with the CPU's. The runs go two at a time, longest first, started once for the
+module (in one pytest-xdist worker: tests/conftest.py's XDIST_GROUPS). The repository root leads
+PYTHONPATH, so the scripts import this checkout's minispore, not a copy installed in
+site-packages."""
 from __future__ import annotations
 
 import os
@@ -55,22 +57,44 @@ def _env(**extra) -> dict:
     return dict(os.environ, PYTHONPATH=path, **extra)
 
 
-def _run(script: str, mode: str) -> subprocess.CompletedProcess:
+ASCEND = "14_cifar_resnet.py"          # also trained on the simulated Ascend, in GRAPH_MODE
+# the training examples, the longest runs, start first (longest first), so that the runs going
+# two at a time end together rather than one long run starting last
+LONGEST_FIRST = ("14_cifar_resnet.py", "12_small_gpt.py", "10_char_lstm_lm.py",
+                 "11_text_classifier.py", "13_conv_autoencoder.py")
+
+
+def _run(script: str, mode: str, device: str = "CPU") -> subprocess.CompletedProcess:
     env = _env(PYTHONWARNINGS="ignore")
-    return subprocess.run([sys.executable, str(EXAMPLES / script), "--mode", mode],
-                          capture_output=True, text=True, timeout=300, env=env,
+    extra = [] if device == "CPU" else ["--device", device]
+    return subprocess.run([sys.executable, str(EXAMPLES / script), "--mode", mode, *extra],
+                          capture_output=True, text=True, env=env,
+                          timeout=300 if device == "CPU" else 600,
                           cwd=EXAMPLES.parent)
 
 
 @pytest.fixture(scope="module")
 def results():
+    """{(script, mode): its run} for every example in both modes, and (ASCEND, "Ascend"): the
+    resnet's GRAPH_MODE run on the simulated Ascend; all of them two at a time, longest first."""
+    jobs = [(s, m, "CPU") for s in EXPECTED for m in MODES] + [(ASCEND, "graph", "Ascend")]
+    jobs.sort(key=lambda j: LONGEST_FIRST.index(j[0]) if j[0] in LONGEST_FIRST else
+              len(LONGEST_FIRST))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {(s, m): pool.submit(_run, s, m) for s in EXPECTED for m in MODES}
+        futures = {(s, m if d == "CPU" else d): pool.submit(_run, s, m, d) for s, m, d in jobs}
         return {k: f.result() for k, f in futures.items()}
 
 
+# examples that need a launcher, tested by the file named here instead of run here
+TESTED_ELSEWHERE = {"15_data_parallel.py": "distributed/test_dist_example.py"}
+
+
 def test_every_example_is_listed():
-    assert sorted(p.name for p in EXAMPLES.glob("[0-9]*.py")) == sorted(EXPECTED)
+    assert sorted(p.name for p in EXAMPLES.glob("[0-9]*.py")) == sorted(
+        [*EXPECTED, *TESTED_ELSEWHERE])
+    here = Path(__file__).parent
+    for script, test in TESTED_ELSEWHERE.items():
+        assert script in (here / test).read_text(), (script, test)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -95,14 +119,11 @@ def test_graph_and_pynative_final_losses_agree(results, script):
 
 
 def test_the_cifar_resnet_trains_on_the_simulated_ascend_as_on_the_cpu(results):
-    script = "14_cifar_resnet.py"
-    r = subprocess.run([sys.executable, str(EXAMPLES / script), "--mode", "graph", "--device",
-                        "Ascend"], capture_output=True, text=True, timeout=600,
-                       env=_env(PYTHONWARNINGS="ignore"), cwd=EXAMPLES.parent)
+    r = results[(ASCEND, "Ascend")]
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
     assert "cifar resnet OK (graph) on Ascend" in r.stdout
     ascend = float(r.stdout.split("final loss: ")[1].split()[0])
-    cpu = float(results[(script, "graph")].stdout.split("final loss: ")[1].split()[0])
+    cpu = float(results[(ASCEND, "graph")].stdout.split("final loss: ")[1].split()[0])
     assert abs(ascend - cpu) <= 1e-4 * abs(cpu), (ascend, cpu)
 
 
