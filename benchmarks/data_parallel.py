@@ -1,11 +1,11 @@
 """Data parallelism on one machine: the all-reduce bandwidth of minispore's collectives against
 raw mpi4py on the same buffers, and the data-parallel training step at 1 and 2 ranks (weak
-scaling) beside torch.distributed (gloo) DDP.
+scaling) beside torch.distributed (gloo) DDP and MindSpore under msrun.
 
 Usage (from the repository root)::
 
     python benchmarks/data_parallel.py [--quick | --smoke] [--json PATH]
-                                       [--only allreduce,train,torch]
+                                       [--only allreduce,train,torch,mindspore]
 
 The driver starts each job itself, the rank scripts of ``benchmarks/dp_ranks/``:
 
@@ -43,12 +43,14 @@ Every rank process runs with ONE BLAS/OpenMP/numba thread (``OMP_NUM_THREADS=1``
 ``set_num_threads(1)``), at 1 rank as at 2: on a 2-core machine a 2-rank job has a core per rank,
 and the 1-rank job must not use both cores for weak scaling to compare like with like.
 
-MindSpore is not a row: its CPU data parallel runs only under its own launcher (msrun: a
-scheduler process and workers joined over its own collective library), which has no mpiexec
-equivalent here. ``--smoke`` (the test's mode) runs one small size, a tiny MLP for 2 steps and no
-peers. Speed is measured, not asserted. The machine may be shared: before each job the driver
-waits (up to 3 s with --quick) for quiet CPUs, measures the CPU other processes used meanwhile,
-repeats a job once when that exceeded 25% and flags a row still loaded with '!'.
+MindSpore's rows (``dp_ranks/mindspore_train.py``, the same model with MindSpore 2.x) run under
+its own launcher, msrun (``--worker_num=N --local_worker_num=N``; its CPU collectives need
+msrun's scheduler), found beside the MindSpore peer's python; MindSpore gets the same
+one-thread variables, but its own thread pool may not follow them. ``--smoke`` (the test's
+mode) runs one small size, a tiny MLP for 2 steps and no peers. Speed is measured, not
+asserted. The machine may be shared: before each job the driver waits (up to 3 s with --quick)
+for quiet CPUs, measures the CPU other processes used meanwhile, repeats a job once when that
+exceeded 25% and flags a row still loaded with '!'.
 """
 from __future__ import annotations
 
@@ -76,7 +78,7 @@ PLANS = {   # sizes (bytes), timing target per sample (s), samples, timed steps,
     "smoke": dict(sizes=[4 * KB], target_s=0.005, repeats=1, steps=2, widths="64,32,10",
                   batch=16, timeout=60),
 }
-SECTIONS = ("allreduce", "train", "torch")
+SECTIONS = ("allreduce", "train", "torch", "mindspore")
 
 
 # --------------------------------------------------------------------------- running jobs
@@ -220,6 +222,38 @@ def torch_jobs(plan: dict, tmp: str, quiet_s: float) -> dict:
     return jobs
 
 
+def _free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def mindspore_jobs(plan: dict, tmp: str, quiet_s: float) -> dict:
+    """MindSpore's data-parallel step at 1 and 2 ranks under its own launcher msrun (its CPU
+    collectives need msrun's scheduler), or why it was skipped."""
+    python, how = H.find_peer("mindspore", "mindspore")
+    if python is None:
+        return {"skipped": how}
+    bindir = os.path.dirname(python)
+    msrun = os.path.join(bindir, "msrun")
+    if not os.path.exists(msrun):
+        return {"skipped": f"no msrun beside {python}"}
+    out_path = os.path.join(tmp, "mindspore.json")
+    script = os.path.join(RANKS_DIR, "mindspore_train.py")
+    jobs: dict = {"python": python}
+    for n in (1, 2):
+        def commands(n=n):
+            env = _env({"PATH": bindir + os.pathsep + os.environ.get("PATH", "")})
+            return [([msrun, f"--worker_num={n}", f"--local_worker_num={n}",
+                      f"--master_port={_free_port()}", "--join=True",
+                      f"--log_dir={tempfile.mkdtemp(prefix='msrun-', dir=tmp)}", script,
+                      *train_args(plan, out_path)], env)]
+        jobs[n] = run_with_retry(f"MindSpore msrun, {n} rank(s)", commands, out_path, plan,
+                                 quiet_s)
+    return jobs
+
+
 # --------------------------------------------------------------------------- the report
 
 def _why(job: dict | None) -> str:
@@ -284,10 +318,12 @@ def _step(job: dict | None, mode: str) -> dict | None:
     return job["modes"].get(mode)
 
 
-def report_train(train: dict, torch: dict, plan: dict, lines: list) -> None:
+def report_train(train: dict, torch: dict, mindspore: dict, plan: dict, lines: list) -> None:
     rows = []
     impls = [("minispore PyNative", train, "pynative"), ("minispore GRAPH (O2)", train, "graph"),
-             ("torch DDP gloo", torch, "ddp")]
+             ("torch DDP gloo", torch, "ddp"),
+             ("MindSpore PyNative (msrun)", mindspore, "pynative"),
+             ("MindSpore GRAPH (msrun)", mindspore, "graph")]
     if _step((train or {}).get(2), "graph_alone"):
         impls.insert(2, ("minispore GRAPH, 2 ranks not reducing", train, "graph_alone"))
         impls.insert(3, ("minispore GRAPH, a bucket per layer", train, "graph_buckets"))
@@ -347,11 +383,14 @@ def main(argv=None) -> int:
             results["train"] = train_jobs(plan, tmp, quiet_s)
         if "torch" in only and not args.smoke:
             results["torch"] = torch_jobs(plan, tmp, quiet_s)
+        if "mindspore" in only and not args.smoke:
+            results["mindspore"] = mindspore_jobs(plan, tmp, quiet_s)
     lines: list = []
     if "allreduce" in results:
         report_allreduce(results["allreduce"], lines)
-    if "train" in results or "torch" in results:
-        report_train(results.get("train"), results.get("torch"), plan, lines)
+    if {"train", "torch", "mindspore"} & set(results):
+        report_train(results.get("train"), results.get("torch"), results.get("mindspore"),
+                     plan, lines)
     collective = [f"{way} {size} {r:.2f}x" for way, size, r in lines if size]
     scaling = [f"{name} {r:.2f}x" for name, size, r in lines if not size]
     if collective:
