@@ -2,9 +2,10 @@
 MindSpore's msrun does: N processes of `script.py`, one per rank, under the MPI launcher
 (mpiexec), each calling mindspore.communication.init() to join the job.
 
-Open MPI gets the flags one machine needs: --oversubscribe (more ranks than cores), the
-loopback interface over TCP (`btl self,tcp`, `btl_tcp_if_include lo`), and the variables that let
-it run as root (containers and CI run as root). Each rank runs under `python -m mpi4py`, which
+Open MPI gets the flags one machine needs: --oversubscribe (more ranks than cores), shared
+memory between the ranks with loopback TCP besides (`btl self,sm,tcp`, `btl_tcp_if_include
+lo`; shared memory moves ~2x the bytes of loopback TCP), and the variables that let it run as
+root (containers and CI run as root). Each rank runs under `python -m mpi4py`, which
 aborts the whole job when a rank raises, so the other ranks stop instead of waiting in a
 collective. The ranks import the minispore that launched them. Every output line comes back
 prefixed with its rank (`[rank 1] ...`, stderr to stderr); the exit code is mpiexec's, which is
@@ -54,7 +55,7 @@ def mpiexec_command(nprocs: int, script: str, script_args=(), mpiexec: str | Non
     cmd = [mpiexec, "-n", str(nprocs)]
     major = _open_mpi_major(mpiexec)
     if major is not None:
-        cmd += ["--oversubscribe", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include",
+        cmd += ["--oversubscribe", "--mca", "btl", "self,sm,tcp", "--mca", "btl_tcp_if_include",
                 "lo", "--output" if major >= 5 else "--tag-output"]
         if major >= 5:
             cmd.append("tag")

@@ -16,7 +16,10 @@ for that result. The stream is one background thread per group that runs its col
 submission order on a duplicate of the group's MPI communicator, so they progress while the
 caller computes (the compute kernels release the GIL), never match a blocking collective of the
 caller's thread, and meet the other ranks' in the same order (every rank submits in program
-order). Without MPI_THREAD_MULTIPLE the collective runs at submission instead.
+order). Without MPI_THREAD_MULTIPLE the collective runs at submission instead. They carry the
+gradient buckets, whose shapes are fixed by the parameters: the cross-rank shape check runs
+the first time a signature (shape, dtype, op) is submitted, not at every step as for the
+blocking collectives a script calls.
 
 Group names: the three world names (hccl/nccl/mccl_world_group) all mean the world, as
 MindSpore maps its default 'hccl_world_group' to the backend's world group."""
@@ -156,6 +159,7 @@ class MPICommunicator(Communicator):
         self.world_ranks = tuple(world_ranks)
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN, "prod": MPI.PROD}
         self._stream = None              # (executor, the stream's own communicator), on demand
+        self._checked: set = set()       # signatures of asynchronous all-reduces checked once
 
     def _stream_comm(self):
         """This group's communication stream: a one-thread executor and a duplicate of the
@@ -178,10 +182,17 @@ class MPICommunicator(Communicator):
             return super().start_all_reduce(x, op, who)
         pool, dup = stream
         copy = np.array(x, order="C")                   # the caller may reuse x's memory
+        sig = (who, copy.shape, copy.dtype.str, op)
+        check = sig not in self._checked
+        self._checked.add(sig)
 
         def run():
-            dup.check_same_shape(who, copy)
-            return dup.all_reduce(copy, op)
+            if check:
+                dup.check_same_shape(who, copy)
+            if copy.dtype.kind == "f" and copy.dtype.itemsize == 2 or copy.dtype == np.bool_:
+                return dup.all_reduce(copy, op)
+            dup.comm.Allreduce(self._MPI.IN_PLACE, copy, op=self._ops[op])
+            return copy
         return _Tickets.future(pool.submit(run))
 
     def free(self):
@@ -214,8 +225,10 @@ class MPICommunicator(Communicator):
         if x.dtype.kind == "f" and x.dtype.itemsize == 2:
             # float16/bfloat16: no MPI datatype; reduce in float32 and round once
             return self.all_reduce(x.astype(np.float32), op).astype(x.dtype)
-        out = np.empty_like(x)
-        self.comm.Allreduce(x, out, op=self._ops[op])
+        # reduced in place in a copy: its pages are touched already (MPI writing into fresh
+        # memory costs it the page faults) and the caller's array is left alone
+        out = np.array(x, order="C")
+        self.comm.Allreduce(self._MPI.IN_PLACE, out, op=self._ops[op])
         return out
 
     def all_gather(self, x):

@@ -90,8 +90,9 @@ def test_collective_argument_errors():
         ops.AllReduce(3)
     with pytest.raises(ValueError, match="'op' must be one of"):
         ops.AllReduce("mean")
+    ops.AllReduce(ops.ReduceOp.AVG)                 # AllReduce and ReduceScatter average
     with pytest.raises(NotImplementedError, match="ReduceOp.AVG"):
-        ops.AllReduce(ops.ReduceOp.AVG)
+        ops.Reduce(0, ops.ReduceOp.AVG)
     with pytest.raises(ValueError, match="group 'nope' does not exist"):
         ops.AllGather("nope")
     with pytest.raises(ValueError, match="'root_rank' must be a rank"):
