@@ -88,7 +88,8 @@ class HostFailure:
 def host_caller(n: ir.Node, backend, site: HostFailure):
     """The ctypes callback of a host-callback node (ops.Custom pyfunc: an OpDef with
     `host_kernel`): called with the addresses of its inputs then its outputs, it runs the op's
-    host kernel on copies of the inputs and writes the results into the outputs. Returns 0, or
+    host kernel on copies of the inputs (views, for a collective) and writes the results into
+    the outputs. Returns 0, or
     1 after keeping the exception in `site` (the program then returns the node's error code)."""
     from ...core.primitive import Meta, attrs_dict
     ins = [(v.shape, v.dtype.np, size_of(v.shape)) for v in n.inputs]
@@ -104,9 +105,17 @@ def host_caller(n: ir.Node, backend, site: HostFailure):
         raw = (ctypes.c_char * max(size * np.dtype(d).itemsize, 1)).from_address(address)
         return np.frombuffer(raw, d, count=size).reshape(shape)
 
+    # a collective reads its inputs during the call and keeps none of them (core/ops/
+    # collective.py copies what it sends later): it reads the arena in place; anything else
+    # (a pyfunc may keep its arguments) gets copies
+    borrow = getattr(n.op, "collective", False)
+
     def call(ptrs):
         try:
-            res = kernel(*[view(ptrs[k], *m).copy() for k, m in enumerate(ins)])
+            if borrow:
+                res = kernel(*[view(ptrs[k], *m) for k, m in enumerate(ins)])
+            else:
+                res = kernel(*[view(ptrs[k], *m).copy() for k, m in enumerate(ins)])
             for j, (r, m) in enumerate(zip(res if len(outs) > 1 else (res,), outs)):
                 view(ptrs[len(ins) + j], *m)[...] = r
             return 0
