@@ -17,7 +17,7 @@ The driver starts each job itself, the rank scripts of ``benchmarks/dp_ranks/``:
    sampled in turn on the same data. The cell is the algorithm bandwidth, bytes / time (GB/s),
    median (min-max) over the samples, and the ratio minispore / mpi4py (target >= 0.9x). A last
    column runs the raw mpi4py loop again in a job whose Open MPI uses its shared-memory transport
-   (``--mca btl self,sm`` instead of the launcher's ``self,tcp``): what the transport costs.
+   alone (``--mca btl self,sm`` instead of the launcher's ``self,sm,tcp``).
 2. **Training step** (``dp_ranks/train_step.py``; ``dp_ranks/torch_ddp.py`` for torch): MLP
    64-1024-1024-10 (ReLU), batch 256 PER RANK (weak scaling: 2 ranks do twice the work), softmax
    cross-entropy, Momentum; minispore's ``nn.TrainOneStepCell`` under
@@ -309,7 +309,7 @@ def report_allreduce(jobs: dict, lines: list) -> None:
                    "vs mpi4py", "us/call mpi4py / PyN / GRAPH", "mpi4py btl sm GB/s"], rows,
                   title=f"Sum all-reduce of float32 buffers, 2 ranks, "
                         f"{job['versions']['mpi'].split(',')[0]} over the launcher's btl "
-                        f"self,tcp; GB/s = bytes / time")
+                        f"self,sm,tcp; GB/s = bytes / time")
 
 
 def _step(job: dict | None, mode: str) -> dict | None:
