@@ -49,7 +49,9 @@ class Communicator:
     size: int
     world_ranks: tuple
 
-    def all_reduce(self, x: np.ndarray, op: str) -> np.ndarray:
+    def all_reduce(self, x: np.ndarray, op: str, in_place: bool = False) -> np.ndarray:
+        """The reduction of the ranks' x; in_place: x (the caller's own C-contiguous array)
+        may be overwritten with it."""
         raise NotImplementedError
 
     def all_gather(self, x: np.ndarray) -> np.ndarray:
@@ -99,8 +101,8 @@ class SingleProcessCommunicator(Communicator):
     def __init__(self, name="hccl_world_group"):
         self.name, self.rank, self.size, self.world_ranks = name, 0, 1, (0,)
 
-    def all_reduce(self, x, op):
-        return np.array(x)
+    def all_reduce(self, x, op, in_place=False):
+        return x if in_place else np.array(x)
 
     def all_gather(self, x):
         return np.array(x)
@@ -189,10 +191,7 @@ class MPICommunicator(Communicator):
         def run():
             if check:
                 dup.check_same_shape(who, copy)
-            if copy.dtype.kind == "f" and copy.dtype.itemsize == 2 or copy.dtype == np.bool_:
-                return dup.all_reduce(copy, op)
-            dup.comm.Allreduce(self._MPI.IN_PLACE, copy, op=self._ops[op])
-            return copy
+            return dup.all_reduce(copy, op, in_place=True)
         return _Tickets.future(pool.submit(run))
 
     def free(self):
@@ -218,7 +217,8 @@ class MPICommunicator(Communicator):
             raise ValueError(f"For '{who}' over group '{self.name}', every rank must pass a "
                              f"tensor of one shape and dtype, but got {listed}")
 
-    def all_reduce(self, x, op):
+    def all_reduce(self, x, op, in_place=False):
+        """in_place: x is a C-contiguous array of the caller's own, reduced where it is."""
         x = np.asarray(x, order="C")
         if x.dtype == np.bool_:                  # MPI has no bool reduction: reduce as uint8
             return self.all_reduce(x.view(np.uint8), op).astype(np.bool_)
@@ -227,7 +227,7 @@ class MPICommunicator(Communicator):
             return self.all_reduce(x.astype(np.float32), op).astype(x.dtype)
         # reduced in place in a copy: its pages are touched already (MPI writing into fresh
         # memory costs it the page faults) and the caller's array is left alone
-        out = np.array(x, order="C")
+        out = x if in_place else np.array(x, order="C")
         self.comm.Allreduce(self._MPI.IN_PLACE, out, op=self._ops[op])
         return out
 
