@@ -190,10 +190,18 @@ class EagerExecutor:
         else:
             out = tuple(_wrap(r, m) for r, m in zip(res, out_meta))
         if TAPE.depth and op.differentiable:
-            for t in ts:
-                if t._node is not None:
+            if n == 1:                          # record(), inlined for the common unary op
+                if x._node is not None and out.__class__ is not tuple:
+                    node = TapeNode(op, attrs, ((x._buf, x.shape, x.dtype, x._node),),
+                                    ((out._buf, out.shape, out.dtype),))
+                    out._node = (node, 0)
+                elif x._node is not None:
                     record(op, attrs, ts, out)
-                    break
+            else:
+                for t in ts:
+                    if t._node is not None:
+                        record(op, attrs, ts, out)
+                        break
         return out
 
     @staticmethod
