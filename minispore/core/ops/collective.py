@@ -330,7 +330,7 @@ def _async_host_op(name, infer, run, attrs, schedule) -> OpDef:
         def kernel(buf):
             comm = _group("all_reduce_async", kw["group"])
             return run_on_device(backend, "all_reduce_async", buf, lambda a: run(a, **kw),
-                                 comm, schedule == "early" and "start" or "wait")
+                                 comm, "start" if schedule == "early" else "wait")
         kernel.host = True
         return kernel
     op = OpDef(name, infer=infer, ref=run, attrs=attrs, arity=1, differentiable=False)
