@@ -211,6 +211,8 @@ def test_the_pool_holds_the_collector_off_while_it_rebuilds_its_free_lists(monke
 
 
 def test_out_of_memory_names_the_request_and_leaves_the_device_usable(dev):
+    import gc
+    gc.collect()                  # no earlier test's garbage left in the pool to fragment it
     ms.set_context(max_device_memory="1MB")
     d = ascend_sim.device()
     assert d.pool.capacity == 2**20
@@ -242,11 +244,12 @@ class _Cycle:
 
 def test_blocks_that_only_garbage_cycles_hold_are_freed_before_out_of_memory(dev):
     import gc
+    gc.collect()                     # no earlier test's garbage left in the pool to fragment it
     gc.disable()                     # the cycles stay uncollected until the pool asks
     try:
         ms.set_context(max_device_memory="3MB")
         d = ascend_sim.device()
-        _Cycle(ms.Tensor(np.ones((256, 1024), np.float32)) + 1.0)      # 1 MiB of garbage
+        _Cycle(ms.Tensor(np.ones((320, 1024), np.float32)) + 1.0)      # 1.25 MiB of garbage
         x = ms.Tensor(np.ones((320, 1024), np.float32))                # 1.25 MiB in, 1.25 out:
         y = x * 2.0                                                    # the garbage's room
         np.testing.assert_array_equal(y.asnumpy()[0, :3], [2.0, 2.0, 2.0])
