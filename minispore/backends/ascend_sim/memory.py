@@ -8,8 +8,8 @@ and places the request first-fit, splitting a larger block. A request that still
 raises RuntimeError naming the request, the free bytes, the largest free block and the peak, and
 changes nothing, so the device stays usable. A reconfigured device (new capacity or profile)
 adopts the pool, so live buffers stay valid and counted (`adopt`, which moves them down when
-they would lie beyond a smaller capacity); a pool with nothing live starts over unfragmented,
-so what ran before cannot change where the next allocations land.
+they would lie beyond a smaller capacity or free blocks lie between them: the adopted pool
+is packed from address 0, so what ran before cannot change where the next allocations land).
 
 `DeviceArray` is a buffer on the device: the bytes (a numpy array, in ND or FRACTAL_NZ layout),
 its address and size in the pool; dropping the last reference returns the block (buffers are
@@ -219,8 +219,8 @@ class MemoryPool:
             top = blocks.pop()[0]
         if not self.allocated:          # nothing live: the new capacity starts unfragmented
             top, blocks = 0, []
-        elif top > capacity or align != self.align:
-            top, blocks = self._compact(align, capacity)
+        elif top > capacity or align != self.align or blocks:
+            top, blocks = self._compact(align, capacity)      # live buffers packed from 0
         self.top, self.capacity, self.align, self.device = top, capacity, align, device
         self.cached.clear()
         self.cached_bytes = 0
