@@ -198,14 +198,16 @@ def run_on_device(backend, who, buf, run, comm, phase):
     return backend.to_device(run(backend.to_host(buf)))
 
 
-def _host_op(who, attrs, meta, run) -> OpDef:
+def _host_op(who, attrs, meta, run, check_same_shape=True) -> OpDef:
     """The host-callback op of one collective (unregistered, as a Custom pyfunc's: the
-    composite `who` is what the registry and the op database know)."""
+    composite `who` is what the registry and the op database know); `check_same_shape` runs
+    the cross-rank shape check first (off for an op whose inputs differ by rank on purpose)."""
 
     def collective(x, **kw):
         comm = _group(who, kw["group"])
         a = np.asarray(x, order="C")
-        comm.check_same_shape(who, a)
+        if check_same_shape:
+            comm.check_same_shape(who, a)
         return np.asarray(run(comm, a, **kw), order="C")
 
     def host_kernel(backend, in_metas, kw, out_meta):

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..primitive import Meta, OpDef, apply, defop
-from .collective import _WORLD, _check_op, _group, _int_attr, _no_bool, run_on_device
+from ..primitive import Meta, apply
+from .collective import _WORLD, _check_op, _declare, _group, _host_op, _int_attr, _no_bool
 
 __all__ = ["REDUCE", "COLLECTIVE_GATHER", "COLLECTIVE_SCATTER", "reduce", "collective_gather",
            "collective_scatter"]
@@ -87,40 +87,6 @@ def _run_scatter(comm, x, src_rank, group):
     return np.array(full[comm.rank * part:(comm.rank + 1) * part])
 
 
-def _host(who, attrs, infer, run, check_same_shape):
-    """The host-callback op of `who` (unregistered: the composite is what the registry knows);
-    `check_same_shape` runs the cross-rank shape check first (not for the gradient broadcasts,
-    whose inputs differ in shape by rank on purpose)."""
-
-    def collective(x, **kw):
-        comm = _group(who, kw["group"])
-        a = np.asarray(x, order="C")
-        if check_same_shape:
-            comm.check_same_shape(who, a)
-        return np.asarray(run(comm, a, **kw), order="C")
-
-    def host_kernel(backend, in_metas, kw, out_meta):
-        def kernel(buf):
-            comm = _group(who, kw["group"])
-            return run_on_device(backend, who, buf, lambda a: collective(a, **kw), comm, "sync")
-        kernel.host = True
-        return kernel
-
-    op = OpDef(f"{who}.host", infer=lambda x, **kw: infer(who, x, **kw), ref=collective,
-               attrs=dict(attrs), arity=1, differentiable=False)
-    op.host_kernel = host_kernel
-    op.collective = True                    # a device with its own interconnect takes it over
-    from ..graph.passes import NONDETERMINISTIC
-    NONDETERMINISTIC.add(op.name)           # a collective runs at every step: never folded
-    return op
-
-
-def _declare(name, attrs, meta, run, bprop):
-    host = _host(name, attrs, meta, run, True)
-    return defop(name, infer=lambda x, **kw: meta(name, x, **kw), ref=host.ref, attrs=attrs,
-                 arity=1, bprop=bprop, composite=lambda x, **kw: apply(host, x, **kw))
-
-
 # ------------------------------------------------------------------ gradients --------------------
 def _from_root_meta(who, x, root, shape, group):
     return Meta(tuple(shape), x.dtype)
@@ -131,8 +97,8 @@ def _run_from_root(comm, x, root, shape, group):
     return comm.broadcast(np.ascontiguousarray(buf), root)
 
 
-_BROADCAST_FROM_ROOT = _host("broadcast_from_root", {"root": 0, "shape": (), "group": _WORLD},
-                             _from_root_meta, _run_from_root, False)
+_BROADCAST_FROM_ROOT = _host_op("broadcast_from_root", {"root": 0, "shape": (), "group": _WORLD},
+                                _from_root_meta, _run_from_root, False)
 
 
 def _broadcast_from_root(x, root, shape, group):
