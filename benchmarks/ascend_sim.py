@@ -1,4 +1,4 @@
-"""Issue 4's benchmark: the simulated Ascend in PyNative, Graph (KBK and sink) and loop sink.
+"""The simulated Ascend in PyNative, Graph (KBK and sink) and loop sink.
 
     python benchmarks/ascend_sim.py [--quick] [--json PATH]
 

@@ -19,8 +19,8 @@ records, plus the one-off grad set-up, one ``sum`` and the backward pass spread 
 (and, if the backward visits every recorded node rather than only those reaching the output,
 that too).  N is capped so that at most ~256 MiB of outputs can be kept alive by the tape.
 
-The last line compares minispore's (8,) latency with torch eager (no_grad): the target of the
-eager-dispatch issue is a ratio <= 2.0.
+The last line compares minispore's (8,) latency with torch eager (no_grad): the target is a
+ratio <= 2.0.
 """
 from __future__ import annotations
 

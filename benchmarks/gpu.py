@@ -1,4 +1,4 @@
-"""Issue 6's benchmark: the GPU backend (CuPy) against CuPy written by hand and PyTorch on the GPU.
+"""The GPU backend (CuPy) against CuPy written by hand and PyTorch on the GPU.
 
     python benchmarks/gpu.py [--quick] [--json PATH]
 

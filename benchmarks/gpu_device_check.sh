@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6's GPU checks in one go, on a machine with an NVIDIA GPU (sized for ~8 minutes on an
+# The GPU checks in one go, on a machine with an NVIDIA GPU (sized for ~8 minutes on an
 # H200). Run from anywhere:  OUT=/some/dir bash benchmarks/gpu_device_check.sh
 # Writes at most 7 files under $OUT (default /tmp/minispore-gpu-check): env.txt, install.txt,
 # gpu_tests.txt (tests/gpu -m gpu: tensors on the device, TF32 off, MLP step at every level vs

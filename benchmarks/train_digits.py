@@ -442,7 +442,7 @@ def main(argv=None) -> int:
               f"max {max(runner.loads):.0%}; {runner.retried} run(s) repeated because of load; "
               f"! = another process used > {LOAD_LIMIT:.0%} of the CPUs during a run of that row")
     lines = target_lines(results)
-    print("Issue 5 benchmark targets:")
+    print("Targets:")
     for line in lines:
         print("  " + line)
     if args.json:

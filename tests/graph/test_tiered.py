@@ -155,6 +155,34 @@ def test_the_first_call_runs_the_sink_when_it_is_made_before_the_o1_program(monk
         release.set()
 
 
+def test_an_o1_program_still_being_made_when_the_sink_is_built_is_abandoned(monkeypatch,
+                                                                           tiering, held_sink):
+    # the O1 program's remaining kernels would compile for nothing, slowing the O2 calls
+    from minispore.core.graph import execute
+    made, gate = [], threading.Event()
+    original = execute.Program.node_kernel
+
+    def node_kernel(self, n):
+        made.append(n)
+        if len(made) == 1:
+            held_sink.set()                  # the sink is built while this kernel is made
+            assert gate.wait(120)
+        return original(self, n)
+    monkeypatch.setattr(execute.Program, "node_kernel", node_kernel)
+    step, _, batch = _step(_mlp)
+    step(*batch())                           # waits for the sink: the O1 program is held
+    p = last_compiled().program
+    assert p.wait(120) and p.active == "O2"
+    helpers = list(tiered._helpers)
+    gate.set()
+    for t in helpers:
+        t.join(120)
+    assert len(made) == 1 and p.o1_program is None
+    assert execute.BUILD_STOP.__dict__ == {}   # nothing left on this thread
+    step(*batch())
+    assert p.active == "O2"
+
+
 def test_an_o1_program_that_cannot_be_made_raises_only_when_the_sink_failed_too(monkeypatch,
                                                                               tiering):
     _held(monkeypatch, "program", fail=RuntimeError("no O1 program")).set()

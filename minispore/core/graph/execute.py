@@ -4,6 +4,8 @@ slot list indexed by a per-graph numbering made once at compile time; the memory
 (memplan.py) drops each intermediate right after its last use."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..device import hooks, register_default_program
@@ -11,6 +13,16 @@ from ..index_check import CHECKED_OPS, located
 from ..primitive import Meta, OpDef, attrs_dict
 from ..tensor import format_printed as _fmt  # noqa: F401  (the backends' printers use it)
 from . import ir
+
+
+class BuildAbandoned(Exception):
+    """A Program stopped being made because its caller no longer needs it (see BUILD_STOP)."""
+
+
+# BUILD_STOP.check, set on a thread that makes a Program nobody may need by the time it is
+# done (tiered.py's O1 program racing the native sink): called between nodes, a true result
+# abandons the build (BuildAbandoned) instead of compiling the remaining kernels
+BUILD_STOP = threading.local()
 
 
 class Program:
@@ -42,7 +54,10 @@ class Program:
         from .memplan import plan
         free_after = plan(g).free_after if g is not self.graph else self.memory.free_after
         steps = []
+        stop = getattr(BUILD_STOP, "check", None)
         for i, n in enumerate(g.nodes):
+            if stop is not None and stop():
+                raise BuildAbandoned(f"program of {self.graph.name!r}")
             ins = [self.slots[v.id] for v in n.inputs]
             outs = [self.slots[v.id] for v in n.outputs]
             if n.op == ir.CONST:

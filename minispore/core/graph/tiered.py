@@ -18,7 +18,8 @@ eager native kernels) never runs at the same time; it interleaves call by call.
 
 What this module owns:
 - the worker: `submit(fn, name)` queues a build and returns its `Build` (`done()`, `wait()`,
-  `result` or `error`); builds run one at a time in submission order. At process exit a build
+  `result` or `error`); builds run one at a time in submission order; `wait_all(timeout)`
+  blocks until every queued build finished. At process exit a build
   in flight is waited for (it may be writing the disk cache, and an LLVM call must not be cut
   off by interpreter shutdown); builds not yet started are cancelled. A forked child queues
   the builds its parent had not finished again, on a worker of its own.
@@ -127,6 +128,18 @@ def submit(fn, name: str, on_done=None) -> Build:
         _unfinished.add(build)
         _queue_locked(build)
     return build
+
+
+def wait_all(timeout: float | None = None) -> bool:
+    """Block until every build queued so far has finished (or `timeout` seconds passed in all):
+    whether they all finished. Benchmarks call it to time the steady state, the O2 programs."""
+    import time
+    end = None if timeout is None else time.monotonic() + timeout
+    for build in list(_unfinished):
+        left = None if end is None else max(0.0, end - time.monotonic())
+        if not build.wait(left):
+            return False
+    return True
 
 
 def _queue_locked(build: Build) -> None:
@@ -245,10 +258,18 @@ class TieredProgram:
     def _make_o1(self, build) -> None:
         if build.wait(HEAD_START_S) and build.error is None:
             return                            # the sink's program serves every call
+        from .execute import BUILD_STOP, BuildAbandoned
+        # once the sink's program is built, the O1 one would never run: stop compiling its
+        # kernels (they compete with the calls for the GIL and the cores)
+        BUILD_STOP.check = lambda: build.done() and build.error is None
         try:
             prog = self.backend.program(self.graph)
+        except BuildAbandoned:
+            return
         except Exception as e:      # noqa: BLE001 - raised on the calling thread if needed
             prog, self._o1_error = None, e
+        finally:
+            BUILD_STOP.check = None
         with self._cond:
             self.o1_program = prog
             self._cond.notify_all()
