@@ -131,13 +131,23 @@ def submit(fn, name: str, on_done=None) -> Build:
 
 
 def wait_all(timeout: float | None = None) -> bool:
-    """Block until every build queued so far has finished (or `timeout` seconds passed in all):
-    whether they all finished. Benchmarks call it to time the steady state, the O2 programs."""
+    """Block until every build queued so far and every O1 program being made beside one has
+    finished or been abandoned (or `timeout` seconds passed in all): whether they all did.
+    Benchmarks call it to time the steady state: an O1 program still compiling its kernels
+    holds the GIL while the O2 program runs (it is abandoned only between two kernels)."""
     import time
     end = None if timeout is None else time.monotonic() + timeout
+
+    def left():
+        return None if end is None else max(0.0, end - time.monotonic())
     for build in list(_unfinished):
-        left = None if end is None else max(0.0, end - time.monotonic())
-        if not build.wait(left):
+        if not build.wait(left()):
+            return False
+    with _start_lock:
+        helpers = list(_helpers)
+    for t in helpers:
+        t.join(left())
+        if t.is_alive():
             return False
     return True
 
