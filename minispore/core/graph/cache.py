@@ -97,7 +97,8 @@ def guards_of(base):
 
 
 def set_guards(base, locations) -> None:
-    _guards[base] = locations
+    from .guard_memo import Guards
+    _guards[base] = Guards(locations)
 
 
 def entries() -> list:

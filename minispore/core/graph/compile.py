@@ -279,7 +279,7 @@ def _entry(fn, args, kwargs, parse, key_obj, name):
     site = (cache.fn_id(fn, objs), id(key_obj) if key_obj is not None else None)
     base = site + (sig, _options())
     locs = cache.guards_of(base)
-    key = base + (tuple(loc.snap(fn) for loc in locs),) if locs else base
+    key = base + (locs.snapshots(fn),) if locs else base
     entry = cache.get(key)
     if entry is not None and not _params_match(entry.graph):
         entry = None                      # a Parameter changed shape or dtype: recompile
