@@ -6,8 +6,9 @@ Usage (from the repository root)::
 
 This file owns the graph-vs-eager benchmark; timing, peer discovery,
 subprocesses and table printing are in ``_harness.py``.  Every row runs in a fresh process.
-``--only`` takes row keys (``mlp-numpy``, ``fused-jax``, ``compile-minispore``, ...) and/or whole
-tables (``mlp``, ``fused``, ``compile``).  Three tables:
+``--only`` takes row keys (``mlp-numpy``, ``fused-jax``, ``compile-minispore``,
+``compute-minispore-O2``, ...) and/or whole tables (``mlp``, ``fused``, ``compile``, ``compute``).
+Four tables:
 
 1. **MLP training step** (64-256-256-10, ReLU, softmax cross-entropy, batch 128, SGD lr 0.1,
    float32; 8 input batches used in turn).  Every implementation starts from the same weights
@@ -31,11 +32,20 @@ tables (``mlp``, ``fused``, ``compile``).  Three tables:
    in a fresh process with an empty ``MINISPORE_CACHE_DIR`` (cold), then the first call in another fresh
    process with the same directory (warm disk cache), beside ``jax.jit``'s first call (from
    table 1).  Imports are outside the timed first call.
+4. **Compute-bound MLP step**: table 1's model source, step and machinery at MLP 64-1024-1024-10,
+   batch 1024 (SGD lr 0.1, float32), where the GEMMs dominate.  Reported per row: ms/step,
+   achieved GFLOP/s = the step's GEMM FLOPs (``mlp_step_flops``: 2*m*n*k for each of the 3
+   forward and 5 backward matrix products; bias, ReLU, softmax and the update are not counted) /
+   time, and its share of this machine's sgemm peak, measured in the same run as the better
+   median of numpy ``matmul(a, b, out=c)`` on float32 1024x1024 and 2048x2048 squares
+   (2*n^3 FLOPs).  Rows: the handwritten numpy step, minispore GRAPH O2 (the default level, the
+   native sink) and PyNative, torch eager, ``jax.jit``; losses are checked as in table 1.
 
 The last lines state the targets: Graph (best jit_level) >= jax.jit and > numpy step;
 (a) minispore >= jax.jit in GB/s; (b) minispore >= 0.8 x copy bandwidth (both at O1 and at O2,
 the default level); compile cold
-<= 2 s and warm <= 0.2 s.
+<= 2 s and warm <= 0.2 s; the compute-bound step at GRAPH O2 >= 85% of the sgemm peak and
+>= jax.jit.
 """
 from __future__ import annotations
 
@@ -53,6 +63,9 @@ from _harness import (LOAD_LIMIT, Runner, fresh_cache_dir,  # noqa: E402
                       locate, resolve)
 
 MLP_SHAPES = [(128, 256)]                 # (batch, hidden); layers 64-H-H-10
+COMPUTE_SHAPES = [(1024, 1024)]           # table 4: the same step, GEMM-bound
+MLP_IN, MLP_CLASSES = 64, 10              # D and C of the case code below
+SGEMM_SHAPES = [("sgemm", 1024), ("sgemm", 2048)]
 N = 4194304
 FUSED_SHAPES = [("a", N), ("b", N)]
 COPY_SHAPES = [("copy", N)]
@@ -60,7 +73,7 @@ LOSS_RTOL = 1e-4
 FUSED_ATOL = 1e-4
 EXPR = {"a": "tanh(x*1.5+0.3)*sigmoid(x) - x*x/3", "b": "(x*1.5+0.3)*x - x*x/3"}
 TARGETS = {"graph_vs_jax": 1.0, "graph_vs_numpy": 1.0, "a_vs_jax": 1.0, "b_vs_copy": 0.8,
-           "cold_s": 2.0, "warm_s": 0.2}
+           "cold_s": 2.0, "warm_s": 0.2, "compute_of_peak": 0.85, "compute_vs_jax": 1.0}
 
 # --------------------------------------------------------------------------- case code (child)
 
@@ -469,6 +482,22 @@ def make(shape):
     return looped(lambda: f(x), lambda y: y.asnumpy())
 """ % _MINDSPORE_FUSED_SRC
 
+# make(("sgemm", n)): run(k) = k float32 n x n products into a preallocated output (table 4's peak)
+_SGEMM = _LOADER + """
+import numpy as np
+VERSIONS = {"numpy": np.__version__}
+def make(shape):
+    n = shape[1]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    c = np.empty((n, n), np.float32)
+    def run(k):
+        for _ in range(k):
+            np.matmul(a, b, out=c)
+    return run
+"""
+
 _PYNATIVE = 'ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")'
 
 
@@ -515,9 +544,20 @@ FUSED_CASES = [
     ("fused-mindspore-graph", "MindSpore GRAPH_MODE (Cell)", "mindspore",
      _FUSED_MINDSPORE_GRAPH),
 ]
+# table 4: table 1's cases at COMPUTE_SHAPES, beside the sgemm peak
+_MLP_CODE = {k: (peer, code) for k, _, peer, code in MLP_CASES}
+SGEMM_KEY = "compute-sgemm"
+COMPUTE_CASES = [(SGEMM_KEY, "sgemm peak: numpy matmul(a, b, out=c), float32 squares", None,
+                  _SGEMM)] + [
+    (f"compute-{k}", label, *_MLP_CODE[f"mlp-{k}"]) for k, label in (
+        ("numpy", "handwritten numpy step (manual backprop)"),
+        ("minispore-O2", "minispore GRAPH_MODE jit_level=O2 (default, native sink)"),
+        ("minispore-pynative", "minispore PyNative (Step cell, GradOperation)"),
+        ("torch", "torch eager (F.cross_entropy, optim.SGD)"),
+        ("jax", "jax.jit(value_and_grad + SGD), donated params"))]
 COMPILE_KEY = "compile-minispore"
 TABLES = {"mlp": [k for k, *_ in MLP_CASES], "fused": [k for k, *_ in FUSED_CASES],
-          "compile": [COMPILE_KEY]}
+          "compile": [COMPILE_KEY], "compute": [k for k, *_ in COMPUTE_CASES]}
 ALL_KEYS = [k for keys in TABLES.values() for k in keys]
 
 
@@ -604,10 +644,11 @@ def numpy_reference_losses(shape) -> list[float]:
     return [sync(step(i)) for i in range(6)]
 
 
-def analyse_mlp(results: dict) -> dict:
-    """Stats per row (ms/step, steps/s, first call, loss check); wrong minispore rows -> skip."""
-    shape = str(MLP_SHAPES[0])
-    ref = numpy_reference_losses(MLP_SHAPES[0])
+def analyse_mlp(results: dict, mlp_shape=MLP_SHAPES[0], table: str = "mlp") -> dict:
+    """Stats per row (ms/step, steps/s, first call, loss check) of the MLP step at `mlp_shape`
+    (table 1, or table 4 with table="compute"); wrong minispore rows -> skip."""
+    shape = str(tuple(mlp_shape))
+    ref = numpy_reference_losses(mlp_shape)
     for key, res in results.items():
         samples, err = pooled(res, shape)
         ex = extras(res, shape)
@@ -626,7 +667,7 @@ def analyse_mlp(results: dict) -> dict:
             res["loss_check"] = {"losses": losses, "reference": ref, "rel_after_5": rel[5],
                                  "max_rel": max(rel)}
             bad = rel[5] > LOSS_RTOL or any(r != r for r in rel)
-            if bad and key.startswith("mlp-minispore") and not res.get("skipped"):
+            if bad and key.startswith(f"{table}-minispore") and not res.get("skipped"):
                 res["skipped"] = (f"wrong loss: after 5 steps {losses[5]:.6g} vs numpy "
                                   f"{ref[5]:.6g} (rel {rel[5]:.2g} > {LOSS_RTOL:g})")
                 res["wrong"] = True
@@ -664,26 +705,30 @@ def report_mlp(results: dict, info: dict, args) -> None:
         f"float32 ({_mode(args)}); ratios = speed vs numpy / vs jax.jit (higher is faster)"))
     for line in notes:
         print(line)
+    print_loss_check(results, info["reference"], "mlp")
+    print("first call = the process's first step, synchronised (trace/parse + compile + 1 step;"
+          " minispore with an empty kernel cache)")
+
+
+def print_loss_check(results: dict, ref: list, table: str) -> None:
+    """Dropped later rounds, and every row's loss after 5 steps against the numpy reference."""
     for key, res in results.items():
         if res.get("skipped") and res["runs"] and not res.get("wrong"):
             print(f"{key}: a later round failed and was dropped: {res['skipped']}")
-    ref = info["reference"]
     checked = [(k, r["loss_check"]) for k, r in results.items() if "loss_check" in r]
     if checked:
         worst = max(checked, key=lambda kc: kc[1]["rel_after_5"])
-        ms_rows = [(k, c) for k, c in checked if k.startswith("mlp-minispore")]
+        ms_rows = [(k, c) for k, c in checked if k.startswith(f"{table}-minispore")]
         ok_ms = all(c["rel_after_5"] <= LOSS_RTOL for _, c in ms_rows)
         print(f"Loss after 5 steps (same seeded weights and batches): reference (handwritten "
               f"numpy, computed here) {ref[5]:.6f}; rows: "
-              + ", ".join(f"{k[4:]} {c['losses'][5]:.6f}" for k, c in checked))
+              + ", ".join(f"{k[len(table) + 1:]} {c['losses'][5]:.6f}" for k, c in checked))
         if ms_rows:
             print(f"minispore loss after 5 steps vs handwritten numpy: "
                   f"{'match' if ok_ms else 'MISMATCH'} within {LOSS_RTOL:g} relative "
                   f"(worst minispore rel err "
                   f"{max(c['rel_after_5'] for _, c in ms_rows):.2g}; worst of all rows "
                   f"{worst[1]['rel_after_5']:.2g} in {worst[0]})")
-    print("first call = the process's first step, synchronised (trace/parse + compile + 1 step;"
-          " minispore with an empty kernel cache)")
 
 
 # --------------------------------------------------------------------------- table 2
@@ -813,6 +858,102 @@ def report_compile(comps: dict, mlp: dict, args) -> None:
         "imports not included)"))
 
 
+# --------------------------------------------------------------------------- table 4
+
+def mlp_step_flops(batch: int, hidden: int, d_in: int = MLP_IN, classes: int = MLP_CLASSES) -> int:
+    """The FLOPs of one training step's matrix products, 2*m*n*k each: the forward's three and
+    the backward's five (no gradient of the input x); bias, ReLU, softmax and the update are
+    elementwise and not counted.  = 2 * batch * (2*d_in*hidden + 3*hidden^2 + 3*hidden*classes)."""
+    products = [(batch, hidden, d_in),        # h1 = x @ W1
+                (batch, hidden, hidden),      # h2 = h1 @ W2
+                (batch, classes, hidden),     # z = h2 @ W3
+                (hidden, classes, batch),     # dW3 = h2.T @ dz
+                (batch, hidden, classes),     # dh2 = dz @ W3.T
+                (hidden, hidden, batch),      # dW2 = h1.T @ dh2
+                (batch, hidden, hidden),      # dh1 = dh2 @ W2.T
+                (d_in, hidden, batch)]        # dW1 = x.T @ dh1
+    return sum(2 * m * n * k for m, n, k in products)
+
+
+def analyse_compute(results: dict) -> dict:
+    """Table 1's analysis of the step rows at COMPUTE_SHAPES plus GFLOP/s per row, and the sgemm
+    peak: the better of the per-size medians."""
+    steps = {k: r for k, r in results.items() if k != SGEMM_KEY}
+    info = analyse_mlp(steps, COMPUTE_SHAPES[0], "compute")
+    flops = mlp_step_flops(*COMPUTE_SHAPES[0])
+    info.update(flops=flops, peak_gflops=None, peak_n=None)
+    for res in steps.values():
+        samples, _ = pooled(res, str(COMPUTE_SHAPES[0]))
+        if samples and "median_s" in res["stats"]:
+            res["stats"]["gflops"] = H.summarize([flops / t / 1e9 for t in samples])
+    sgemm = results.get(SGEMM_KEY)
+    if sgemm is not None:
+        sgemm["stats"] = {}
+        for shape in SGEMM_SHAPES:
+            n = shape[1]
+            samples, err = pooled(sgemm, str(shape))
+            if not samples:
+                sgemm["stats"][n] = {"error": err or "no data"}
+                continue
+            g = H.summarize([2 * n ** 3 / t / 1e9 for t in samples])
+            sgemm["stats"][n] = {"gflops": g, "ms": H.summarize([t * 1e3 for t in samples])}
+            if info["peak_gflops"] is None or g[0] > info["peak_gflops"]:
+                info.update(peak_gflops=g[0], peak_n=n)
+    return info
+
+
+def compute_gflops(results: dict, key: str) -> float | None:
+    res = results.get(key, {})
+    g = res.get("stats", {}).get("gflops")
+    return None if res.get("wrong") or g is None else g[0]
+
+
+def report_compute(results: dict, info: dict, args) -> None:
+    headers = ["implementation", "ms/step median (min\u2013max)", "GFLOP/s median (min\u2013max)",
+               "% of sgemm peak", "\u00d7 jax.jit", "first call s"]
+    peak, rows, notes = info["peak_gflops"], [], []
+    t_jax = mlp_median(results, "compute-jax")
+    for key, res in results.items():
+        if res.get("skipped") and (not res["runs"] or res.get("wrong")):
+            notes.append(f"{key}: skipped: {res['skipped']}")
+            continue
+        mark = " !" if (max_load(res) or 0) > LOAD_LIMIT else ""
+        if key == SGEMM_KEY:
+            for n, st in res["stats"].items():
+                if "gflops" not in st:
+                    notes.append(f"{key} {n}x{n}: skipped: {st['error']}")
+                    continue
+                rows.append([f"sgemm: numpy matmul float32 {n}x{n}, out={mark}"
+                             + (" (the peak)" if n == info["peak_n"] else ""),
+                             H.fmt_cell(*st["ms"]) + " /matmul", H.fmt_cell(*st["gflops"]),
+                             H.fmt_num(100 * st["gflops"][0] / peak), "-", "-"])
+            continue
+        st = res["stats"]
+        if "gflops" not in st:
+            notes.append(f"{key}: skipped: {st.get('error', 'no data')}")
+            continue
+        pct = H.fmt_num(100 * st["gflops"][0] / peak) if peak else "-"
+        rows.append([res["label"] + mark, H.fmt_cell(*st["ms_per_step"]), H.fmt_cell(*st["gflops"]),
+                     pct, H.fmt_num(H.ratio(t_jax, st["median_s"])),
+                     fmt_first(res["first_call_s"])])
+    B, Hd = COMPUTE_SHAPES[0]
+    H.print_table(headers, rows, title=(
+        f"4. Compute-bound MLP step {MLP_IN}-{Hd}-{Hd}-{MLP_CLASSES}, batch {B}, ReLU, softmax-CE, "
+        f"SGD lr 0.1, float32 ({_mode(args)}); GFLOP/s = {info['flops'] / 1e9:.4g} GFLOP a step "
+        f"/ time"))
+    for line in notes:
+        print(line)
+    print(f"FLOPs a step = 2*m*n*k over the 3 forward and 5 backward matrix products (no input "
+          f"gradient) = 2*B*(2*D*H + 3*H*H + 3*H*C) = {info['flops']:,}; elementwise work is not "
+          f"counted")
+    if peak:
+        print(f"sgemm peak = {peak:.1f} GFLOP/s: numpy matmul of float32 {info['peak_n']}x"
+              f"{info['peak_n']} (the better median of {' and '.join(str(n) for _, n in SGEMM_SHAPES)};"
+              f" 2*n^3 FLOPs each), measured in this run")
+    print_loss_check({k: r for k, r in results.items() if k != SGEMM_KEY}, info["reference"],
+                     "compute")
+
+
 # --------------------------------------------------------------------------- main
 
 def _mode(args) -> str:
@@ -820,7 +961,7 @@ def _mode(args) -> str:
             f"repeats, ~{args.target_s} s each")
 
 
-def target_lines(mlp, fused, comp) -> list[str]:
+def target_lines(mlp, fused, comp, compute, compute_info) -> list[str]:
     lines = []
     graph = {k: mlp_median(mlp, f"mlp-minispore-{k}") for k in ("O0", "O1", "O2")}
     graph = {k: v for k, v in graph.items() if v is not None}
@@ -849,6 +990,15 @@ def target_lines(mlp, fused, comp) -> list[str]:
         lines.append(f"compile {level}: cold {sec(cold)} s (target <= {TARGETS['cold_s']:g}): "
                      f"{verdict(cold, TARGETS['cold_s'], ge=False)}, warm {sec(warm)} s (target "
                      f"<= {TARGETS['warm_s']:g}): {verdict(warm, TARGETS['warm_s'], ge=False)}")
+    g, peak = compute_gflops(compute, "compute-minispore-O2"), compute_info.get("peak_gflops")
+    share = H.ratio(g, peak)
+    lines.append(f"compute-bound MLP: minispore GRAPH O2 % of sgemm peak: "
+                 f"{'-' if share is None else f'{100 * share:.1f}%'} (target >= "
+                 f"{100 * TARGETS['compute_of_peak']:g}%): "
+                 f"{verdict(share, TARGETS['compute_of_peak'])}")
+    r = H.ratio(mlp_median(compute, "compute-jax"), mlp_median(compute, "compute-minispore-O2"))
+    lines.append(f"compute-bound MLP: minispore GRAPH O2 vs jax.jit: {H.fmt_num(r)} (target >= "
+                 f"{TARGETS['compute_vs_jax']:g}): {verdict(r, TARGETS['compute_vs_jax'])}")
     return lines
 
 
@@ -877,6 +1027,7 @@ def main(argv=None) -> int:
                 p.error(f"unknown row key or table {k!r}")
     mlp_cases = [c for c in MLP_CASES if c[0] in keep]
     fused_cases = [c for c in FUSED_CASES if c[0] in keep]
+    compute_cases = [c for c in COMPUTE_CASES if c[0] in keep]
     runner = Runner(args)
     tmp_root = tempfile.mkdtemp(prefix="minispore-graph-bench-")
     try:
@@ -886,10 +1037,14 @@ def main(argv=None) -> int:
                              args.rounds, tmp_root)
         comp = (collect_compile(runner, args.rounds, tmp_root) if COMPILE_KEY in keep
                 else {})
+        compute = collect_rows(runner, compute_cases,
+                               lambda k: SGEMM_SHAPES if k == SGEMM_KEY else COMPUTE_SHAPES,
+                               args.rounds, tmp_root)
     finally:
         shutil.rmtree(tmp_root, ignore_errors=True)
     mlp_info = analyse_mlp(mlp)
     analyse_fused(fused)
+    compute_info = analyse_compute(compute) if compute_cases else {}
     print()
     if mlp_cases:
         report_mlp(mlp, mlp_info, args)
@@ -900,11 +1055,14 @@ def main(argv=None) -> int:
     if COMPILE_KEY in keep:
         report_compile(comp, mlp, args)
         print()
+    if compute_cases:
+        report_compute(compute, compute_info, args)
+        print()
     if runner.loads:
         print(f"foreign CPU load during runs: median {statistics.median(runner.loads):.0%}, "
               f"max {max(runner.loads):.0%}; {runner.retried} run(s) repeated because of load; "
               f"! = another process used > {LOAD_LIMIT:.0%} of the CPUs during a run of that row")
-    lines = target_lines(mlp, fused, comp)
+    lines = target_lines(mlp, fused, comp, compute, compute_info)
     print("Speed targets:")
     for line in lines:
         print("  " + line)
@@ -916,7 +1074,11 @@ def main(argv=None) -> int:
                                     ("quick", "rounds", "repeats", "target_s")},
                        "mlp_shapes": [str(s) for s in MLP_SHAPES], "N": N, "expressions": EXPR,
                        "mlp": mlp, "mlp_reference_losses": mlp_info["reference"],
-                       "fused": fused, "compile": comp, "targets": lines}, f, indent=1)
+                       "fused": fused, "compile": comp,
+                       "compute_shapes": [str(s) for s in COMPUTE_SHAPES],
+                       "compute": compute, "compute_info": compute_info,
+                       "sgemm_shapes": [str(s) for s in SGEMM_SHAPES], "targets": lines},
+                      f, indent=1)
     return 0
 
 
