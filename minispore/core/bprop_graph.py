@@ -161,9 +161,8 @@ def _replay(sig):
                 else:
                     shape, dtype, link, tgt = d
                     recs.append((next(it)._buf, shape, dtype, ref_of(link, tgt)))
-            node = TapeNode(op, attrs, tuple(recs), None)
-            node.outputs = tuple((next(it)._buf, shape, dtype) for shape, dtype in outs)
-            nodes.append(node)
+            nodes.append(TapeNode((op, attrs, tuple(recs),
+                                   tuple((next(it)._buf, shape, dtype) for shape, dtype in outs))))
         roots = []
         for d in root_desc:
             if d.__class__ is tuple:

@@ -18,6 +18,8 @@ bprops as one compiled program.
 """
 from __future__ import annotations
 
+from operator import itemgetter
+
 import numpy as np
 
 from . import context
@@ -33,11 +35,18 @@ class Leaf:
     __slots__ = ("__weakref__",)
 
 
-class TapeNode:
-    __slots__ = ("op", "attrs", "inputs", "outputs")
-
-    def __init__(self, op, attrs, inputs, outputs):
-        self.op, self.attrs, self.inputs, self.outputs = op, attrs, inputs, outputs
+class TapeNode(tuple):
+    """One recorded op: TapeNode((op, attrs, inputs, outputs)). A tuple (made in C: recording
+    is on every op's path inside a gradient) compared and hashed by identity, as the tape's
+    dicts key on nodes; its fields are read by name."""
+    __slots__ = ()
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    op = property(itemgetter(0))
+    attrs = property(itemgetter(1))
+    inputs = property(itemgetter(2))
+    outputs = property(itemgetter(3))
 
 
 # Whether this thread is taking a gradient (depth > 0): per thread, so that another thread's ops
@@ -192,9 +201,8 @@ class EagerExecutor:
         if TAPE.depth and op.differentiable:
             if n == 1:                          # record(), inlined for the common unary op
                 if x._node is not None and out.__class__ is not tuple:
-                    node = TapeNode(op, attrs, ((x._buf, x.shape, x.dtype, x._node),),
-                                    ((out._buf, out.shape, out.dtype),))
-                    out._node = (node, 0)
+                    out._node = (TapeNode((op, attrs, ((x._buf, x.shape, x.dtype, x._node),),
+                                           ((out._buf, out.shape, out.dtype),))), 0)
                 elif x._node is not None:
                     record(op, attrs, ts, out)
             else:
@@ -239,12 +247,11 @@ class EagerExecutor:
         t.dtype = meta.dtype
         t._node = None
         backend.counters["launches"] += 1
-        if TAPE.depth and op.differentiable and (a._node is not None or b._node is not None):
+        if (a._node is not None or b._node is not None) and TAPE.depth and op.differentiable:
             # record(op, (), (a, b), t), inlined: the per-op cost of recording a gradient
-            node = TapeNode(op, (), ((a._buf, a.shape, a.dtype, a._node),
-                                     (b._buf, b.shape, b.dtype, b._node)),
-                            ((t._buf, meta.shape, meta.dtype),))
-            t._node = (node, 0)
+            t._node = (TapeNode((op, (), ((a._buf, a.shape, a.dtype, a._node),
+                                          (b._buf, b.shape, b.dtype, b._node)),
+                                 ((t._buf, meta.shape, meta.dtype),))), 0)
         return t
 
 
@@ -262,14 +269,13 @@ def check_devices(op, backend, tensors) -> None:
 
 
 def record(op, attrs, inputs, out) -> None:
-    node = TapeNode(op, attrs, tuple((t._buf, t.shape, t.dtype, t._node) for t in inputs), None)
+    ins = tuple((t._buf, t.shape, t.dtype, t._node) for t in inputs)
     if out.__class__ is tuple:
-        node.outputs = tuple((o._buf, o.shape, o.dtype) for o in out)
+        node = TapeNode((op, attrs, ins, tuple((o._buf, o.shape, o.dtype) for o in out)))
         for i, o in enumerate(out):
             o._node = (node, i)
     else:
-        node.outputs = ((out._buf, out.shape, out.dtype),)
-        out._node = (node, 0)
+        out._node = (TapeNode((op, attrs, ins, ((out._buf, out.shape, out.dtype),))), 0)
 
 
 EAGER = EagerExecutor()
