@@ -31,7 +31,7 @@ from __future__ import annotations
 import operator
 import weakref
 
-from .guards import _KINDS, MAX_ITEMS, MISSING, AttrLoc, _kind
+from .guards import _KINDS, _MAX_DEPTH, MAX_ITEMS, MISSING, AttrLoc, _kind
 
 _SAME, _WEAK, _AGAIN = 0, 1, 2
 _NONE = object()            # the held value of an _AGAIN entry (never a value's identity)
@@ -56,7 +56,7 @@ def _mode(v, depth: int = 0) -> int:
     if k == "ident" or k == "param":
         return _WEAK
     if k == "seq" and isinstance(v, tuple) and type(v).__iter__ is tuple.__iter__ and \
-            len(v) <= MAX_ITEMS and depth < 8 and all(_mode(x, depth + 1) != _AGAIN for x in v):
+            len(v) <= MAX_ITEMS and depth < _MAX_DEPTH and all(_mode(x, depth + 1) != _AGAIN for x in v):
         return _SAME        # its items cannot change, and it keeps them alive
     return _AGAIN
 
