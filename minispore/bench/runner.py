@@ -2,7 +2,11 @@
 measured in this process with one method (benchmarks/_harness.py's, in small):
 
 - the first call (parse + compile + kernel generation + one run) is timed alone and reported as
-  `first_call_s`, never mixed into the samples; a second call finishes the warm-up;
+  `first_call_s`, never mixed into the samples; a second call finishes the warm-up (for
+  minispore, calls up to the one where PyNative queues the compile of a repeated backward,
+  bprop_graph.HOT); minispore's compiles queued in the background (the CPU's O2 programs,
+  PyNative's compiled backward) are waited for after each of these calls, so the samples time
+  the steady state and no build runs on into the next row;
 - then calls are timed in repeats of n calls (n chosen so that a repeat lasts about
   `target_s`; asynchronous frameworks are synchronised once per repeat): one sample per repeat,
   seconds per step; the row reports the median and the min and max (noise);
@@ -63,15 +67,23 @@ def _sync(out):
     return out
 
 
-def timed(call, sync, steps: int, opts: Options, clock=None) -> dict:
-    """first call, warm-up, then repeats (module docstring); `clock()` -> simulated seconds."""
+def timed(call, sync, steps: int, opts: Options, clock=None, settle=None,
+          warmup: int = 1) -> dict:
+    """first call, `warmup` more calls (`settle()` after each, and after the first), then
+    repeats (module docstring); `clock()` -> simulated seconds."""
+    settle = settle or (lambda: None)
     pc = time.perf_counter
     t0 = pc()
     sync(call())
     first = pc() - t0
+    settle()
+    for _ in range(warmup - 1):
+        sync(call())
+        settle()
     t0 = pc()
     sync(call())
     one = pc() - t0
+    settle()
     n = max(1, min(MAX_CALLS, int(opts.target / max(one, 1e-9))))
     samples, sims = [], []
     for _ in range(opts.repeats):
@@ -113,10 +125,14 @@ def run_minispore(backend: str, workload: str, mode: str, data: dict, opts: Opti
         def clock():
             dev.synchronize()
             return dev.now()
-    row = timed(case.call, _sync, case.steps, opts, clock)
+    from ..core import bprop_graph
+    from ..core.graph import tiered
+    row = timed(case.call, _sync, case.steps, opts, clock, settle=tiered.wait_all,
+                warmup=bprop_graph.HOT)
     prof = Profiler(output_path=".")
     _sync(case.call())
     prof.stop()
+    tiered.wait_all()                # nothing it queued runs on into the next row
     tot = prof.totals().get(backend, {})
     row["launches_per_step"] = tot.get("launches", 0) / case.steps
     row["kernels_per_step"] = tot.get("kernel_calls", 0) / case.steps
@@ -225,3 +241,4 @@ def _ratios(rows: list) -> None:
         r["speedup_vs_pynative"] = e["median_s"] / r["median_s"]
         if "sim_step_s" in r and e.get("sim_step_s"):
             r["sim_speedup_vs_pynative"] = e["sim_step_s"] / r["sim_step_s"]
+
