@@ -5,8 +5,11 @@ own interpreter.
 
 `make(peer, workload, data)` returns (call, steps per call, sync, mode label, version) or raises
 Skip. `data` holds the workload's numpy inputs (workloads.inputs), so every row computes on the
-same arrays; training steps use the same architecture (workloads.py's docstring) with SGD
-momentum 0.9, lr 0.05, batch 32.
+same arrays; training steps use the same architecture (workloads.py's docstring; an MLP's layer
+widths come in `data["layers"]`) with SGD momentum 0.9, lr 0.05, on the same batches.
+dispatch-grad's rows run GRAD_OPS adds while autodiff records (torch: inputs with
+requires_grad=True and `.sum().backward()`; JAX: `jax.jit(jax.grad(f))`; MindSpore: `ms.grad`,
+under `ms.jit` in graph mode) and count GRAD_OPS steps a call; numpy has no autodiff.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ import numpy as np
 PEERS = ("numpy", "torch", "jax", "mindspore")
 _MODULES = {"numpy": "numpy", "torch": "torch", "jax": "jax", "mindspore": "mindspore"}
 LR, MOMENTUM = 0.05, 0.9
+GRAD_OPS = 64                        # = workloads.GRAD_OPS (this file imports only numpy)
+MLP = ("mlp", "mlp-256", "mlp-1024")
 
 
 class Skip(Exception):
@@ -79,44 +84,61 @@ def _cycle(batches):
 # -- numpy ------------------------------------------------------------------------------------
 def _numpy(w, d, mode):
     ver = np.__version__
-    if w == "dispatch":
+    if w in ("dispatch", "dispatch-large"):
         a, b = d["a"], d["b"]
         return (lambda: a + b), 1, None, mode, ver
     if w == "fused":
         x = d["x"]
         return (lambda: np.tanh(x * 1.5 + 0.3) / (1 + np.exp(-x)) - x * x / 3), 1, None, mode, ver
+    if w == "chain-b":
+        x = d["x"]
+        return (lambda: (x * 1.5 + 0.3) * x - x * x / 3), 1, None, mode, ver
     if w == "matmul":
         a, b = d["a"], d["b"]
         return (lambda: a @ b), 1, None, mode, ver
-    if w == "mlp":
+    if w in MLP:
         return _numpy_mlp(d), 1, None, mode, ver
+    if w == "dispatch-grad":
+        raise Skip("numpy has no autodiff: no row of ops recorded for a gradient")
     raise Skip("numpy has no convolution autodiff: no CNN row")
 
 
+def _he(rng, i, o):
+    return (rng.standard_normal((i, o)) * np.sqrt(2 / i)).astype(np.float32)
+
+
 def _numpy_mlp(d):
-    """Forward, hand-written backward and in-place momentum update of the 64-128-10 MLP."""
+    """Forward, hand-written backward and in-place momentum update of the MLP of
+    `d["layers"]` (Dense layers with ReLU between them, softmax cross-entropy)."""
     rng = np.random.default_rng(0)
-    w1 = (rng.standard_normal((64, 128)) * np.sqrt(2 / 64)).astype(np.float32)
-    w2 = (rng.standard_normal((128, 10)) * np.sqrt(2 / 128)).astype(np.float32)
-    b1, b2 = np.zeros(128, np.float32), np.zeros(10, np.float32)
-    params = [w1, b1, w2, b2]
+    dims = list(zip(d["layers"][:-1], d["layers"][1:]))
+    ws = [_he(rng, i, o) for i, o in dims]
+    bs = [np.zeros(o, np.float32) for _, o in dims]
+    params = [p for wb in zip(ws, bs) for p in wb]
     vel = [np.zeros_like(p) for p in params]
     nxt = _cycle([(x.reshape(len(x), -1), y) for x, y in d["batches"]])
 
     def step():
         x, y = nxt()
-        h = np.maximum(x @ w1 + b1, 0)
-        z = h @ w2 + b2
+        acts = [x]                                   # the input of every layer
+        for w, b in zip(ws[:-1], bs[:-1]):
+            acts.append(np.maximum(acts[-1] @ w + b, 0))
+        z = acts[-1] @ ws[-1] + bs[-1]
         z = z - z.max(1, keepdims=True)
         p = np.exp(z)
         p /= p.sum(1, keepdims=True)
-        loss = -np.log(p[np.arange(len(y)), y]).mean()
-        p[np.arange(len(y)), y] -= 1
-        gz = p / len(y)
-        gh = (gz @ w2.T) * (h > 0)
-        for v, prm, g in zip(vel, params, (x.T @ gh, gh.sum(0), h.T @ gz, gz.sum(0))):
+        rows = np.arange(len(y))
+        loss = -np.log(p[rows, y]).mean()
+        p[rows, y] -= 1
+        g = p / len(y)                               # d loss / d z
+        grads = []
+        for k in range(len(ws) - 1, -1, -1):
+            grads[:0] = [acts[k].T @ g, g.sum(0)]
+            if k:
+                g = (g @ ws[k].T) * (acts[k] > 0)
+        for v, prm, gr in zip(vel, params, grads):
             v *= MOMENTUM
-            v += g
+            v += gr
             prm -= LR * v
         return loss
     return step
@@ -127,20 +149,37 @@ def _torch(w, d, mode):
     import torch
     ver = torch.__version__
     T = torch.from_numpy
-    if w == "dispatch":
+    if w in ("dispatch", "dispatch-large"):
         a, b = T(d["a"]), T(d["b"])
         return (lambda: a + b), 1, None, mode, ver
+    if w == "dispatch-grad":
+        a, b = (T(d[k].copy()).requires_grad_(True) for k in ("a", "b"))
+
+        def recorded():
+            a.grad = b.grad = None          # each call's gradient, as ms.grad returns it
+            for _ in range(GRAD_OPS):
+                c = a + b
+            c.sum().backward()
+            return a.grad
+        return recorded, GRAD_OPS, None, mode, ver
     if w == "fused":
         x = T(d["x"])
         return ((lambda: torch.tanh(x * 1.5 + 0.3) * torch.sigmoid(x) - x * x / 3), 1, None,
                 mode, ver)
+    if w == "chain-b":
+        x = T(d["x"])
+        return (lambda: (x * 1.5 + 0.3) * x - x * x / 3), 1, None, mode, ver
     if w == "matmul":
         a, b = T(d["a"]), T(d["b"])
         return (lambda: a @ b), 1, None, mode, ver
     nn = torch.nn
     torch.manual_seed(0)
-    if w == "mlp":
-        net = nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    if w in MLP:
+        widths = d["layers"]
+        layers = [nn.Flatten()]
+        for k, (i, o) in enumerate(zip(widths[:-1], widths[1:])):
+            layers += [nn.Linear(i, o)] + ([nn.ReLU()] if k < len(widths) - 2 else [])
+        net = nn.Sequential(*layers)
     else:
         net = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.ReLU(),
                             nn.MaxPool2d(2, 2), nn.Conv2d(16, 32, 3, padding=1, bias=False),
@@ -166,13 +205,26 @@ def _jax(w, d, mode):
     import jax.numpy as jnp
     ver = jax.__version__
     sync = jax.block_until_ready
-    if w == "dispatch":
+    if w in ("dispatch", "dispatch-large"):
         a, b = jnp.asarray(d["a"]), jnp.asarray(d["b"])
         add = jax.jit(jnp.add)
         return (lambda: add(a, b)), 1, sync, mode, ver
+    if w == "dispatch-grad":
+        a, b = jnp.asarray(d["a"]), jnp.asarray(d["b"])
+
+        def recorded(x, y):
+            for _ in range(GRAD_OPS):
+                c = x + y
+            return c.sum()
+        g = jax.jit(jax.grad(recorded))
+        return (lambda: g(a, b)), GRAD_OPS, sync, mode, ver
     if w == "fused":
         x = jnp.asarray(d["x"])
         f = jax.jit(lambda x: jnp.tanh(x * 1.5 + 0.3) * jax.nn.sigmoid(x) - x * x / 3)
+        return (lambda: f(x)), 1, sync, mode, ver
+    if w == "chain-b":
+        x = jnp.asarray(d["x"])
+        f = jax.jit(lambda x: (x * 1.5 + 0.3) * x - x * x / 3)
         return (lambda: f(x)), 1, sync, mode, ver
     if w == "matmul":
         a, b = jnp.asarray(d["a"]), jnp.asarray(d["b"])
@@ -189,12 +241,15 @@ def _jax_train(w, d, mode, ver):
     def he(*shape):
         fan_in = int(np.prod(shape[1:])) if len(shape) == 4 else shape[0]
         return jnp.asarray(rng.standard_normal(shape) * np.sqrt(2 / fan_in), jnp.float32)
-    if w == "mlp":
-        params = [he(64, 128), jnp.zeros(128), he(128, 10), jnp.zeros(10)]
+    if w in MLP:
+        dims = list(zip(d["layers"][:-1], d["layers"][1:]))
+        params = [q for i, o in dims for q in (he(i, o), jnp.zeros(o))]
 
         def logits(p, x):
-            h = jax.nn.relu(x.reshape(x.shape[0], -1) @ p[0] + p[1])
-            return h @ p[2] + p[3]
+            h = x.reshape(x.shape[0], -1)
+            for k in range(0, len(p) - 2, 2):
+                h = jax.nn.relu(h @ p[k] + p[k + 1])
+            return h @ p[-2] + p[-1]
     else:
         params = [he(16, 1, 3, 3), he(32, 16, 3, 3), he(128, 64), jnp.zeros(64), he(64, 10),
                   jnp.zeros(10)]
@@ -235,8 +290,19 @@ def ms_chain(x):
     return msops.tanh(x * 1.5 + 0.3) * msops.sigmoid(x) - x * x / 3
 
 
+def ms_chain_b(x):
+    return (x * 1.5 + 0.3) * x - x * x / 3
+
+
 def ms_add(a, b):
     return a + b
+
+
+def ms_recorded_adds(x, y):
+    c = x + y                        # MindSpore's graph mode reads no variable first set in a loop
+    for _ in range(GRAD_OPS - 1):
+        c = x + y
+    return c.sum()
 
 
 def ms_matmul(a, b):
@@ -253,15 +319,20 @@ def _mindspore(w, d, mode):
     ver = ms.__version__
     sync = (lambda r: r.asnumpy())
     T = ms.Tensor
-    if w in ("dispatch", "matmul", "fused"):
-        if w == "fused":
-            fn, args = ms_chain, (T(d["x"]),)
+    if w in ("dispatch", "dispatch-large", "matmul", "fused", "chain-b", "dispatch-grad"):
+        if w in ("fused", "chain-b"):
+            fn, args = (ms_chain if w == "fused" else ms_chain_b), (T(d["x"]),)
         else:
-            fn, args = (ms_add if w == "dispatch" else ms_matmul), (T(d["a"]), T(d["b"]))
+            fn = {"matmul": ms_matmul, "dispatch-grad": ms.grad(ms_recorded_adds)}.get(w, ms_add)
+            args = (T(d["a"]), T(d["b"]))
         f = ms.jit(fn) if mode == "graph" else fn
-        return (lambda: f(*args)), 1, sync, mode, ver
-    if w == "mlp":
-        net = nn.SequentialCell([nn.Flatten(), nn.Dense(64, 128), nn.ReLU(), nn.Dense(128, 10)])
+        return ((lambda: f(*args)), GRAD_OPS if w == "dispatch-grad" else 1, sync, mode, ver)
+    if w in MLP:
+        widths = d["layers"]
+        layers = [nn.Flatten()]
+        for k, (i, o) in enumerate(zip(widths[:-1], widths[1:])):
+            layers += [nn.Dense(i, o)] + ([nn.ReLU()] if k < len(widths) - 2 else [])
+        net = nn.SequentialCell(layers)
     else:
         net = nn.SequentialCell([nn.Conv2d(1, 16, 3, pad_mode="same"), nn.ReLU(),
                                  nn.MaxPool2d(2, 2), nn.Conv2d(16, 32, 3, pad_mode="same"),

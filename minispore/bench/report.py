@@ -3,6 +3,8 @@
 
 Times are wall time per step (median, min-max over the repeats); the simulated Ascend's rows
 also show the SIMULATED device time per step from the simulator's model, always labelled so.
+When a row has a FLOP count (mlp-1024) the table gains a column of GFLOP/s and its share of the
+sgemm peak measured in the same run.
 """
 from __future__ import annotations
 
@@ -37,11 +39,16 @@ def table(result: dict):
     t = Table(title=f"minispore bench{' (--quick)' if result['options']['quick'] else ''}: wall "
                     f"time per step, median (min–max) of {result['options']['repeats']} repeats",
               title_justify="left")
-    for h, j in (("workload", "left"), ("implementation", "left"), ("mode", "left"),
-                 ("time / step", "right"), ("first call", "right"),
-                 ("launches / step", "right"), ("vs PyNative", "right"),
-                 ("Ascend device / step (SIMULATED)", "right")):
+    peak = result.get("sgemm_peak_gflops")
+    heads = [("workload", "left"), ("implementation", "left"), ("mode", "left"),
+             ("time / step", "right"), ("first call", "right"),
+             ("launches / step", "right"), ("vs PyNative", "right"),
+             ("Ascend device / step (SIMULATED)", "right")]
+    if peak:
+        heads.append(("GFLOP/s (% of sgemm peak)", "right"))
+    for h, j in heads:
         t.add_column(h, justify=j, overflow="fold")
+    blank = [""] * (len(heads) - 4)
     last = None
     skipped: dict = {}
     for r in rows:
@@ -56,8 +63,7 @@ def table(result: dict):
             t.add_section()
         last = r["workload"]
         if r["status"] != "ok":
-            t.add_row(w, _label(r), r["mode"], Text(f"{r['status']}: {r['reason']}"),
-                      *[""] * 4)
+            t.add_row(w, _label(r), r["mode"], Text(f"{r['status']}: {r['reason']}"), *blank)
             continue
         spread = f"{fmt_s(r['median_s'])} ({fmt_s(r['min_s'])}–{fmt_s(r['max_s'])})"
         lps = r.get("launches_per_step")
@@ -67,9 +73,13 @@ def table(result: dict):
             sim = f"{fmt_s(r['sim_step_s'])} sim"
             if r.get("sim_speedup_vs_pynative") and r["mode"] != "pynative":
                 sim += f" ({r['sim_speedup_vs_pynative']:.2f}x)"
-        t.add_row(w, _label(r) + (f" {r['version']}" if r.get("version") else ""), r["mode"],
-                  spread, fmt_s(r["first_call_s"]), "-" if lps is None else f"{lps:g}",
-                  "-" if ratio is None or r["mode"] == "pynative" else f"{ratio:.2f}x", sim)
+        cells = [w, _label(r) + (f" {r['version']}" if r.get("version") else ""), r["mode"],
+                 spread, fmt_s(r["first_call_s"]), "-" if lps is None else f"{lps:g}",
+                 "-" if ratio is None or r["mode"] == "pynative" else f"{ratio:.2f}x", sim]
+        if peak:
+            cells.append(f"{r['gflops']:.1f} ({r['of_sgemm_peak']:.0%})" if "gflops" in r
+                         else "")
+        t.add_row(*cells)
     notes = [f"{b}: skipped, {result['backends'][b]['reason']}" for b in sorted(unusable)
              if b in result["options"]["backends"]]
     notes += [f"{p}: skipped, {result['peers'][p]['reason']}" for p in sorted(missing)]
@@ -78,6 +88,9 @@ def table(result: dict):
                  "faster). first call: parse + compile + first run, not in the samples. Ascend "
                  "rows: wall = what simulating took here; SIMULATED = the simulator's model "
                  "time, not hardware.")
+    if peak:
+        notes.append(f"GFLOP/s: the step's matrix-product FLOPs / median time; sgemm peak = "
+                     f"{peak:.1f} GFLOP/s ({result['sgemm_peak_method']}), measured in this run.")
     t.caption = "\n".join(notes)
     t.caption_justify = "left"
     return t

@@ -13,7 +13,10 @@ measured in this process with one method (benchmarks/_harness.py's, in small):
 - then one more call runs under ms.Profiler for the launches, kernels and device tasks per step
   (outside the timed samples: the profiler's wrappers cost time);
 - on the simulated Ascend, the simulated clock's advance per step over the same repeats:
-  SIMULATED model time, reported beside the wall time the simulation took.
+  SIMULATED model time, reported beside the wall time the simulation took;
+- workloads with a FLOP count (workloads.flops: mlp-1024) give each row `gflops` = FLOPs a
+  step / median time and `of_sgemm_peak` = that / `sgemm_peak_gflops`, the best of 5 numpy
+  float32 1024x1024 @ 1024x1024 products measured in the same run (2*1024^3 FLOPs each).
 
 A backend that is not usable here (availability()) gets its rows as skipped, with the reason;
 so does a peer that is not importable in this interpreter, and a mode a workload lacks.
@@ -153,6 +156,26 @@ def run_peer(peer: str, workload: str, mode: str, data: dict, opts: Options) -> 
     return row
 
 
+SGEMM_N, SGEMM_REPEATS = 1024, 5
+
+
+def sgemm_peak_gflops(n: int = SGEMM_N, repeats: int = SGEMM_REPEATS) -> float:
+    """This machine's float32 GEMM rate: numpy float32 (n, n) @ (n, n) into a preallocated
+    output, the best of `repeats` timed products after one untimed, as 2*n^3 / seconds / 1e9."""
+    import numpy as np
+    r = np.random.default_rng(0)
+    a = r.standard_normal((n, n), dtype=np.float32)
+    b = r.standard_normal((n, n), dtype=np.float32)
+    c = np.empty((n, n), np.float32)
+    np.matmul(a, b, out=c)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        np.matmul(a, b, out=c)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n ** 3 / best / 1e9
+
+
 def tasks(opts: Options) -> list:
     """(kind, workload, backend or peer, mode) in the order rows are measured and shown."""
     out = []
@@ -203,6 +226,7 @@ def run(opts: Options) -> dict:
             rows.append({**base, **row})
             progress.advance(bar)
     _ratios(rows)
+    peak = _gflops(rows, opts)
     dp = [w for w in opts.workloads if w in DP_WORKLOADS]
     dp_rows = []
     if dp and "Ascend" not in opts.backends:
@@ -226,6 +250,10 @@ def run(opts: Options) -> dict:
             "peers": {p: {"importable": ok, "reason": why} for p, (ok, why) in peers_ok.items()},
             "workloads": {w: workloads.describe(w, opts.quick) for w in opts.workloads},
             "method": __doc__.split("\n\n", 1)[1].strip(),
+            "sgemm_peak_gflops": peak,
+            "sgemm_peak_method": None if peak is None else (
+                f"numpy float32 ({SGEMM_N},{SGEMM_N}) @ ({SGEMM_N},{SGEMM_N}), best of "
+                f"{SGEMM_REPEATS}, 2*n^3 FLOPs"),
             "rows": rows, "dp_rows": dp_rows, "notes": opts.notes}
 
 
@@ -242,3 +270,19 @@ def _ratios(rows: list) -> None:
         if "sim_step_s" in r and e.get("sim_step_s"):
             r["sim_speedup_vs_pynative"] = e["sim_step_s"] / r["sim_step_s"]
 
+
+def _gflops(rows: list, opts: Options) -> float | None:
+    """gflops and of_sgemm_peak on the ok rows of workloads with a FLOP count; the sgemm peak
+    (measured only when such a row exists), else None."""
+    counted = [(r, workloads.flops(r["workload"], opts.quick)) for r in rows
+               if r["status"] == "ok"]
+    counted = [(r, f) for r, f in counted if f]
+    if not counted:
+        return None
+    gc.collect()
+    peak = sgemm_peak_gflops()
+    for r, f in counted:
+        r["flops_per_step"] = f
+        r["gflops"] = f / r["median_s"] / 1e9
+        r["of_sgemm_peak"] = r["gflops"] / peak
+    return peak

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from minispore import cli
-from minispore.bench import report
+from minispore.bench import peers, report, workloads
 from minispore.core.device import availability
 from minispore.core.graph import compile as graph_compile
 
@@ -80,8 +80,9 @@ def test_ascend_rows_carry_simulated_device_time(tmp_path):
     modes = ["pynative", "graph", "loop-sink"]
     res = bench(tmp_path, "--backends", "Ascend", "--modes", ",".join(modes), "--peers", "none")
     rows = rows_by_key(res)
-    assert res["options"]["workloads"] == ["dispatch", "fused", "matmul", "mlp", "cnn"]
-    assert len(rows) == 5 * len(modes)
+    assert res["options"]["workloads"] == ["dispatch", "dispatch-large", "fused", "chain-b",
+                                           "matmul", "mlp", "cnn"]
+    assert len(rows) == 7 * len(modes)
     for w in res["options"]["workloads"]:
         for m in modes:
             r = rows[(w, "minispore", "Ascend", m)]
@@ -95,6 +96,70 @@ def test_ascend_rows_carry_simulated_device_time(tmp_path):
     assert mlp["graph"]["launches_per_step"] == 1                 # one sunk graph a step
     assert mlp["loop-sink"]["launches_per_step"] < 1              # one launch per loop
     assert mlp["pynative"]["launches_per_step"] > 10
+
+
+SPEED = ["dispatch-large", "dispatch-grad", "chain-b", "mlp-256", "mlp-1024"]
+
+
+def test_speed_rows_on_cpu_with_numpy_and_gflops(tmp_path, capsys):
+    res = bench(tmp_path, "--backends", "CPU", "--workloads", ",".join(SPEED),
+                "--modes", "pynative,graph,loop-sink", "--peers", "numpy")
+    rows = rows_by_key(res)
+    assert len(rows) == len(SPEED) * 4
+    for w in SPEED:
+        for m in ("pynative", "graph"):
+            check_ok_row(rows[(w, "minispore", "CPU", m)])
+        sink = rows[(w, "minispore", "CPU", "loop-sink")]
+        if w.startswith("mlp"):
+            check_ok_row(sink)
+            assert sink["steps_per_call"] == 4                 # the --quick batches, one call
+        else:
+            assert sink["status"] == "skipped" and "loop sink" in sink["reason"]
+        npy = rows[(w, "numpy", "CPU", "eager")]
+        if w == "dispatch-grad":
+            assert npy["status"] == "skipped" and "no autodiff" in npy["reason"]
+        else:
+            check_ok_row(npy)
+    # one call of dispatch-grad records GRAD_OPS adds and counts one step each
+    grad = rows[("dispatch-grad", "minispore", "CPU", "pynative")]
+    assert grad["steps_per_call"] == workloads.GRAD_OPS
+    assert grad["launches_per_step"] >= 1
+    assert rows[("dispatch-large", "minispore", "CPU", "pynative")]["launches_per_step"] == 1
+    assert rows[("chain-b", "minispore", "CPU", "pynative")]["launches_per_step"] == 6
+    assert rows[("chain-b", "minispore", "CPU", "graph")]["launches_per_step"] == 1
+    # mlp-1024 (batch 256 with --quick) carries GFLOP/s and its share of the sgemm peak
+    assert "batch 256" in res["workloads"]["mlp-1024"]
+    assert res["sgemm_peak_gflops"] > 0
+    flops = workloads.mlp_step_flops(workloads.MLP_LAYERS["mlp-1024"], 256)
+    for r in res["rows"]:
+        if r["workload"] == "mlp-1024" and r["status"] == "ok":
+            assert r["flops_per_step"] == flops
+            assert r["gflops"] > 0 and r["of_sgemm_peak"] > 0
+            assert r["gflops"] == pytest.approx(flops / r["median_s"] / 1e9)
+        else:
+            assert "gflops" not in r
+    out = capsys.readouterr().out
+    assert "GFLOP/s" in out and "sgemm peak" in out
+
+
+def test_mlp_step_flops_counts_three_gemms_a_layer_but_two_for_the_first():
+    B, D, H, C = 1024, 64, 1024, 10
+    assert workloads.mlp_step_flops((D, H, H, C), B) == \
+        2 * B * (2 * D * H + 3 * H * H + 3 * H * C)
+    assert workloads.mlp_step_flops((D, C), B) == 2 * 2 * B * D * C
+
+
+@pytest.mark.parametrize("w", sorted(workloads.MLP_LAYERS))
+def test_numpy_mlp_peer_learns(w):
+    data = workloads.inputs(w, quick=True)
+    assert data["layers"] == workloads.MLP_LAYERS[w]
+    x, y = data["batches"][0]
+    assert x.shape[1:] == (1, 8, 8) and x.dtype.name == "float32" and y.dtype.name == "int32"
+    assert len(x) == workloads.sizes(True)["batch"][w]
+    data["batches"] = data["batches"][:1]
+    step = peers._numpy_mlp(data)
+    losses = [float(step()) for _ in range(10)]
+    assert losses[-1] < 0.8 * losses[0]
 
 
 def test_bad_arguments_are_refused(tmp_path):
