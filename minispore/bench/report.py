@@ -77,8 +77,8 @@ def table(result: dict):
                  spread, fmt_s(r["first_call_s"]), "-" if lps is None else f"{lps:g}",
                  "-" if ratio is None or r["mode"] == "pynative" else f"{ratio:.2f}x", sim]
         if peak:
-            cells.append(f"{r['gflops']:.1f} ({r['of_sgemm_peak']:.0%})" if "gflops" in r
-                         else "")
+            cells.append("" if "gflops" not in r else f"{r['gflops']:.1f}" + (
+                f" ({r['of_sgemm_peak']:.0%})" if "of_sgemm_peak" in r else ""))
         t.add_row(*cells)
     notes = [f"{b}: skipped, {result['backends'][b]['reason']}" for b in sorted(unusable)
              if b in result["options"]["backends"]]
@@ -89,8 +89,9 @@ def table(result: dict):
                  "rows: wall = what simulating took here; SIMULATED = the simulator's model "
                  "time, not hardware.")
     if peak:
-        notes.append(f"GFLOP/s: the step's matrix-product FLOPs / median time; sgemm peak = "
-                     f"{peak:.1f} GFLOP/s ({result['sgemm_peak_method']}), measured in this run.")
+        notes.append(f"GFLOP/s: the step's matrix-product FLOPs / median wall time; % of the "
+                     f"sgemm peak (rows run on this CPU) = {peak:.1f} GFLOP/s "
+                     f"({result['sgemm_peak_method']}), measured in this run.")
     t.caption = "\n".join(notes)
     t.caption_justify = "left"
     return t

@@ -15,8 +15,9 @@ measured in this process with one method (benchmarks/_harness.py's, in small):
 - on the simulated Ascend, the simulated clock's advance per step over the same repeats:
   SIMULATED model time, reported beside the wall time the simulation took;
 - workloads with a FLOP count (workloads.flops: mlp-1024) give each row `gflops` = FLOPs a
-  step / median time and `of_sgemm_peak` = that / `sgemm_peak_gflops`, the best of 5 numpy
-  float32 1024x1024 @ 1024x1024 products measured in the same run (2*1024^3 FLOPs each).
+  step / median wall time, and each row computed on this CPU (minispore's CPU rows and the
+  peers) `of_sgemm_peak` = that / `sgemm_peak_gflops`, the best of 5 numpy float32
+  1024x1024 @ 1024x1024 products measured in the same run (2*1024^3 FLOPs each).
 
 A backend that is not usable here (availability()) gets its rows as skipped, with the reason;
 so does a peer that is not importable in this interpreter, and a mode a workload lacks.
@@ -272,8 +273,8 @@ def _ratios(rows: list) -> None:
 
 
 def _gflops(rows: list, opts: Options) -> float | None:
-    """gflops and of_sgemm_peak on the ok rows of workloads with a FLOP count; the sgemm peak
-    (measured only when such a row exists), else None."""
+    """gflops on the ok rows of workloads with a FLOP count, and of_sgemm_peak on those that
+    ran on this CPU; the sgemm peak (measured only when such a row exists), else None."""
     counted = [(r, workloads.flops(r["workload"], opts.quick)) for r in rows
                if r["status"] == "ok"]
     counted = [(r, f) for r, f in counted if f]
@@ -284,5 +285,6 @@ def _gflops(rows: list, opts: Options) -> float | None:
     for r, f in counted:
         r["flops_per_step"] = f
         r["gflops"] = f / r["median_s"] / 1e9
-        r["of_sgemm_peak"] = r["gflops"] / peak
+        if r["backend"] == "CPU":
+            r["of_sgemm_peak"] = r["gflops"] / peak
     return peak

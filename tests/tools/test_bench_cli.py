@@ -133,7 +133,7 @@ def test_speed_rows_on_cpu_with_numpy_and_gflops(tmp_path, capsys):
     flops = workloads.mlp_step_flops(workloads.MLP_LAYERS["mlp-1024"], 256)
     for r in res["rows"]:
         if r["workload"] == "mlp-1024" and r["status"] == "ok":
-            assert r["flops_per_step"] == flops
+            assert r["backend"] == "CPU" and r["flops_per_step"] == flops
             assert r["gflops"] > 0 and r["of_sgemm_peak"] > 0
             assert r["gflops"] == pytest.approx(flops / r["median_s"] / 1e9)
         else:
