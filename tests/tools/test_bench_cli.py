@@ -149,6 +149,12 @@ def test_mlp_step_flops_counts_three_gemms_a_layer_but_two_for_the_first():
     assert workloads.mlp_step_flops((D, C), B) == 2 * 2 * B * D * C
 
 
+def test_peers_share_the_workloads_constants():
+    # peers.py imports only numpy, so it repeats these; they must agree
+    assert peers.GRAD_OPS == workloads.GRAD_OPS
+    assert set(peers.MLP) == set(workloads.MLP_LAYERS)
+
+
 @pytest.mark.parametrize("w", sorted(workloads.MLP_LAYERS))
 def test_numpy_mlp_peer_learns(w):
     data = workloads.inputs(w, quick=True)
