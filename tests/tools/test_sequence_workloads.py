@@ -27,9 +27,11 @@ def test_sequence_workloads_are_asked_for_by_name():
     assert set(workloads.SEQUENCE) == {"lstm", "transformer"}
     assert not set(workloads.SEQUENCE) & set(workloads.DEFAULT_WORKLOADS)
     assert not set(workloads.SEQUENCE) & set(workloads.DP_WORKLOADS)
-    # the data-parallel workloads (bench/data_parallel.py) are asked for by name too
+    assert not set(workloads.SEQUENCE) & set(workloads.BY_NAME)
+    # the data-parallel workloads (bench/data_parallel.py) and the heavier single-process rows
+    # are asked for by name too
     assert set(workloads.DEFAULT_WORKLOADS) | set(workloads.SEQUENCE) | set(
-        workloads.DP_WORKLOADS) == set(workloads.WORKLOADS)
+        workloads.DP_WORKLOADS) | set(workloads.BY_NAME) == set(workloads.WORKLOADS)
 
 
 def test_bench_times_the_lstm_and_transformer_steps_in_both_modes(tmp_path):
