@@ -10,9 +10,9 @@ available."""
 from __future__ import annotations
 
 from ...core.device import Backend
-from . import kernel_cache
+from . import numba_setup
 
-kernel_cache.install()      # before any module below defines a numba function with cache=True
+numba_setup.install()       # configures numba when (if ever) it is imported
 
 from . import kernels  # noqa: E402
 from .elementwise import elementwise_kernel, fused_kernel  # noqa: E402

@@ -8,14 +8,14 @@ costs ~70-100 us to wake the pool, a float32 add pays off only from ~4 Mi elemen
 tanh from ~1 Mi (1.1x); interleaved with BLAS calls (every training step) prange loses at every
 size. With numba's default OpenMP layer it is far worse: OpenBLAS's spinning threads and
 libgomp's fight for the 2 cores and a 64 Ki-element add after a matmul took 8 ms instead of
-0.15 ms. So minispore selects numba's workqueue layer (unless NUMBA_THREADING_LAYER is set) and
-keeps kernels serial below 8 Mi / 2 Mi elements; MINISPORE_CPU_PARALLEL_MIN overrides both.
+0.15 ms. So minispore selects numba's workqueue layer (numba_setup.py, unless
+NUMBA_THREADING_LAYER is set) and keeps kernels serial below 8 Mi / 2 Mi elements;
+MINISPORE_CPU_PARALLEL_MIN overrides both.
 """
 from __future__ import annotations
 
 import os
 
-import numba
 import numpy as np
 
 from ...core import scalar_expr as E
@@ -28,8 +28,6 @@ from .kernel_abi import cpu_np, entry_point
 _PAR_ENV = os.environ.get("MINISPORE_CPU_PARALLEL_MIN")
 PARALLEL_MIN_CHEAP = int(_PAR_ENV or 1 << 23)
 PARALLEL_MIN_TRANSCENDENTAL = int(_PAR_ENV or 1 << 21)
-if "NUMBA_THREADING_LAYER" not in os.environ:      # see the module docstring
-    numba.config.THREADING_LAYER = "workqueue"
 _TRANSCENDENTAL = {*scalar_math.names("decomposed"), "pow", "sqrt"}
 
 

@@ -3,7 +3,6 @@
 the CPU (`cpu_np`) and the call of a compiled kernel without numba's dispatcher (`entry_point`)."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from ...core import dtype as dt
@@ -20,6 +19,7 @@ def entry_point(dispatcher, sample_args):
     dispatcher (which costs ~0.25 us per call to resolve types). Safe because a plan is built for
     fixed dtypes and ranks, and Tensor buffers are always C-contiguous, aligned and writeable
     (tensor.py), exactly the types of `sample_args`."""
+    import numba                    # a dispatcher exists, so numba is loaded already
     dispatcher.compile(tuple(numba.typeof(a) for a in sample_args))
     sig = tuple(numba.typeof(a) for a in sample_args)
     return dispatcher.overloads[sig].entry_point

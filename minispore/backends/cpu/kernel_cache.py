@@ -5,7 +5,7 @@ Three caches, all rebuilt from what the process already has when an entry is not
   is used only when its bytes equal the source it is named for; it is compiled from that source
   in memory, so no .pyc is ever read;
 - numba's machine code of every minispore function compiled with cache=True (.nbi index and
-  .nbc data files, in the __pycache__ beside the source or numba's cache directory): `install()`
+  .nbc data files, in the __pycache__ beside the source or numba's cache directory): `patch_dispatcher`
   gives those functions VerifiedFunctionCache, numba's FunctionCache whose files are sealed.
   numba's own files are unverified pickles: a flipped byte in an .nbc is loaded as machine code
   and crashes every later process, a truncated one raises in every later process;
@@ -310,11 +310,11 @@ def _is_minispore(py_func) -> bool:
     return mod.startswith(("minispore.", "_minispore_k_"))
 
 
-def install() -> None:
+def patch_dispatcher(Dispatcher) -> None:
     """Make every minispore function compiled with numba's cache=True cache through
-    VerifiedFunctionCache (other code's numba functions keep numba's cache). Called by the CPU
-    backend's package __init__, before any of its modules defines a cached function."""
-    from numba.core.dispatcher import Dispatcher
+    VerifiedFunctionCache (other code's numba functions keep numba's cache). Applied by
+    numba_setup.py to numba's Dispatcher class as soon as numba's dispatcher module has run,
+    before any module can define a numba function."""
     if getattr(Dispatcher.enable_caching, "minispore_verified", False):
         return
     original = Dispatcher.enable_caching

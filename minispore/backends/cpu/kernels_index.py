@@ -22,7 +22,6 @@ from ...core.shape import normalize_axis
 from .loops import index
 from .render import numba_source
 
-_GATHER = numba_source.module(index.gather)
 HALF = (dt.float16, dt.bfloat16)
 
 
@@ -34,7 +33,7 @@ def _gather(in_metas, attrs, out_meta):
     x_shape, ind_shape = tuple(in_metas[0].shape), tuple(in_metas[1].shape)
     axis = normalize_axis("gather", attrs["axis"], len(x_shape))
     x_view, ind_view, _ = index.gather_view(x_shape, axis, ind_shape)
-    kernel = numba_source.checked(_GATHER.kernel,
+    kernel = numba_source.checked(numba_source.module(index.gather).kernel,
                                   {"index": IndexCheck("gather", x_shape[axis], axis)})
     half, odt, shape = in_metas[0].dtype in HALF, out_meta.dtype.np, tuple(out_meta.shape)
 

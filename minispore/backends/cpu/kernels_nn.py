@@ -19,7 +19,6 @@ import numpy as np
 from ...core.primitive import REGISTRY
 from . import blas_threads
 from . import kernels_random
-from . import windows
 
 REF_OPS = ("batch_norm", "layer_norm")
 
@@ -36,6 +35,7 @@ def window_factory(name):
     conv = name.startswith("conv2d")
 
     def factory(in_metas, attrs, out_meta):
+        from . import windows        # numba functions: loaded with the first kernel built
         c, odt = compute_dtype(out_meta), out_meta.dtype.np
         if conv:
             mod, fname, extra = windows.conv_kernel(name, tuple(m.shape for m in in_metas), attrs)

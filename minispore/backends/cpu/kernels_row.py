@@ -24,12 +24,9 @@ from .kernel_abi import cpu_np
 from .loops import rows
 from .render import numba_source
 
-_SOFTMAX = {log: numba_source.module(rows.softmax, log=log) for log in (False, True)}
-_SCE = numba_source.module(rows.sparse_softmax_cross_entropy)
-_SCE_GRAD = numba_source.module(rows.sparse_softmax_cross_entropy_grad)
-# sce_rows(x (R, C), labels (R,) int64) -> (R,) losses; sce_grad_rows(x, labels, dout (R,))
-# -> (R, C)
-sce_rows, sce_grad_rows = _SCE.kernel, _SCE_GRAD.kernel
+# the numba modules are built (and numba loaded) when a factory first runs: numba_source.module
+# builds each once per process. sparse_softmax_cross_entropy's kernel: (x (R, C), labels (R,)
+# int64) -> (R,) losses; its gradient's: (x, labels, dout (R,)) -> (R, C)
 
 
 def _rounded(out, odt, shape):
@@ -37,10 +34,12 @@ def _rounded(out, odt, shape):
     return (out if out.dtype == odt else out.astype(odt)).reshape(shape)
 
 
-def _sce_factory(row_fn):
-    """The sparse cross-entropy (row_fn = sce_rows: logits, labels) or its gradient (sce_grad_rows:
-    logits, labels, dout) over the logits viewed as (rows, classes)."""
+def _sce_factory(definition):
+    """The sparse cross-entropy (rows.sparse_softmax_cross_entropy: logits, labels) or its
+    gradient (rows.sparse_softmax_cross_entropy_grad: logits, labels, dout) over the logits viewed
+    as (rows, classes)."""
     def factory(in_metas, attrs, out_meta):
+        row_fn = numba_source.module(definition).kernel
         x_shape = tuple(in_metas[0].shape)
         R, C = size_of(x_shape[:-1]), x_shape[-1]
         c, odt, shape = cpu_np(out_meta.dtype), out_meta.dtype.np, tuple(out_meta.shape)
@@ -55,9 +54,8 @@ def _sce_factory(row_fn):
 
 
 def _softmax_factory(log: bool):
-    kernel = _SOFTMAX[log].kernel
-
     def factory(in_metas, attrs, out_meta):
+        kernel = numba_source.module(rows.softmax, log=log).kernel
         shape = tuple(in_metas[0].shape)
         c, odt = cpu_np(out_meta.dtype), out_meta.dtype.np
         if not shape:                               # one element: 1 (softmax) or 0 (log)
@@ -92,5 +90,7 @@ def register(backend) -> None:
     backend.register("logsumexp")(_logsumexp)
     backend.register("softmax")(_softmax_factory(False))
     backend.register("log_softmax")(_softmax_factory(True))
-    backend.register("sparse_softmax_cross_entropy")(_sce_factory(sce_rows))
-    backend.register("sparse_softmax_cross_entropy_grad")(_sce_factory(sce_grad_rows))
+    backend.register("sparse_softmax_cross_entropy")(
+        _sce_factory(rows.sparse_softmax_cross_entropy))
+    backend.register("sparse_softmax_cross_entropy_grad")(
+        _sce_factory(rows.sparse_softmax_cross_entropy_grad))

@@ -130,9 +130,9 @@ def state() -> dict:
 
 def threads() -> int:
     """Threads a native program may split a large loop over: numba's NUMBA_NUM_THREADS (the
-    O1 kernels' prange uses as many)."""
-    import numba
-    return max(1, min(int(numba.config.NUMBA_NUM_THREADS), 64))
+    O1 kernels' prange uses as many), without importing numba."""
+    from .numba_setup import num_threads
+    return max(1, min(num_threads(), 64))
 
 
 def blas_int_bits(lib: str = "numpy") -> int:

@@ -53,9 +53,14 @@ COMPILE_LOCK = threading.RLock()   # held by every background build while it run
 # is a task list made at once, whose clocks model an O2 launch from the first call; the GPU's
 # captures its CUDA graphs on the calling thread's device at run time.
 TIERED_BACKENDS = frozenset({"CPU"})
-# how long a sink build runs alone before the O1 program is made beside it: a sink program found
-# in the disk cache takes 0.05-0.3 s (LeNet, a 64-layer MLP, ResNet-18 steps), a cold one seconds
-HEAD_START_S = 0.5
+# how long a sink build runs alone before the O1 program is made beside it. A sink program found
+# in the disk cache takes 0.05-0.3 s (LeNet, a 64-layer MLP, ResNet-18 steps), a cold one from
+# half a second to many. The race is not free: on 2 cores the O1 build takes CPU from the sink
+# build, and its numba kernels load numba (~55 MB). Measured there with every cache cold, the
+# digits MLP and LeNet steps' sink builds take 0.6 and 1.0 s alone; racing from 0.5 s they took
+# 0.8 and 1.6 s, the first step came no sooner (0.78 and 1.14 s) and the peak RSS rose from 139
+# and 142 MB to 155 and 195 MB. So only a build still running after 2 s is raced.
+HEAD_START_S = 2.0
 
 _queue: queue.SimpleQueue = queue.SimpleQueue()
 _state = {"thread": None, "running": None, "closing": False, "atexit": False}
